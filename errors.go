@@ -1,0 +1,34 @@
+package sqsloop
+
+import "errors"
+
+// Sentinel errors. Mailbox implementations wrap them with %w (keeping the
+// underlying SDK error reachable with errors.As), so callers match them with
+// errors.Is, never by string.
+var (
+	// ErrReceiptHandleExpired means the lease behind a receipt handle is gone:
+	// the message was deleted, its visibility timeout lapsed and another
+	// receive produced a newer handle, or the handle is unknown. SQS reports it
+	// as ReceiptHandleIsInvalid or MessageNotInflight. Stop extending that
+	// message; deleting it with this handle will not work either.
+	ErrReceiptHandleExpired = errors.New("sqsloop: receipt handle expired")
+
+	// ErrMailboxClosed is returned by every Mailbox method called after
+	// Close, and by a Receive that was waiting when Close was called.
+	ErrMailboxClosed = errors.New("sqsloop: mailbox closed")
+
+	// ErrQueueNotFound means the queue does not exist (SQS:
+	// QueueDoesNotExist). Implementations wrap it with the queue's name or URL.
+	ErrQueueNotFound = errors.New("sqsloop: queue does not exist")
+
+	// ErrLeaseCeiling means a visibility change asked to keep a message hidden
+	// past MaxVisibilityTimeout (12 hours) counted from the receive that
+	// produced its receipt handle. SQS rejects such a request with
+	// InvalidParameterValue.
+	ErrLeaseCeiling = errors.New("sqsloop: visibility past the 12-hour ceiling")
+
+	// ErrInvalidArgument means a request was malformed before it reached the
+	// queue: an empty batch, more than MaxBatchSize entries, or a duration
+	// out of the range SQS accepts. The wrapping error names the field.
+	ErrInvalidArgument = errors.New("sqsloop: invalid argument")
+)

@@ -1,0 +1,24 @@
+package sqsloop
+
+import "time"
+
+// Limits that come from Amazon SQS itself. Both mailboxes enforce them, and the
+// consumer and the lease extender size their requests by them.
+const (
+	// MaxBatchSize is the most entries one ReceiveMessage (MaxNumberOfMessages),
+	// DeleteMessageBatch, ChangeMessageVisibilityBatch or SendMessageBatch call
+	// takes. SQS caps every batch at 10 entries.
+	MaxBatchSize = 10
+
+	// MaxVisibilityTimeout is the longest visibility timeout SQS accepts
+	// (43,200 s), and also the longest a message can stay hidden after the
+	// receive that produced its receipt handle, however often it is extended.
+	MaxVisibilityTimeout = 12 * time.Hour
+
+	// MaxWaitTime is the longest long poll SQS allows (WaitTimeSeconds 20).
+	MaxWaitTime = 20 * time.Second
+
+	// MaxDelay is the longest delivery delay SQS allows on a message or a
+	// nack (DelaySeconds 900).
+	MaxDelay = 15 * time.Minute
+)

@@ -1,0 +1,97 @@
+package sqsloop
+
+import (
+	"context"
+	"time"
+)
+
+// ReceiveRequest describes one ReceiveMessage call.
+type ReceiveRequest struct {
+	// MaxMessages is how many messages to return at most, 1–10
+	// (MaxBatchSize; SQS: MaxNumberOfMessages).
+	MaxMessages int
+
+	// VisibilityTimeout hides each returned message for this long, 0–12 h.
+	// SQS counts it in whole seconds; sqsmailbox rounds up.
+	VisibilityTimeout time.Duration
+
+	// WaitTime is the long poll: Receive returns as soon as a message is
+	// visible, or empty after WaitTime. 0–20 s (MaxWaitTime); 0 returns at once.
+	WaitTime time.Duration
+}
+
+// VisibilityChange is one entry of a ChangeVisibility batch.
+type VisibilityChange struct {
+	// ReceiptHandle of the receive whose lease changes.
+	ReceiptHandle string
+	// Timeout is the new visibility timeout counted from now, 0–12 h: 0 makes
+	// the message visible at once (a nack), more keeps it hidden (an extend).
+	Timeout time.Duration
+}
+
+// OutgoingMessage is one entry of a Send batch.
+type OutgoingMessage struct {
+	// Body is the message body; SQS accepts 1 byte to 256 KiB of text.
+	Body string
+	// MessageAttributes are user-defined attributes (at most 10 in SQS).
+	MessageAttributes map[string]MessageAttribute
+	// Delay postpones the first delivery, 0–15 min (MaxDelay). FIFO queues
+	// accept only a queue-level delay.
+	Delay time.Duration
+	// MessageGroupID is required on a FIFO queue and must be empty otherwise.
+	MessageGroupID string
+	// DeduplicationID deduplicates sends on a FIFO queue within 5 minutes;
+	// empty means content-based deduplication (when the queue enables it).
+	DeduplicationID string
+}
+
+// SendResult is the outcome of one entry of a Send batch.
+type SendResult struct {
+	// MessageID is the ID the queue assigned, set when Err is nil.
+	MessageID string
+	// Err is this entry's failure, nil on success.
+	Err error
+}
+
+// Mailbox is one queue, shaped like the SQS API: every method is one call, and
+// batch methods take 1–10 entries (MaxBatchSize) and report one result per
+// entry, in the order given. An implementation retries nothing, starts no
+// goroutine that outlives a call, and keeps no reference to the slices it is
+// given. All methods are safe for concurrent use.
+//
+// Errors: a method returns a non-nil error (its second result) when the call
+// as a whole failed, in which case no entry is known to have been applied;
+// otherwise each entry's error is in the per-entry result (nil on success).
+// Errors wrap the package's sentinels: ErrReceiptHandleExpired,
+// ErrLeaseCeiling, ErrQueueNotFound, ErrMailboxClosed, ErrInvalidArgument;
+// anything else is transient (network, throttling) and may be retried by the
+// caller.
+type Mailbox interface {
+	// Receive returns up to req.MaxMessages messages, each hidden for
+	// req.VisibilityTimeout and carrying a fresh receipt handle. It blocks up
+	// to req.WaitTime (long polling) when no message is visible, and returns
+	// early when ctx is done (with ctx's error and no message taken). An
+	// empty result with a nil error means the wait ended with nothing to
+	// receive.
+	Receive(ctx context.Context, req ReceiveRequest) ([]*Message, error)
+
+	// Delete acks: it deletes the messages behind 1–10 receipt handles
+	// (DeleteMessageBatch). A stale handle fails its entry with
+	// ErrReceiptHandleExpired.
+	Delete(ctx context.Context, receiptHandles []string) ([]error, error)
+
+	// ChangeVisibility sets the visibility timeout of 1–10 in-flight
+	// messages, counted from now (ChangeMessageVisibilityBatch): 0 nacks,
+	// more extends. A stale handle fails its entry with
+	// ErrReceiptHandleExpired; a timeout reaching past 12 h after the receive
+	// fails it with ErrLeaseCeiling.
+	ChangeVisibility(ctx context.Context, changes []VisibilityChange) ([]error, error)
+
+	// Send enqueues 1–10 messages (SendMessageBatch).
+	Send(ctx context.Context, msgs []OutgoingMessage) ([]SendResult, error)
+
+	// Close releases the mailbox. Receives waiting in a long poll return
+	// ErrMailboxClosed; every later call returns ErrMailboxClosed. Close is
+	// idempotent. It does not delete the queue or its messages.
+	Close() error
+}

@@ -1,0 +1,126 @@
+package sqsloop
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// MessageAttribute is one user-defined message attribute. DataType is
+// "String", "Number" or "Binary", optionally followed by a custom suffix
+// ("Number.int"); String and Number use StringValue, Binary uses BinaryValue.
+type MessageAttribute struct {
+	DataType    string
+	StringValue string
+	BinaryValue []byte
+}
+
+// Names of the SQS system attributes that Message exposes as typed fields.
+// The raw values stay in Message.Attributes under these keys.
+const (
+	AttrApproximateReceiveCount          = "ApproximateReceiveCount"
+	AttrApproximateFirstReceiveTimestamp = "ApproximateFirstReceiveTimestamp"
+	AttrSentTimestamp                    = "SentTimestamp"
+	AttrMessageGroupID                   = "MessageGroupId"
+	AttrMessageDeduplicationID           = "MessageDeduplicationId"
+	AttrSequenceNumber                   = "SequenceNumber"
+)
+
+// Message is one received message together with the receipt handle of the
+// receive that produced it.
+//
+// A Message is not safe for concurrent mutation, but Ack, Nack and
+// ExtendVisibility may be called from any goroutine: they only read it.
+type Message struct {
+	// ID is the message ID SQS assigned when the message was sent. It stays the
+	// same across redeliveries; use it to spot duplicates.
+	ID string
+
+	// Body is the message body as sent (SQS bodies are text, up to 256 KiB).
+	Body string
+
+	// MessageAttributes are the user-defined attributes sent with the message.
+	MessageAttributes map[string]MessageAttribute
+
+	// Attributes are the SQS system attributes, raw, keyed by their SQS name
+	// (see the Attr… constants).
+	Attributes map[string]string
+
+	// ReceiveCount is the approximate receive count, including this receive: 1
+	// on the first delivery. After the queue's maxReceiveCount SQS moves the
+	// message to its dead-letter queue instead of delivering it again.
+	ReceiveCount int
+
+	// SentAt is when the message was sent (SentTimestamp).
+	SentAt time.Time
+
+	// FirstReceivedAt is when the message was first received
+	// (ApproximateFirstReceiveTimestamp).
+	FirstReceivedAt time.Time
+
+	// MessageGroupID is the FIFO message group; empty on a standard queue.
+	MessageGroupID string
+
+	// ReceiptHandle identifies this receive of the message. Every receive gives
+	// a new one; only the newest reliably deletes or changes visibility.
+	// Treat it as a secret-ish token: do not log it at INFO.
+	ReceiptHandle string
+
+	// ReceivedAt is when this receive returned, by the receiver's clock. The
+	// 12-hour visibility ceiling counts from here.
+	ReceivedAt time.Time
+
+	// VisibilityTimeout is the visibility timeout this receive was asked for:
+	// the message stays hidden until ReceivedAt + VisibilityTimeout unless
+	// extended.
+	VisibilityTimeout time.Duration
+
+	mailbox Mailbox
+}
+
+// Bind records the mailbox that received m, so that Ack, Nack and
+// ExtendVisibility reach it. Mailbox implementations call it on every message
+// they return from Receive; users of a Mailbox do not need to.
+func (m *Message) Bind(mb Mailbox) { m.mailbox = mb }
+
+// Ack deletes the message from its queue (DeleteMessage): it has been
+// processed and must not be delivered again. It returns ErrReceiptHandleExpired
+// (matched with errors.Is) when this receipt handle no longer holds the
+// message, and an error wrapping ErrInvalidArgument when m came from no
+// Mailbox.
+func (m *Message) Ack(ctx context.Context) error {
+	return m.one(ctx, func(mb Mailbox) ([]error, error) {
+		return mb.Delete(ctx, []string{m.ReceiptHandle})
+	})
+}
+
+// Nack gives the message back: it becomes visible again after delay (0 means
+// at once), rounded up to whole seconds by SQS, in the range 0–12 h. Errors are
+// as for Ack.
+func (m *Message) Nack(ctx context.Context, delay time.Duration) error {
+	return m.ExtendVisibility(ctx, delay)
+}
+
+// ExtendVisibility keeps the message hidden for d more, counted from now
+// (ChangeMessageVisibility). d is rounded up to whole seconds by SQS and must
+// lie in 0–12 h; asking past 12 h after ReceivedAt fails with ErrLeaseCeiling.
+// Other errors are as for Ack.
+func (m *Message) ExtendVisibility(ctx context.Context, d time.Duration) error {
+	return m.one(ctx, func(mb Mailbox) ([]error, error) {
+		return mb.ChangeVisibility(ctx, []VisibilityChange{{ReceiptHandle: m.ReceiptHandle, Timeout: d}})
+	})
+}
+
+func (m *Message) one(ctx context.Context, call func(Mailbox) ([]error, error)) error {
+	if m.mailbox == nil {
+		return fmt.Errorf("message %s: not bound to a mailbox: %w", m.ID, ErrInvalidArgument)
+	}
+	errs, err := call(m.mailbox)
+	if err != nil {
+		return err
+	}
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return nil
+}
