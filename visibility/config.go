@@ -1,0 +1,161 @@
+package visibility
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+// Defaults for Config. A zero field means its default.
+const (
+	// DefaultInterval is the least time between two extensions of one
+	// message: 60 s.
+	DefaultInterval = 60 * time.Second
+	// DefaultExtension is the visibility timeout each extension asks for,
+	// counted from the moment it is sent: 300 s.
+	DefaultExtension = 300 * time.Second
+	// DefaultMaxFailures is how many consecutive failed extensions of one
+	// message (transient errors: network, throttling) make its lease count as
+	// lost: 3.
+	DefaultMaxFailures = 3
+)
+
+// Policy decides whether a due lease is extended.
+type Policy int
+
+const (
+	// HeartbeatGated (the default) extends a lease only if its handler has
+	// beaten since the previous extension. A stuck handler loses its message.
+	HeartbeatGated Policy = iota
+	// FixedInterval extends every lease when due, beats or not, until
+	// Config.MaxExtension after the receive. For handlers that cannot beat;
+	// a stuck handler keeps its message until MaxExtension.
+	FixedInterval
+)
+
+// String returns the policy's name.
+func (p Policy) String() string {
+	switch p {
+	case HeartbeatGated:
+		return "heartbeat-gated"
+	case FixedInterval:
+		return "fixed-interval"
+	}
+	return fmt.Sprintf("Policy(%d)", int(p))
+}
+
+// Config tunes an Extender. The zero Config is valid and means: extension
+// enabled, heartbeat-gated, every 60 s at most, 300 s each time.
+//
+// Timing rule: Interval must be less than Extension/2, and less than half of
+// the visibility timeout messages are received with (the consumer checks
+// that), so that an extension sent at the earliest Interval before the
+// deadline has time to land, and a failed one can be tried again before the
+// lease lapses.
+type Config struct {
+	// Disabled turns lease extension off: messages stay hidden for the
+	// receive's visibility timeout only. (The "Enabled, default true"
+	// is spelled Disabled so that the zero Config means the default.)
+	Disabled bool
+
+	// Policy is HeartbeatGated (default) or FixedInterval.
+	Policy Policy
+
+	// Interval is the least time between two extensions of one message, and
+	// how long before its deadline a lease comes due. Range: > 0 and less than
+	// Extension/2. Default 60 s.
+	Interval time.Duration
+
+	// Extension is the visibility timeout requested by each extension,
+	// counted from when it is sent. Range: 1 s–12 h (SQS's VisibilityTimeout
+	// is 0–43,200 s); SQS counts whole seconds, so it is rounded up. Default
+	// 300 s.
+	Extension time.Duration
+
+	// MaxExtension bounds how long a message may stay hidden in total,
+	// counted from the receive. Range 0–12 h; 0 means the 12-hour ceiling SQS
+	// imposes. Required (non-zero) with FixedInterval, so a stuck handler
+	// cannot hold a message forever.
+	MaxExtension time.Duration
+
+	// MaxFailures is how many consecutive transient failures to extend one
+	// message make its lease count as lost. Range ≥ 0; 0 means 3.
+	MaxFailures int
+
+	// CancelOnLeaseLost cancels the handler's context (the cancel function
+	// given to Attach) when its lease is lost, with a cause that matches
+	// ErrLeaseLost and the reason (errors.Is). Default false: the handler
+	// carries on, and its ack will likely fail.
+	CancelOnLeaseLost bool
+
+	// OnLeaseLost, if set, is called once for each lost lease, from the
+	// extender's goroutine: keep it quick and never block on the network.
+	OnLeaseLost func(LeaseLost)
+
+	// Logger receives WARN records for lost leases and failed extensions
+	// (message IDs only; receipt handles are never logged). Default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// withDefaults returns c with every zero field set to its default. Negative
+// values are kept for Validate to report.
+func (c Config) withDefaults() Config {
+	if c.Interval == 0 {
+		c.Interval = DefaultInterval
+	}
+	if c.Extension == 0 {
+		c.Extension = DefaultExtension
+	}
+	if c.MaxFailures == 0 {
+		c.MaxFailures = DefaultMaxFailures
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// ceiling is the total time a message may stay hidden after its receive.
+func (c Config) ceiling() time.Duration {
+	if c.MaxExtension > 0 {
+		return c.MaxExtension
+	}
+	return sqsloop.MaxVisibilityTimeout
+}
+
+// Validate reports every problem with c (zero fields taking their defaults),
+// joined with errors.Join; each names its field and the allowed range. It
+// returns nil for a valid Config. A disabled Config is always valid.
+func (c Config) Validate() error {
+	if c.Disabled {
+		return nil
+	}
+	d := c.withDefaults()
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if d.Policy != HeartbeatGated && d.Policy != FixedInterval {
+		bad("Policy: must be HeartbeatGated or FixedInterval, got %d", int(d.Policy))
+	}
+	if d.Extension < time.Second || d.Extension > sqsloop.MaxVisibilityTimeout {
+		bad("Extension: must be between 1s and 12h (SQS VisibilityTimeout 0–43200 s), got %v", d.Extension)
+	}
+	if d.Interval <= 0 {
+		bad("Interval: must be > 0, got %v", d.Interval)
+	} else if d.Interval >= d.Extension/2 {
+		bad("Interval: must be less than Extension/2 (%v), got %v", d.Extension/2, d.Interval)
+	}
+	if d.MaxExtension < 0 || d.MaxExtension > sqsloop.MaxVisibilityTimeout {
+		bad("MaxExtension: must be between 0 and 12h (the SQS ceiling), got %v", d.MaxExtension)
+	}
+	if d.Policy == FixedInterval && d.MaxExtension == 0 {
+		bad("MaxExtension: required with the FixedInterval policy, so a stuck handler cannot hold its message for 12h")
+	}
+	if d.MaxFailures < 0 {
+		bad("MaxFailures: must be >= 0 (0 means %d), got %d", DefaultMaxFailures, d.MaxFailures)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,69 @@
+package visibility
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestZeroConfigIsValid(t *testing.T) {
+	if err := (Config{}).Validate(); err != nil {
+		t.Fatalf("zero Config: %v", err)
+	}
+	d := Config{}.withDefaults()
+	if d.Interval != DefaultInterval || d.Extension != DefaultExtension || d.MaxFailures != DefaultMaxFailures {
+		t.Fatalf("defaults = %v/%v/%d", d.Interval, d.Extension, d.MaxFailures)
+	}
+}
+
+func TestInvalidConfigNamesTheField(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cfg   Config
+		field string
+	}{
+		{"negative interval", Config{Interval: -time.Second}, "Interval"},
+		{"interval not below half the extension", Config{Interval: 30 * time.Second, Extension: 60 * time.Second}, "Interval"},
+		{"extension below a second", Config{Extension: 500 * time.Millisecond, Interval: 100 * time.Millisecond}, "Extension"},
+		{"extension past 12h", Config{Extension: 13 * time.Hour}, "Extension"},
+		{"max extension past 12h", Config{MaxExtension: 13 * time.Hour}, "MaxExtension"},
+		{"negative max extension", Config{MaxExtension: -1}, "MaxExtension"},
+		{"fixed interval without a bound", Config{Policy: FixedInterval}, "MaxExtension"},
+		{"unknown policy", Config{Policy: 7}, "Policy"},
+		{"negative max failures", Config{MaxFailures: -1}, "MaxFailures"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.cfg.Validate()
+			if err == nil {
+				t.Fatal("Validate returned nil")
+			}
+			if !strings.Contains(err.Error(), tc.field+":") {
+				t.Fatalf("error %q does not name field %s", err, tc.field)
+			}
+			if _, err := New(&recorder{}, tc.cfg); err == nil {
+				t.Fatal("New accepted the config")
+			}
+		})
+	}
+}
+
+func TestValidateJoinsEveryProblem(t *testing.T) {
+	err := Config{Interval: -1, MaxFailures: -1, MaxExtension: -1}.Validate()
+	for _, f := range []string{"Interval:", "MaxFailures:", "MaxExtension:"} {
+		if err == nil || !strings.Contains(err.Error(), f) {
+			t.Errorf("error %v lacks %s", err, f)
+		}
+	}
+}
+
+func TestDisabledConfigIsAlwaysValid(t *testing.T) {
+	if err := (Config{Disabled: true, Interval: -1}).Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNewRejectsNilMailbox(t *testing.T) {
+	if _, err := New(nil, Config{}); err == nil {
+		t.Fatal("New(nil) returned no error")
+	}
+}
