@@ -1,0 +1,40 @@
+package lifecycle
+
+import "context"
+
+// Runnable is a long-lived loop. Run blocks until the loop has stopped and
+// returns nil when it stopped cleanly. Cancelling ctx asks the loop to drain
+// and stop; a loop stopped that way may return nil or [context.Canceled]
+// (the group does not count either as a failure). Any other error, or a
+// return before the group asked the loop to stop, ends the whole
+// [LoopGroup]. A Runnable is run once, from one goroutine.
+type Runnable interface {
+	Run(ctx context.Context) error
+}
+
+// Shutdowner is optionally implemented by a [Runnable] that can drain on
+// request, in the style of [net/http.Server.Shutdown]: stop intake, wait for
+// in-flight work until ctx is done, and return ctx's error if it was done
+// first. When a loop implements it, [LoopGroup] calls Shutdown to begin the
+// drain and cancels the loop's Run context only once Run has returned or the
+// group's ShutdownTimeout has run out. Shutdown is called at most once, from
+// a goroutine other than Run's, while Run may still be running.
+type Shutdowner interface {
+	Shutdown(ctx context.Context) error
+}
+
+// RunningReporter is optionally implemented by a [Runnable] that knows
+// better than the group whether it is serving (for example a consumer that
+// has started Run but not yet reached its queue, or has begun draining).
+// [LoopGroup.Ready] asks it in addition to its own bookkeeping. Running must
+// be safe for concurrent use and must not block.
+type RunningReporter interface {
+	Running() bool
+}
+
+// RunnableFunc adapts a function to [Runnable]. It implements neither
+// [Shutdowner] nor [RunningReporter]: the group stops it by cancelling ctx.
+type RunnableFunc func(ctx context.Context) error
+
+// Run calls f(ctx).
+func (f RunnableFunc) Run(ctx context.Context) error { return f(ctx) }
