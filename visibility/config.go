@@ -11,8 +11,8 @@ import (
 
 // Defaults for Config. A zero field means its default.
 const (
-	// DefaultInterval is the least time between two extensions of one
-	// message: 60 s.
+	// DefaultInterval is how often each lease is looked at (and at most
+	// extended): 60 s.
 	DefaultInterval = 60 * time.Second
 	// DefaultExtension is the visibility timeout each extension asks for,
 	// counted from the moment it is sent: 300 s.
@@ -50,11 +50,16 @@ func (p Policy) String() string {
 // Config tunes an Extender. The zero Config is valid and means: extension
 // enabled, heartbeat-gated, every 60 s at most, 300 s each time.
 //
+// How it times: the extender looks at each lease once per Interval (the
+// first time Interval after the receive). A lease whose handler beat since
+// its last extension is extended to now + Extension; one that did not beat
+// is not, and lapses at its deadline. So a handler that stops beating loses
+// its message at most Interval + Extension after its last beat.
+//
 // Timing rule: Interval must be less than Extension/2, and less than half of
 // the visibility timeout messages are received with (the consumer checks
-// that), so that an extension sent at the earliest Interval before the
-// deadline has time to land, and a failed one can be tried again before the
-// lease lapses.
+// that), so that every lease is looked at, and a failed extension tried
+// again, well before it lapses.
 type Config struct {
 	// Disabled turns lease extension off: messages stay hidden for the
 	// receive's visibility timeout only. (The "Enabled, default true"
@@ -64,9 +69,10 @@ type Config struct {
 	// Policy is HeartbeatGated (default) or FixedInterval.
 	Policy Policy
 
-	// Interval is the least time between two extensions of one message, and
-	// how long before its deadline a lease comes due. Range: > 0 and less than
-	// Extension/2. Default 60 s.
+	// Interval is how often each lease is looked at, and so the least time
+	// between two extensions of one message (a lease may be taken along
+	// early to fill a batch call that goes out anyway). Range: > 0 and less
+	// than Extension/2. Default 60 s.
 	Interval time.Duration
 
 	// Extension is the visibility timeout requested by each extension,

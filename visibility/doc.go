@@ -6,8 +6,9 @@
 // leases in a heap ordered by when each is next due, and when leases come due
 // it extends them with ChangeMessageVisibilityBatch calls of at most 10
 // entries (SQS's batch limit), filling each call with other alive leases that
-// would come due within the next interval. There is no goroutine and no timer
-// per message.
+// would come due within the next interval, so n in-flight messages cost about
+// ceil(n/10) calls per interval. There is no goroutine and no timer per
+// message.
 //
 // By default a lease is heartbeat-gated (policy [HeartbeatGated]): it is
 // extended only if its handler has beaten its [heartbeat.Heartbeat] since the

@@ -130,13 +130,10 @@ func (e *Extender) poke() {
 	}
 }
 
-// nextDue is when l should be looked at next: Interval before its deadline,
-// but not sooner than Interval after its last extension.
+// nextDue is when l is looked at next: Interval after its last extension
+// (or its receive), and never after its deadline.
 func (e *Extender) nextDue(l *Lease) time.Time {
-	due := l.deadline.Add(-e.cfg.Interval)
-	if earliest := l.lastExt.Add(e.cfg.Interval); due.Before(earliest) {
-		due = earliest
-	}
+	due := l.lastExt.Add(e.cfg.Interval)
 	if due.After(l.deadline) {
 		due = l.deadline
 	}

@@ -39,9 +39,12 @@ func (e *Extender) sweep(ctx context.Context, now time.Time) {
 			l.due = l.deadline
 			later = append(later, l)
 		default:
-			// No proof of work: no extension. Look again at the deadline,
-			// when the lease has lapsed.
-			l.due = l.deadline
+			// No proof of work since the last extension: no extension. Look
+			// again an Interval later; the lease lapses at its deadline.
+			l.due = now.Add(e.cfg.Interval)
+			if l.due.After(l.deadline) {
+				l.due = l.deadline
+			}
 			later = append(later, l)
 		}
 	}
@@ -51,7 +54,7 @@ func (e *Extender) sweep(ctx context.Context, now time.Time) {
 		horizon := now.Add(e.cfg.Interval)
 		for need := sqsloop.MaxBatchSize - r; need > 0 && len(e.leases) > 0 && !e.leases[0].due.After(horizon); {
 			l := heap.Pop(&e.leases).(*Lease)
-			if !l.lastExt.Add(e.cfg.Interval).After(now) && e.alive(l) {
+			if e.alive(l) {
 				if p, ok := e.request(l, now); ok {
 					batch = append(batch, p)
 					need--

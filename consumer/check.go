@@ -1,0 +1,62 @@
+package consumer
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/visibility"
+)
+
+// queueCheckTimeout bounds the start-up GetQueueAttributes call.
+const queueCheckTimeout = 10 * time.Second
+
+// lowMaxReceiveCount is the maxReceiveCount at or under which a few
+// interrupted deliveries (deploys, lost leases) can push a healthy message
+// into the dead-letter queue.
+const lowMaxReceiveCount = 3
+
+// checkQueue reads the queue's attributes, when the mailbox can, and warns
+// about settings that fight the consumer's configuration. It never fails
+// Run: a queue that cannot be read is reported and the loop goes on.
+func (c *Consumer) checkQueue(ctx context.Context) {
+	ar, ok := c.mb.(sqsloop.AttributesReader)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, queueCheckTimeout)
+	defer cancel()
+	attrs, err := ar.QueueAttributes(ctx)
+	if err != nil {
+		c.cfg.Logger.Warn("consumer: could not read the queue's attributes", slog.Any("error", err))
+		return
+	}
+	for _, w := range queueWarnings(c.cfg, attrs) {
+		c.cfg.Logger.Warn("consumer: " + w)
+	}
+}
+
+// queueWarnings lists what in attrs fights cfg (with defaults applied).
+func queueWarnings(cfg Config, attrs sqsloop.QueueAttributes) []string {
+	var ws []string
+	interval := cfg.Visibility.Interval
+	if interval == 0 {
+		interval = visibility.DefaultInterval
+	}
+	if !cfg.Visibility.Disabled && attrs.VisibilityTimeout > 0 && interval >= attrs.VisibilityTimeout/2 {
+		ws = append(ws, "Visibility.Interval ("+interval.String()+") is not under half the queue's visibility timeout ("+
+			attrs.VisibilityTimeout.String()+"); the consumer receives with its own VisibilityTimeout ("+
+			cfg.VisibilityTimeout.String()+"), but anything that receives with the queue default will lose leases")
+	}
+	lease := cfg.VisibilityTimeout
+	if cfg.Visibility.Disabled && cfg.ShutdownTimeout > lease {
+		ws = append(ws, "ShutdownTimeout ("+cfg.ShutdownTimeout.String()+") exceeds VisibilityTimeout ("+lease.String()+
+			") with extension disabled: messages still in flight late in a drain become visible and run twice")
+	}
+	if attrs.MaxReceiveCount > 0 && attrs.MaxReceiveCount <= lowMaxReceiveCount {
+		ws = append(ws, "the queue's maxReceiveCount is low; every interrupted delivery (a deploy, a lost lease) counts, "+
+			"so a few deploys can push healthy messages into the dead-letter queue "+attrs.DeadLetterQueue)
+	}
+	return ws
+}

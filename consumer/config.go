@@ -1,0 +1,170 @@
+package consumer
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/visibility"
+)
+
+// Defaults for Config. A zero field means its default.
+const (
+	// DefaultConcurrency is how many handlers run at once: 10.
+	DefaultConcurrency = 10
+	// DefaultMaxMessages is the most messages one receive asks for: 10, the
+	// SQS maximum (MaxNumberOfMessages).
+	DefaultMaxMessages = sqsloop.MaxBatchSize
+	// DefaultVisibilityTimeout hides each received message for 5 min; the
+	// extender keeps it hidden while its handler beats.
+	DefaultVisibilityTimeout = 5 * time.Minute
+	// DefaultWaitTime is the long poll of each receive: 20 s, the SQS maximum.
+	DefaultWaitTime = sqsloop.MaxWaitTime
+	// DefaultShutdownTimeout is the drain budget: 25 s, inside the 30 s that
+	// ECS and Kubernetes give a task between SIGTERM and SIGKILL.
+	DefaultShutdownTimeout = 25 * time.Second
+	// DefaultAckWindow is how long an ack or nack may wait for others to
+	// share its batch call: 50 ms (a batch also goes out when it has 10).
+	DefaultAckWindow = 50 * time.Millisecond
+	// MaxConcurrency bounds Config.Concurrency.
+	MaxConcurrency = 100_000
+)
+
+// Config tunes a Consumer. The zero Config is valid: 10 handlers, receives of
+// up to 10 messages long-polling 20 s, a 5 min visibility timeout extended
+// while handlers beat (visibility defaults), exponential retry back-off from
+// 1 s to 5 min, and a 25 s drain.
+//
+// Timing rules: Visibility.Interval < Visibility.Extension/2 and
+// Visibility.Interval < VisibilityTimeout/2, so every lease gets its first
+// extension with time to spare; ShutdownTimeout should end before the
+// platform kills the process (ECS and Kubernetes: 30 s after SIGTERM by
+// default). With extension disabled, a handler running past
+// VisibilityTimeout loses its message, draining or not.
+type Config struct {
+	// Concurrency is how many handlers run at once, 1–100,000. Default 10.
+	Concurrency int
+
+	// MaxMessages is the most messages one receive asks for, 1–10 (SQS's
+	// MaxNumberOfMessages). The consumer never asks for more than it has free
+	// handler slots. Default 10.
+	MaxMessages int
+
+	// VisibilityTimeout hides each received message this long, 1 s–12 h
+	// (SQS counts whole seconds). Default 5 min.
+	VisibilityTimeout time.Duration
+
+	// WaitTime is the long poll of each receive, 1–20 s (WaitTimeSeconds).
+	// Default 20 s.
+	WaitTime time.Duration
+
+	// Visibility tunes the lease extender; see visibility.Config.
+	Visibility visibility.Config
+
+	// Backoff gives a failed message's nack delay from its receive count.
+	// Default ExponentialBackoff(1 s, 5 min).
+	Backoff BackoffFunc
+
+	// ShutdownTimeout is the drain budget: how long in-flight handlers may
+	// run after shutdown begins before their contexts are cancelled. ≥ 0;
+	// default 25 s.
+	ShutdownTimeout time.Duration
+
+	// AckWindow is how long an ack or nack waits for others to fill its
+	// batch call, 0–1 s; a batch also goes out as soon as it has 10 entries.
+	// Default 50 ms.
+	AckWindow time.Duration
+
+	// Middleware wraps the handler, Middleware[0] outermost, inside the
+	// consumer's own panic recovery and retry back-off.
+	Middleware []Middleware
+
+	// Logger receives the consumer's records. Default slog.Default().
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.Concurrency == 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.MaxMessages == 0 {
+		c.MaxMessages = DefaultMaxMessages
+	}
+	if c.VisibilityTimeout == 0 {
+		c.VisibilityTimeout = DefaultVisibilityTimeout
+	}
+	if c.WaitTime == 0 {
+		c.WaitTime = DefaultWaitTime
+	}
+	if c.Backoff == nil {
+		c.Backoff = ExponentialBackoff(DefaultBackoffInitial, DefaultBackoffMax)
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.AckWindow == 0 {
+		c.AckWindow = DefaultAckWindow
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Visibility.Logger == nil {
+		c.Visibility.Logger = c.Logger
+	}
+	return c
+}
+
+// Validate reports every problem with c (zero fields taking their
+// defaults), joined with errors.Join; each names its field and the allowed
+// range. It returns nil for a valid Config.
+func (c Config) Validate() error {
+	d := c.withDefaults()
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if d.Concurrency < 1 || d.Concurrency > MaxConcurrency {
+		bad("Concurrency: must be between 1 and %d, got %d", MaxConcurrency, d.Concurrency)
+	}
+	if d.MaxMessages < 1 || d.MaxMessages > sqsloop.MaxBatchSize {
+		bad("MaxMessages: must be between 1 and 10 (SQS MaxNumberOfMessages), got %d", d.MaxMessages)
+	}
+	if d.VisibilityTimeout < time.Second || d.VisibilityTimeout > sqsloop.MaxVisibilityTimeout {
+		bad("VisibilityTimeout: must be between 1s and 12h (SQS 0–43200 s), got %v", d.VisibilityTimeout)
+	}
+	if d.WaitTime < time.Second || d.WaitTime > sqsloop.MaxWaitTime {
+		bad("WaitTime: must be between 1s and 20s (SQS WaitTimeSeconds), got %v", d.WaitTime)
+	}
+	if d.ShutdownTimeout < 0 {
+		bad("ShutdownTimeout: must be >= 0, got %v", d.ShutdownTimeout)
+	}
+	if d.AckWindow < 0 || d.AckWindow > time.Second {
+		bad("AckWindow: must be between 0 and 1s, got %v", d.AckWindow)
+	}
+	for i, mw := range d.Middleware {
+		if mw == nil {
+			bad("Middleware[%d]: must not be nil", i)
+		}
+	}
+	if err := d.Visibility.Validate(); err != nil {
+		for _, e := range unjoin(err) {
+			bad("Visibility.%v", e)
+		}
+	} else if vis := d.Visibility.Interval; !d.Visibility.Disabled {
+		if vis == 0 {
+			vis = visibility.DefaultInterval
+		}
+		if vis >= d.VisibilityTimeout/2 {
+			bad("Visibility.Interval: must be less than VisibilityTimeout/2 (%v), got %v", d.VisibilityTimeout/2, vis)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// unjoin splits an errors.Join result into its parts.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}

@@ -1,0 +1,209 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/visibility"
+)
+
+var (
+	// ErrAlreadyStarted is returned by a second call to Run: a Consumer runs
+	// once.
+	ErrAlreadyStarted = errors.New("consumer: Run already called")
+
+	// ErrDrainTimeout is the cause (context.Cause) of a handler context
+	// cancelled because the drain budget (Config.ShutdownTimeout, or the
+	// context given to Shutdown) ran out.
+	ErrDrainTimeout = errors.New("consumer: drain budget exhausted")
+)
+
+// state of a Consumer.
+const (
+	stateNew int32 = iota
+	stateRunning
+	stateDraining
+	stateStopped
+)
+
+// Consumer receives messages from one Mailbox and runs a Handler for each.
+// Create it with New; its methods are safe for concurrent use.
+type Consumer struct {
+	mb      sqsloop.Mailbox
+	cfg     Config
+	handler Handler
+	ext     *visibility.Extender
+	st      counters
+
+	state    atomic.Int32
+	drainReq chan struct{} // closed by Shutdown
+	drainOne sync.Once
+	done     chan struct{} // closed when Run returns
+
+	mu             sync.Mutex
+	cancelHandlers context.CancelCauseFunc // set while Run runs
+}
+
+// New returns a Consumer of mb that runs h for each message. It returns the
+// errors of cfg.Validate (each naming its field and range) for an invalid
+// cfg, and an error wrapping sqsloop.ErrInvalidArgument for a nil mb or h.
+func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
+	var errs []error
+	if mb == nil {
+		errs = append(errs, fmt.Errorf("mailbox: must not be nil: %w", sqsloop.ErrInvalidArgument))
+	}
+	if h == nil {
+		errs = append(errs, fmt.Errorf("handler: must not be nil: %w", sqsloop.ErrInvalidArgument))
+	}
+	if err := cfg.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	cfg = cfg.withDefaults()
+	ext, err := visibility.New(mb, cfg.Visibility)
+	if err != nil {
+		return nil, err
+	}
+	mws := append([]Middleware{Recover(cfg.Logger), Backoff(cfg.Backoff)}, cfg.Middleware...)
+	return &Consumer{
+		mb:       mb,
+		cfg:      cfg,
+		handler:  Chain(h, mws...),
+		ext:      ext,
+		drainReq: make(chan struct{}),
+		done:     make(chan struct{}),
+	}, nil
+}
+
+// Running reports whether Run is receiving: false before Run, from the
+// moment shutdown begins (while the drain is still going on), and after Run
+// returns.
+func (c *Consumer) Running() bool { return c.state.Load() == stateRunning }
+
+// Stats returns the consumer's counters. Safe for concurrent use.
+func (c *Consumer) Stats() Stats {
+	es := c.ext.Stats()
+	return Stats{
+		Received: c.st.received.Load(), Redelivered: c.st.redelivered.Load(),
+		Started: c.st.started.Load(), Succeeded: c.st.succeeded.Load(), Failed: c.st.failed.Load(),
+		Panics: c.st.panics.Load(), Acked: c.st.acked.Load(), AckFailed: c.st.ackFailed.Load(),
+		Nacked: c.st.nacked.Load(), NackFailed: c.st.nackFailed.Load(), DrainNacked: c.st.drainNacked.Load(),
+		ReceiveCalls: c.st.receiveCalls.Load(), ReceiveErrors: c.st.receiveErrors.Load(),
+		Extensions: es.Extended, ExtensionCalls: es.Calls, LeasesLost: es.Lost,
+	}
+}
+
+// Shutdown begins the drain and waits for Run to return, like
+// net/http.Server.Shutdown: receiving stops, unstarted messages are nacked at
+// once, in-flight handlers finish. If ctx is done first, the in-flight
+// handlers' contexts are cancelled (cause ErrDrainTimeout; their messages are
+// nacked) and Shutdown returns ctx's error while Run completes. Shutdown
+// before Run makes a later Run return at once; after Run it returns nil.
+func (c *Consumer) Shutdown(ctx context.Context) error {
+	c.drainOne.Do(func() { close(c.drainReq) })
+	if c.state.Load() == stateNew {
+		return nil
+	}
+	select {
+	case <-c.done:
+		return nil
+	case <-ctx.Done():
+		c.cancelInFlight()
+		return ctx.Err()
+	}
+}
+
+func (c *Consumer) cancelInFlight() {
+	c.mu.Lock()
+	cancel := c.cancelHandlers
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel(ErrDrainTimeout)
+	}
+}
+
+// Run receives and handles messages until ctx is cancelled, Shutdown is
+// called, or the mailbox fails for good (closed, queue not found); then it
+// drains (see the package doc) and returns once every goroutine it started
+// has stopped and every message it received is acked or given back. It
+// returns nil after a drain asked for by ctx or Shutdown, an error wrapping
+// sqsloop.ErrMailboxClosed or sqsloop.ErrQueueNotFound when the mailbox
+// failed, and ErrAlreadyStarted if Run was called before.
+func (c *Consumer) Run(ctx context.Context) error {
+	if !c.state.CompareAndSwap(stateNew, stateRunning) {
+		return ErrAlreadyStarted
+	}
+	defer close(c.done)
+	defer c.state.Store(stateStopped)
+	c.checkQueue(ctx)
+
+	// Handlers, acks and the extender outlive ctx's cancellation (that is
+	// the drain), but keep its values.
+	base := context.WithoutCancel(ctx)
+	handlerCtx, cancelHandlers := context.WithCancelCause(base)
+	defer cancelHandlers(nil)
+	c.mu.Lock()
+	c.cancelHandlers = cancelHandlers
+	c.mu.Unlock()
+
+	extCtx, stopExt := context.WithCancel(base)
+	extDone := make(chan struct{})
+	go func() { defer close(extDone); _ = c.ext.Run(extCtx) }()
+
+	set := newSettler(c.mb, c.cfg.AckWindow, c.cfg.Logger, &c.st, c.cfg.Concurrency)
+	setDone := make(chan struct{})
+	go func() { defer close(setDone); set.run(base) }()
+
+	// Receiving stops when ctx is done or Shutdown is called.
+	recvCtx, stopRecv := context.WithCancel(ctx)
+	watchDone := make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		select {
+		case <-c.drainReq:
+		case <-recvCtx.Done():
+		}
+		stopRecv()
+	}()
+
+	slots := semaphore.NewWeighted(int64(c.cfg.Concurrency))
+	var handlers sync.WaitGroup
+	runErr := c.receiveLoop(recvCtx, handlerCtx, slots, &handlers, set)
+	stopRecv()
+	<-watchDone
+	c.state.Store(stateDraining)
+
+	c.awaitHandlers(&handlers)
+	close(set.in)
+	<-setDone
+	stopExt()
+	<-extDone
+	return runErr
+}
+
+// awaitHandlers waits for in-flight handlers, cancelling their contexts when
+// the drain budget runs out.
+func (c *Consumer) awaitHandlers(handlers *sync.WaitGroup) {
+	idle := make(chan struct{})
+	go func() { handlers.Wait(); close(idle) }()
+	budget := time.NewTimer(c.cfg.ShutdownTimeout)
+	defer budget.Stop()
+	select {
+	case <-idle:
+		return
+	case <-budget.C:
+		c.cfg.Logger.Warn("consumer: drain budget exhausted; cancelling in-flight handlers",
+			"shutdown_timeout", c.cfg.ShutdownTimeout)
+		c.cancelInFlight()
+	}
+	<-idle
+}

@@ -1,0 +1,33 @@
+package consumer
+
+import (
+	"context"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+// Handler processes one message. It returns nil to ack the message, or an
+// error to nack it (it will be delivered again after the retry back-off; wrap
+// the error with NackAfter to choose the delay). A long handler proves it is
+// alive with heartbeat.Beat(ctx); without beats its lease lapses after the
+// visibility timeout and another worker gets the message.
+//
+// ctx is cancelled when the consumer's drain budget runs out, and, with
+// visibility.Config.CancelOnLeaseLost, when the lease is lost
+// (context.Cause matches visibility.ErrLeaseLost). A Handler runs
+// concurrently with other handlers (Config.Concurrency); it must not keep m
+// after it returns.
+type Handler func(ctx context.Context, m *sqsloop.Message) error
+
+// Middleware wraps a Handler with behaviour of its own, the way the
+// consumer's own panic recovery and retry back-off are built.
+type Middleware func(Handler) Handler
+
+// Chain applies mws to h so that mws[0] is the outermost: it sees every call
+// first and every result last.
+func Chain(h Handler, mws ...Middleware) Handler {
+	for i := len(mws) - 1; i >= 0; i-- {
+		h = mws[i](h)
+	}
+	return h
+}
