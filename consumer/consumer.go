@@ -98,7 +98,8 @@ func (c *Consumer) Stats() Stats {
 		Panics: c.st.panics.Load(), Acked: c.st.acked.Load(), AckFailed: c.st.ackFailed.Load(),
 		Nacked: c.st.nacked.Load(), NackFailed: c.st.nackFailed.Load(), DrainNacked: c.st.drainNacked.Load(),
 		ReceiveCalls: c.st.receiveCalls.Load(), ReceiveErrors: c.st.receiveErrors.Load(),
-		Extensions: es.Extended, ExtensionCalls: es.Calls, LeasesLost: es.Lost,
+		Extensions: es.Extended, ExtensionCalls: es.Calls, LargestExtensionBatch: es.LargestBatch,
+		LeasesLost: es.Lost,
 	}
 }
 

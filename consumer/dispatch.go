@@ -185,7 +185,7 @@ func (c *Consumer) process(ctx context.Context, run []*sqsloop.Message, set *set
 		}
 		c.st.started.Add(1)
 		err := c.handler(hctx, lo.m)
-		c.ext.Detach(lo.l)
+		lost := c.ext.Detach(lo.l)
 		if err == nil {
 			c.st.succeeded.Add(1)
 			set.ack(lo.m)
@@ -196,6 +196,11 @@ func (c *Consumer) process(ctx context.Context, run []*sqsloop.Message, set *set
 		var pe *PanicError
 		if errors.As(err, &pe) {
 			c.st.panics.Add(1)
+		}
+		if lost != nil {
+			// The lease is gone and the message visible or redelivered
+			// already: a nack has nothing left to give back.
+			continue
 		}
 		delay := nackDelay(err)
 		if errors.Is(context.Cause(hctx), ErrDrainTimeout) {

@@ -29,6 +29,8 @@ type Stats struct {
 	// Extensions is how many lease extensions succeeded, in ExtensionCalls
 	// ChangeMessageVisibilityBatch calls.
 	Extensions, ExtensionCalls int64
+	// LargestExtensionBatch is the most entries one extension call carried.
+	LargestExtensionBatch int64
 	// LeasesLost counts leases lost (stale receipt handle, no heartbeat,
 	// the 12-hour ceiling, repeated failures).
 	LeasesLost int64

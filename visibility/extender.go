@@ -33,7 +33,7 @@ type Extender struct {
 	wake    chan struct{}
 	running atomic.Bool
 
-	calls, extended, lost, failures atomic.Int64
+	calls, extended, lost, failures, largest atomic.Int64
 }
 
 // Stats counts an Extender's work since it was created.
@@ -46,6 +46,8 @@ type Stats struct {
 	Lost int64
 	// Failures is the number of entries that failed transiently.
 	Failures int64
+	// LargestBatch is the most entries one call carried (≤ 10).
+	LargestBatch int64
 }
 
 // New returns an Extender that extends leases through mb. It returns the
@@ -63,7 +65,7 @@ func New(mb Changer, cfg Config) (*Extender, error) {
 
 // Stats returns the extender's counters. Safe for concurrent use.
 func (e *Extender) Stats() Stats {
-	return Stats{Calls: e.calls.Load(), Extended: e.extended.Load(), Lost: e.lost.Load(), Failures: e.failures.Load()}
+	return Stats{Calls: e.calls.Load(), Extended: e.extended.Load(), Lost: e.lost.Load(), Failures: e.failures.Load(), LargestBatch: e.largest.Load()}
 }
 
 // Attach starts serving m, received with visibility timeout

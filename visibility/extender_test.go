@@ -148,7 +148,7 @@ func TestHundredLeasesTakeAtMostTenCallsPerInterval(t *testing.T) {
 				t.Fatalf("%d calls in the interval starting at %d, want ≤ 10", n, sec)
 			}
 		}
-		if st := e.Stats(); st.Calls*10 < st.Extended || st.Extended < 100*9 {
+		if st := e.Stats(); st.Calls*10 < st.Extended || st.Extended < 100*9 || st.LargestBatch != 10 {
 			t.Fatalf("stats %+v: want ≥ 900 extensions in ≤ 10 per call", st)
 		}
 	})

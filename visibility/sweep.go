@@ -137,6 +137,11 @@ func (e *Extender) send(ctx context.Context, batch []pending) []error {
 				changes[i] = sqsloop.VisibilityChange{ReceiptHandle: p.l.msg.ReceiptHandle, Timeout: p.vt}
 			}
 			e.calls.Add(1)
+			for n := int64(len(chunk)); ; {
+				if old := e.largest.Load(); n <= old || e.largest.CompareAndSwap(old, n) {
+					break
+				}
+			}
 			errs, err := e.mb.ChangeVisibility(ctx, changes)
 			for i := range out {
 				switch {

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/sqsloop/sqsloop/consumer"
+)
+
+// summary is what the worker reports at the end.
+type summary struct {
+	files        int // file jobs enqueued (the stuck and the failing job come on top)
+	st           consumer.Stats
+	deadLettered int
+	bytes        int64
+	wall         time.Duration
+	drained      bool
+	leftInFlight int // messages still hidden when the run ended: must be 0
+}
+
+func (s *summary) fill(st consumer.Stats, deadLettered int, bytes int64, wall time.Duration, drained bool) {
+	s.st, s.deadLettered, s.bytes, s.wall, s.drained = st, deadLettered, bytes, wall, drained
+}
+
+// normalAcked reports whether every job but the failing one was acked: the
+// files and the stuck job (after its redelivery).
+func (s *summary) normalAcked() bool { return s.st.Acked == int64(s.files+1) }
+
+func (s *summary) print(w io.Writer) {
+	yes := map[bool]string{true: "yes", false: "NO"}
+	fmt.Fprintf(w, "\nsqsloop worker summary\n")
+	fmt.Fprintf(w, "  jobs enqueued     %d (%d files, 1 stuck, 1 failing)\n", s.files+2, s.files)
+	fmt.Fprintf(w, "  processed         %d handler runs: %d succeeded, %d failed (%d panics)\n",
+		s.st.Started, s.st.Succeeded, s.st.Failed, s.st.Panics)
+	fmt.Fprintf(w, "  acked             %d (every normal job acked: %s)\n", s.st.Acked, yes[s.normalAcked()])
+	fmt.Fprintf(w, "  extensions sent   %d in %d batch calls (largest batch: %d entries)\n",
+		s.st.Extensions, s.st.ExtensionCalls, s.st.LargestExtensionBatch)
+	fmt.Fprintf(w, "  leases lost       %d\n", s.st.LeasesLost)
+	fmt.Fprintf(w, "  redelivered       %d\n", s.st.Redelivered)
+	fmt.Fprintf(w, "  dead-lettered     %d\n", s.deadLettered)
+	fmt.Fprintf(w, "  bytes hashed      %d\n", s.bytes)
+	fmt.Fprintf(w, "  queue drained     %s\n", yes[s.drained])
+	fmt.Fprintf(w, "  wall time         %.1fs\n", s.wall.Seconds())
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/sqsloop/sqsloop/lifecycle"
+)
+
+// The main job end to end on the in-memory mailbox, in virtual time: every
+// normal job acked, multi-entry extension batches, the stuck job's lease
+// lapsed and the job redelivered, the failing job dead-lettered.
+func TestWorkerDrainsTheQueue(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 20 {
+		body := bytes.Repeat([]byte(fmt.Sprint(i)), 1000*(i+1))
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprint("f", i)), body, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	synctest.Test(t, func(t *testing.T) {
+		coord, err := lifecycle.NewShutdownCoordinator(lifecycle.CoordinatorConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer coord.Stop()
+		var out bytes.Buffer
+		log := slog.New(slog.NewTextHandler(io.Discard, nil))
+		sum, err := run(context.Background(), options{dir: dir, slow: 50 * time.Millisecond, chunks: 48, concurrency: 8, progress: time.Second}, coord, &out, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum.print(&out)
+		t.Log(out.String())
+		if sum.files != 20 || !sum.normalAcked() || !sum.drained {
+			t.Fatalf("want all 20 files and the stuck job acked and the queue drained:\n%s", out.String())
+		}
+		if sum.st.LargestExtensionBatch < 2 {
+			t.Fatalf("largest extension batch %d, want > 1", sum.st.LargestExtensionBatch)
+		}
+		if sum.st.LeasesLost < 1 || sum.st.Redelivered < 1 {
+			t.Fatalf("the stuck job's lease must lapse and the job be redelivered: %+v", sum.st)
+		}
+		if sum.deadLettered != 1 {
+			t.Fatalf("dead-lettered %d, want the failing job", sum.deadLettered)
+		}
+		for _, want := range []string{"acked ", "extensions sent", "leases lost", "redelivered", "dead-lettered", "wall time"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("summary lacks %q", want)
+			}
+		}
+	})
+}
+
+// Trigger (what SIGTERM does) drains: the run stops early, nothing is lost.
+func TestWorkerShutdownLosesNothing(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 40 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprint("f", i)), bytes.Repeat([]byte("x"), 4096), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	synctest.Test(t, func(t *testing.T) {
+		coord, _ := lifecycle.NewShutdownCoordinator(lifecycle.CoordinatorConfig{})
+		defer coord.Stop()
+		go func() {
+			time.Sleep(3 * time.Second)
+			coord.Trigger()
+		}()
+		log := slog.New(slog.NewTextHandler(io.Discard, nil))
+		sum, err := run(context.Background(), options{dir: dir, slow: 50 * time.Millisecond, chunks: 48, concurrency: 8}, coord, io.Discard, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.drained {
+			t.Fatal("the queue drained before the shutdown; make the jobs longer")
+		}
+		if sum.st.Acked == 0 || sum.st.Acked >= 41 {
+			t.Fatalf("acked %d: want some, not all", sum.st.Acked)
+		}
+		if sum.leftInFlight != 0 {
+			t.Fatalf("%d messages left in flight: the drain must ack or give back every one", sum.leftInFlight)
+		}
+		if sum.st.AckFailed != 0 || sum.st.NackFailed != 0 {
+			t.Fatalf("stats %+v: every in-flight job must be acked cleanly", sum.st)
+		}
+	})
+}
