@@ -27,8 +27,9 @@ var (
 	// InvalidParameterValue.
 	ErrLeaseCeiling = errors.New("sqsloop: visibility past the 12-hour ceiling")
 
-	// ErrInvalidArgument means a request was malformed before it reached the
-	// queue: an empty batch, more than MaxBatchSize entries, or a duration
-	// out of the range SQS accepts. The wrapping error names the field.
+	// ErrInvalidArgument means a request was malformed: caught before it
+	// reached the queue (an empty batch, more than MaxBatchSize entries, a
+	// duration out of the range SQS accepts; the wrapping error names the
+	// field), or rejected by the queue as malformed. Retrying will not help.
 	ErrInvalidArgument = errors.New("sqsloop: invalid argument")
 )

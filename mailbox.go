@@ -35,8 +35,9 @@ type OutgoingMessage struct {
 	Body string
 	// MessageAttributes are user-defined attributes (at most 10 in SQS).
 	MessageAttributes map[string]MessageAttribute
-	// Delay postpones the first delivery, 0–15 min (MaxDelay). FIFO queues
-	// accept only a queue-level delay.
+	// Delay postpones the first delivery, 0–15 min (MaxDelay); 0 means the
+	// queue's default delay (DelaySeconds). FIFO queues accept only the
+	// queue-level delay.
 	Delay time.Duration
 	// MessageGroupID is required on a FIFO queue and must be empty otherwise.
 	MessageGroupID string

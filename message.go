@@ -66,8 +66,12 @@ type Message struct {
 	// Treat it as a secret-ish token: do not log it at INFO.
 	ReceiptHandle string
 
-	// ReceivedAt is when this receive returned, by the receiver's clock. The
-	// 12-hour visibility ceiling counts from here.
+	// ReceivedAt is no later than when this receive's visibility timeout
+	// started, by the receiver's clock: sqsmailbox stamps the moment the
+	// ReceiveMessage call was sent (up to WaitTime early after a long poll),
+	// memmailbox the moment the message was taken. Lease deadlines and the
+	// 12-hour visibility ceiling count from here, so they err early, never
+	// late.
 	ReceivedAt time.Time
 
 	// VisibilityTimeout is the visibility timeout this receive was asked for:

@@ -1,0 +1,27 @@
+package sqsmailbox
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+)
+
+// API is the part of the SQS client that a Mailbox calls, in the SDK's own
+// signatures, so that a *sqs.Client fits it and a test can pass a recording
+// fake instead. Implementations must be safe for concurrent use (a
+// *sqs.Client is), because the Mailbox's methods may be called from many
+// goroutines at once.
+type API interface {
+	// ReceiveMessage is sqs.Client.ReceiveMessage.
+	ReceiveMessage(ctx context.Context, params *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
+	// DeleteMessageBatch is sqs.Client.DeleteMessageBatch.
+	DeleteMessageBatch(ctx context.Context, params *sqs.DeleteMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error)
+	// ChangeMessageVisibilityBatch is sqs.Client.ChangeMessageVisibilityBatch.
+	ChangeMessageVisibilityBatch(ctx context.Context, params *sqs.ChangeMessageVisibilityBatchInput, optFns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error)
+	// SendMessageBatch is sqs.Client.SendMessageBatch.
+	SendMessageBatch(ctx context.Context, params *sqs.SendMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
+	// GetQueueAttributes is sqs.Client.GetQueueAttributes.
+	GetQueueAttributes(ctx context.Context, params *sqs.GetQueueAttributesInput, optFns ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
+}
+
+var _ API = (*sqs.Client)(nil)

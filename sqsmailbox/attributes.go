@@ -1,0 +1,109 @@
+package sqsmailbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/sqsloop/sqsloop"
+)
+
+// QueueAttributes reads the queue's VisibilityTimeout, DelaySeconds,
+// RedrivePolicy and FifoQueue attributes with one GetQueueAttributes call.
+// Attributes the queue does not report stay zero (no redrive policy:
+// MaxReceiveCount 0 and DeadLetterQueue ""; standard queue: FIFO false). The
+// redrive policy's maxReceiveCount is accepted as a JSON number or string;
+// DeadLetterQueue is the dead-letter queue's ARN (deadLetterTargetArn).
+//
+// Errors: sqsloop.ErrMailboxClosed after Close, sqsloop.ErrQueueNotFound
+// (naming the queue URL), ctx's error, a transient failure, or an error naming
+// the attribute when the answer holds a malformed value. Safe for concurrent
+// use.
+func (m *Mailbox) QueueAttributes(ctx context.Context) (sqsloop.QueueAttributes, error) {
+	const op = "get attributes of"
+	if err := m.checkOpen(op); err != nil {
+		return sqsloop.QueueAttributes{}, err
+	}
+	out, err := m.client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(m.queueURL),
+		AttributeNames: []types.QueueAttributeName{
+			types.QueueAttributeNameVisibilityTimeout,
+			types.QueueAttributeNameDelaySeconds,
+			types.QueueAttributeNameRedrivePolicy,
+			types.QueueAttributeNameFifoQueue,
+		},
+	})
+	if err != nil {
+		return sqsloop.QueueAttributes{}, m.callError(op, err)
+	}
+	var attrs map[string]string
+	if out != nil {
+		attrs = out.Attributes
+	}
+	qa, err := parseQueueAttributes(attrs)
+	if err != nil {
+		return sqsloop.QueueAttributes{}, fmt.Errorf("sqsmailbox: %s %s: %w", op, m.queueURL, err)
+	}
+	return qa, nil
+}
+
+// parseQueueAttributes maps GetQueueAttributes' answer to QueueAttributes.
+func parseQueueAttributes(attrs map[string]string) (sqsloop.QueueAttributes, error) {
+	var qa sqsloop.QueueAttributes
+	var err error
+	if qa.VisibilityTimeout, err = secondsAttr(attrs, string(types.QueueAttributeNameVisibilityTimeout)); err != nil {
+		return qa, err
+	}
+	if qa.Delay, err = secondsAttr(attrs, string(types.QueueAttributeNameDelaySeconds)); err != nil {
+		return qa, err
+	}
+	if v, ok := attrs[string(types.QueueAttributeNameFifoQueue)]; ok {
+		if qa.FIFO, err = strconv.ParseBool(v); err != nil {
+			return qa, fmt.Errorf("attribute FifoQueue = %q: want true or false", v)
+		}
+	}
+	if v := attrs[string(types.QueueAttributeNameRedrivePolicy)]; v != "" {
+		if qa.DeadLetterQueue, qa.MaxReceiveCount, err = parseRedrivePolicy(v); err != nil {
+			return qa, err
+		}
+	}
+	return qa, nil
+}
+
+func secondsAttr(attrs map[string]string, name string) (time.Duration, error) {
+	v, ok := attrs[name]
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("attribute %s = %q: want whole seconds, 0 or more", name, v)
+	}
+	return time.Duration(n) * time.Second, nil
+}
+
+// parseRedrivePolicy reads the RedrivePolicy attribute, a JSON object such as
+// {"deadLetterTargetArn":"arn:aws:sqs:…:dlq","maxReceiveCount":5}. SQS itself
+// answers maxReceiveCount as a number, some servers and tools as a string
+// ("5"); both are accepted.
+func parseRedrivePolicy(v string) (dlq string, maxReceiveCount int, err error) {
+	var p struct {
+		DeadLetterTargetArn string          `json:"deadLetterTargetArn"`
+		MaxReceiveCount     json.RawMessage `json:"maxReceiveCount"`
+	}
+	if err := json.Unmarshal([]byte(v), &p); err != nil {
+		return "", 0, fmt.Errorf("attribute RedrivePolicy: not a JSON object: %w", err)
+	}
+	raw := strings.Trim(strings.TrimSpace(string(p.MaxReceiveCount)), `"`)
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 {
+		return "", 0, fmt.Errorf("attribute RedrivePolicy: maxReceiveCount = %s: want a whole number, 1 or more", p.MaxReceiveCount)
+	}
+	return p.DeadLetterTargetArn, n, nil
+}

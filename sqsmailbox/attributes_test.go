@@ -1,0 +1,83 @@
+package sqsmailbox
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/sqsloop/sqsloop"
+)
+
+func attrsAnswer(attrs map[string]string) func(context.Context, *sqs.GetQueueAttributesInput) (*sqs.GetQueueAttributesOutput, error) {
+	return func(context.Context, *sqs.GetQueueAttributesInput) (*sqs.GetQueueAttributesOutput, error) {
+		return &sqs.GetQueueAttributesOutput{Attributes: attrs}, nil
+	}
+}
+
+func TestQueueAttributes(t *testing.T) {
+	const dlq = "arn:aws:sqs:us-east-1:123456789012:jobs-dlq"
+	cases := []struct {
+		name  string
+		attrs map[string]string
+		want  sqsloop.QueueAttributes
+	}{
+		{"numeric maxReceiveCount", map[string]string{
+			"VisibilityTimeout": "45", "DelaySeconds": "5",
+			"RedrivePolicy": `{"deadLetterTargetArn":"` + dlq + `","maxReceiveCount":5}`,
+		}, sqsloop.QueueAttributes{VisibilityTimeout: 45 * time.Second, Delay: 5 * time.Second, MaxReceiveCount: 5, DeadLetterQueue: dlq}},
+		{"string maxReceiveCount", map[string]string{
+			"VisibilityTimeout": "30",
+			"RedrivePolicy":     `{"maxReceiveCount":"7", "deadLetterTargetArn":"` + dlq + `"}`,
+		}, sqsloop.QueueAttributes{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 7, DeadLetterQueue: dlq}},
+		{"FIFO without redrive", map[string]string{
+			"VisibilityTimeout": "43200", "DelaySeconds": "900", "FifoQueue": "true",
+		}, sqsloop.QueueAttributes{VisibilityTimeout: 12 * time.Hour, Delay: 15 * time.Minute, FIFO: true}},
+		{"nothing reported", nil, sqsloop.QueueAttributes{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := &fakeAPI{onAttrs: attrsAnswer(c.attrs)}
+			m := newTestMailbox(t, f)
+			got, err := m.QueueAttributes(t.Context())
+			if err != nil {
+				t.Fatalf("QueueAttributes: %v", err)
+			}
+			if got != c.want {
+				t.Errorf("QueueAttributes = %+v, want %+v", got, c.want)
+			}
+			want := []types.QueueAttributeName{"VisibilityTimeout", "DelaySeconds", "RedrivePolicy", "FifoQueue"}
+			if in := f.attrs[0].AttributeNames; !slices.Equal(in, want) {
+				t.Errorf("AttributeNames = %v, want %v", in, want)
+			}
+		})
+	}
+}
+
+func TestQueueAttributesMalformed(t *testing.T) {
+	cases := []struct {
+		name  string
+		attrs map[string]string
+		field string
+	}{
+		{"visibility", map[string]string{"VisibilityTimeout": "soon"}, "VisibilityTimeout"},
+		{"negative delay", map[string]string{"DelaySeconds": "-1"}, "DelaySeconds"},
+		{"fifo", map[string]string{"FifoQueue": "maybe"}, "FifoQueue"},
+		{"redrive not JSON", map[string]string{"RedrivePolicy": "{"}, "RedrivePolicy"},
+		{"redrive without count", map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"arn"}`}, "maxReceiveCount"},
+		{"redrive count not a number", map[string]string{"RedrivePolicy": `{"maxReceiveCount":"five"}`}, "maxReceiveCount"},
+		{"redrive count zero", map[string]string{"RedrivePolicy": `{"maxReceiveCount":0}`}, "maxReceiveCount"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := newTestMailbox(t, &fakeAPI{onAttrs: attrsAnswer(c.attrs)})
+			_, err := m.QueueAttributes(t.Context())
+			if err == nil || !strings.Contains(err.Error(), c.field) {
+				t.Fatalf("err = %v, want an error naming %s", err, c.field)
+			}
+		})
+	}
+}

@@ -1,0 +1,234 @@
+package sqsmailbox
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/sqsloop/sqsloop"
+)
+
+// Delete acks 1–10 messages by receipt handle with one DeleteMessageBatch
+// call (SQS caps a batch at 10 entries). Entry i has Id "i".
+//
+// The call returns an error, and no per-entry results, when it fails as a
+// whole: an empty or oversized batch or an empty receipt handle (wrapping
+// sqsloop.ErrInvalidArgument, naming the field), a closed Mailbox
+// (sqsloop.ErrMailboxClosed), a missing queue (sqsloop.ErrQueueNotFound),
+// ctx's error, or a transient failure. Otherwise it returns one error per
+// receipt handle, in input order, read from both the Successful and the Failed
+// lists of the answer: nil when deleted, an error wrapping
+// sqsloop.ErrReceiptHandleExpired for a stale handle, and an error saying "no
+// result for entry" for an entry the answer did not mention. Receipt handles
+// are never put in error messages. Safe for concurrent use.
+func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error, error) {
+	const op = "delete from"
+	if err := m.checkOpen(op); err != nil {
+		return nil, err
+	}
+	if err := checkBatch("receiptHandles", len(receiptHandles)); err != nil {
+		return nil, err
+	}
+	entries := make([]types.DeleteMessageBatchRequestEntry, len(receiptHandles))
+	for i, h := range receiptHandles {
+		if h == "" {
+			return nil, fmt.Errorf("sqsmailbox: receiptHandles[%d]: must not be empty: %w", i, sqsloop.ErrInvalidArgument)
+		}
+		entries[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(h)}
+	}
+	out, err := m.client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries})
+	if err != nil {
+		return nil, m.callError(op, err)
+	}
+	if out == nil {
+		out = &sqs.DeleteMessageBatchOutput{}
+	}
+	ok := make([]*string, len(out.Successful))
+	for i, s := range out.Successful {
+		ok[i] = s.Id
+	}
+	return m.entryErrors(op, "DeleteMessageBatch", len(entries), ok, out.Failed), nil
+}
+
+// ChangeVisibility sets the visibility timeout of 1–10 in-flight messages,
+// counted from now, with one ChangeMessageVisibilityBatch call: a Timeout of
+// 0 nacks (the message is visible again at once; the 0 is sent on the wire,
+// not left to a default), more extends. Each Timeout must lie in 0–12 h
+// (sqsloop.MaxVisibilityTimeout) and is rounded up to whole seconds. Entry i
+// has Id "i".
+//
+// Call errors are as for Delete (the field named is changes[i].Timeout or
+// changes[i].ReceiptHandle). Per-entry errors, in input order: nil on
+// success, sqsloop.ErrReceiptHandleExpired for a stale handle,
+// sqsloop.ErrLeaseCeiling when the new timeout would keep the message hidden
+// past 12 hours after the receive that produced its receipt handle, and "no
+// result for entry" for an entry the answer did not mention. Safe for
+// concurrent use.
+func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.VisibilityChange) ([]error, error) {
+	const op = "change visibility in"
+	if err := m.checkOpen(op); err != nil {
+		return nil, err
+	}
+	if err := checkBatch("changes", len(changes)); err != nil {
+		return nil, err
+	}
+	entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(changes))
+	for i, c := range changes {
+		if c.ReceiptHandle == "" {
+			return nil, fmt.Errorf("sqsmailbox: changes[%d].ReceiptHandle: must not be empty: %w", i, sqsloop.ErrInvalidArgument)
+		}
+		if err := checkDuration(fmt.Sprintf("changes[%d].Timeout", i), c.Timeout, sqsloop.MaxVisibilityTimeout); err != nil {
+			return nil, err
+		}
+		entries[i] = types.ChangeMessageVisibilityBatchRequestEntry{
+			Id:                aws.String(strconv.Itoa(i)),
+			ReceiptHandle:     aws.String(c.ReceiptHandle),
+			VisibilityTimeout: seconds(c.Timeout), // a value field the SDK always serializes, 0 included
+		}
+	}
+	out, err := m.client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries})
+	if err != nil {
+		return nil, m.callError(op, err)
+	}
+	if out == nil {
+		out = &sqs.ChangeMessageVisibilityBatchOutput{}
+	}
+	ok := make([]*string, len(out.Successful))
+	for i, s := range out.Successful {
+		ok[i] = s.Id
+	}
+	return m.entryErrors(op, "ChangeMessageVisibilityBatch", len(entries), ok, out.Failed), nil
+}
+
+// Send enqueues 1–10 messages with one SendMessageBatch call. Entry i has Id
+// "i". Each Body must be non-empty; Delay must lie in 0–15 min
+// (sqsloop.MaxDelay) and is rounded up to whole seconds; a Delay of 0 sends no
+// DelaySeconds, so the queue's default delay applies (and FIFO queues, which
+// refuse a per-message delay, accept the entry). MessageGroupID and
+// DeduplicationID are sent when not empty (FIFO queues).
+//
+// Call errors are as for Delete (the field named is msgs[i].Body or
+// msgs[i].Delay). Otherwise there is one SendResult per message, in input
+// order: MessageID on success, else Err (e.g. wrapping
+// sqsloop.ErrInvalidArgument when SQS rejected the entry as malformed, or "no
+// result for entry"). Safe for concurrent use.
+func (m *Mailbox) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error) {
+	const op = "send to"
+	if err := m.checkOpen(op); err != nil {
+		return nil, err
+	}
+	if err := checkBatch("msgs", len(msgs)); err != nil {
+		return nil, err
+	}
+	entries := make([]types.SendMessageBatchRequestEntry, len(msgs))
+	for i, msg := range msgs {
+		if msg.Body == "" {
+			return nil, fmt.Errorf("sqsmailbox: msgs[%d].Body: must not be empty (SQS takes 1 byte or more): %w", i, sqsloop.ErrInvalidArgument)
+		}
+		if err := checkDuration(fmt.Sprintf("msgs[%d].Delay", i), msg.Delay, sqsloop.MaxDelay); err != nil {
+			return nil, err
+		}
+		entries[i] = types.SendMessageBatchRequestEntry{
+			Id:                     aws.String(strconv.Itoa(i)),
+			MessageBody:            aws.String(msg.Body),
+			DelaySeconds:           seconds(msg.Delay),
+			MessageAttributes:      toSQSAttributes(msg.MessageAttributes),
+			MessageGroupId:         nonEmpty(msg.MessageGroupID),
+			MessageDeduplicationId: nonEmpty(msg.DeduplicationID),
+		}
+	}
+	out, err := m.client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries})
+	if err != nil {
+		return nil, m.callError(op, err)
+	}
+	if out == nil {
+		out = &sqs.SendMessageBatchOutput{}
+	}
+	ok := make([]*string, len(out.Successful))
+	for i, s := range out.Successful {
+		ok[i] = s.Id
+	}
+	errs := m.entryErrors(op, "SendMessageBatch", len(entries), ok, out.Failed)
+	results := make([]sqsloop.SendResult, len(entries))
+	for i := range results {
+		results[i].Err = errs[i]
+	}
+	for _, s := range out.Successful {
+		if i, found := entryIndex(s.Id, len(entries)); found && results[i].Err == nil {
+			results[i].MessageID = aws.ToString(s.MessageId)
+		}
+	}
+	return results, nil
+}
+
+// entryErrors matches a batch answer to the n entries sent (Ids "0".."n-1"):
+// nil for an entry listed as successful, its error for one listed as failed
+// (failed wins if both), and errNoResult for one listed in neither. Ids the
+// request did not carry are ignored.
+func (m *Mailbox) entryErrors(op, call string, n int, succeeded []*string, failed []types.BatchResultErrorEntry) []error {
+	errs := make([]error, n)
+	seen := make([]bool, n)
+	for _, id := range succeeded {
+		if i, ok := entryIndex(id, n); ok {
+			seen[i] = true
+		}
+	}
+	for _, f := range failed {
+		if i, ok := entryIndex(f.Id, n); ok {
+			seen[i] = true
+			errs[i] = m.entryError(op, i, f)
+		}
+	}
+	for i, s := range seen {
+		if !s {
+			errs[i] = fmt.Errorf("sqsmailbox: %s %s: entry %d: %w in the %s answer", op, m.queueURL, i, errNoResult, call)
+		}
+	}
+	return errs
+}
+
+// entryIndex parses a batch entry Id written by strconv.Itoa, reporting false
+// for anything that is not one of "0".."n-1".
+func entryIndex(id *string, n int) (int, bool) {
+	s := aws.ToString(id)
+	i, err := strconv.Atoi(s)
+	if err != nil || i < 0 || i >= n || strconv.Itoa(i) != s {
+		return 0, false
+	}
+	return i, true
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return aws.String(s)
+}
+
+// toSQSAttributes converts message attributes for sending: a DataType of
+// Binary (or Binary.suffix) carries BinaryValue, any other (String, Number,
+// with or without a custom suffix) carries StringValue.
+func toSQSAttributes(attrs map[string]sqsloop.MessageAttribute) map[string]types.MessageAttributeValue {
+	if len(attrs) == 0 {
+		return nil
+	}
+	out := make(map[string]types.MessageAttributeValue, len(attrs))
+	for name, a := range attrs {
+		v := types.MessageAttributeValue{DataType: aws.String(a.DataType)}
+		if isBinary(a.DataType) {
+			v.BinaryValue = a.BinaryValue
+		} else {
+			v.StringValue = aws.String(a.StringValue)
+		}
+		out[name] = v
+	}
+	return out
+}
+
+func isBinary(dataType string) bool {
+	return dataType == "Binary" || strings.HasPrefix(dataType, "Binary.")
+}

@@ -1,0 +1,306 @@
+package sqsmailbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
+	"github.com/sqsloop/sqsloop"
+)
+
+func handles(n int) []string {
+	hs := make([]string, n)
+	for i := range hs {
+		hs[i] = fmt.Sprintf("rh-%d", i)
+	}
+	return hs
+}
+
+func failure(id, code, msg string, sender bool) types.BatchResultErrorEntry {
+	return types.BatchResultErrorEntry{Id: aws.String(id), Code: aws.String(code), Message: aws.String(msg), SenderFault: sender}
+}
+
+// checkMixed checks the per-entry results of a 4-entry batch answered with
+// 0 and 2 successful, 1 failed with ReceiptHandleIsInvalid, 3 in neither list.
+func checkMixed(t *testing.T, errs []error) {
+	t.Helper()
+	if len(errs) != 4 {
+		t.Fatalf("got %d results, want 4", len(errs))
+	}
+	if errs[0] != nil || errs[2] != nil {
+		t.Errorf("entries 0 and 2 = %v, %v; want nil", errs[0], errs[2])
+	}
+	if !errors.Is(errs[1], sqsloop.ErrReceiptHandleExpired) {
+		t.Errorf("entry 1 = %v, want ErrReceiptHandleExpired", errs[1])
+	}
+	var apiErr smithy.APIError
+	if !errors.As(errs[1], &apiErr) || apiErr.ErrorCode() != "ReceiptHandleIsInvalid" || apiErr.ErrorFault() != smithy.FaultClient {
+		t.Errorf("entry 1 does not carry the entry's code and sender fault: %v", errs[1])
+	}
+	if !errors.Is(errs[3], errNoResult) || !strings.Contains(errs[3].Error(), "no result for entry") {
+		t.Errorf("entry 3 = %v, want a 'no result for entry' error", errs[3])
+	}
+	for i, err := range errs {
+		if err != nil && strings.Contains(err.Error(), "rh-") {
+			t.Errorf("entry %d error leaks a receipt handle: %v", i, err)
+		}
+	}
+}
+
+func TestDeletePerEntryResults(t *testing.T) {
+	f := &fakeAPI{onDelete: func(context.Context, *sqs.DeleteMessageBatchInput) (*sqs.DeleteMessageBatchOutput, error) {
+		return &sqs.DeleteMessageBatchOutput{
+			Successful: []types.DeleteMessageBatchResultEntry{{Id: aws.String("2")}, {Id: aws.String("0")}, {Id: aws.String("99")}},
+			Failed:     []types.BatchResultErrorEntry{failure("1", "ReceiptHandleIsInvalid", "The input receipt handle is invalid.", true)},
+		}, nil
+	}}
+	m := newTestMailbox(t, f)
+	errs, err := m.Delete(t.Context(), handles(4))
+	if err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	checkMixed(t, errs)
+	in := f.deletes[0]
+	if aws.ToString(in.QueueUrl) != testQueueURL || len(in.Entries) != 4 {
+		t.Fatalf("DeleteMessageBatch input = %+v", in)
+	}
+	for i, e := range in.Entries {
+		if aws.ToString(e.Id) != fmt.Sprint(i) || aws.ToString(e.ReceiptHandle) != fmt.Sprintf("rh-%d", i) {
+			t.Errorf("entry %d = Id %q, ReceiptHandle %q", i, aws.ToString(e.Id), aws.ToString(e.ReceiptHandle))
+		}
+	}
+}
+
+func TestChangeVisibilityPerEntryResults(t *testing.T) {
+	f := &fakeAPI{onChange: func(context.Context, *sqs.ChangeMessageVisibilityBatchInput) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+		return &sqs.ChangeMessageVisibilityBatchOutput{
+			Successful: []types.ChangeMessageVisibilityBatchResultEntry{{Id: aws.String("0")}, {Id: aws.String("2")}},
+			Failed:     []types.BatchResultErrorEntry{failure("1", "ReceiptHandleIsInvalid", "stale", true)},
+		}, nil
+	}}
+	m := newTestMailbox(t, f)
+	changes := make([]sqsloop.VisibilityChange, 4)
+	for i, h := range handles(4) {
+		changes[i] = sqsloop.VisibilityChange{ReceiptHandle: h, Timeout: time.Duration(i) * time.Minute}
+	}
+	errs, err := m.ChangeVisibility(t.Context(), changes)
+	if err != nil {
+		t.Fatalf("ChangeVisibility: %v", err)
+	}
+	checkMixed(t, errs)
+}
+
+func TestSendPerEntryResults(t *testing.T) {
+	f := &fakeAPI{onSend: func(context.Context, *sqs.SendMessageBatchInput) (*sqs.SendMessageBatchOutput, error) {
+		return &sqs.SendMessageBatchOutput{
+			Successful: []types.SendMessageBatchResultEntry{{Id: aws.String("0"), MessageId: aws.String("id-0")}, {Id: aws.String("2"), MessageId: aws.String("id-2")}},
+			Failed:     []types.BatchResultErrorEntry{failure("1", "ReceiptHandleIsInvalid", "odd but mapped", true)},
+		}, nil
+	}}
+	m := newTestMailbox(t, f)
+	msgs := []sqsloop.OutgoingMessage{{Body: "a"}, {Body: "b"}, {Body: "c"}, {Body: "d"}}
+	res, err := m.Send(t.Context(), msgs)
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	errs := make([]error, len(res))
+	for i, r := range res {
+		errs[i] = r.Err
+	}
+	checkMixed(t, errs)
+	if res[0].MessageID != "id-0" || res[2].MessageID != "id-2" || res[1].MessageID != "" || res[3].MessageID != "" {
+		t.Errorf("MessageIDs = %q %q %q %q", res[0].MessageID, res[1].MessageID, res[2].MessageID, res[3].MessageID)
+	}
+}
+
+func TestSendFailedEntryInvalidArgument(t *testing.T) {
+	f := &fakeAPI{onSend: func(context.Context, *sqs.SendMessageBatchInput) (*sqs.SendMessageBatchOutput, error) {
+		return &sqs.SendMessageBatchOutput{
+			Failed: []types.BatchResultErrorEntry{
+				failure("0", "InvalidParameterValue", "The request must contain the parameter MessageGroupId.", true),
+				failure("1", "InternalError", "We encountered an internal error.", false),
+			},
+		}, nil
+	}}
+	m := newTestMailbox(t, f)
+	res, err := m.Send(t.Context(), []sqsloop.OutgoingMessage{{Body: "a"}, {Body: "b"}})
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if !errors.Is(res[0].Err, sqsloop.ErrInvalidArgument) {
+		t.Errorf("entry 0 = %v, want ErrInvalidArgument", res[0].Err)
+	}
+	var apiErr smithy.APIError
+	if res[1].Err == nil || sentinelFor(res[1].Err) != nil || !errors.As(res[1].Err, &apiErr) || apiErr.ErrorFault() != smithy.FaultServer {
+		t.Errorf("entry 1 = %v, want a transient server-fault error with no sentinel", res[1].Err)
+	}
+}
+
+func TestSendRequestShape(t *testing.T) {
+	f := &fakeAPI{}
+	m := newTestMailbox(t, f)
+	res, err := m.Send(t.Context(), []sqsloop.OutgoingMessage{
+		{Body: "plain"},
+		{Body: "fifo", MessageGroupID: "g", DeduplicationID: "d"},
+		{Body: "late", Delay: 1500 * time.Millisecond, MessageAttributes: map[string]sqsloop.MessageAttribute{
+			"s": {DataType: "String", StringValue: "x"},
+			"n": {DataType: "Number.float", StringValue: "1.5"},
+			"b": {DataType: "Binary.png", BinaryValue: []byte{9}},
+		}},
+	})
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	for i, r := range res {
+		if r.Err != nil || r.MessageID != fmt.Sprintf("msg-%d", i) {
+			t.Errorf("result %d = %+v", i, r)
+		}
+	}
+	e := f.sends[0].Entries
+	if e[0].MessageGroupId != nil || e[0].MessageDeduplicationId != nil || e[0].DelaySeconds != 0 || e[0].MessageAttributes != nil {
+		t.Errorf("plain entry carries FIFO fields, delay or attributes: %+v", e[0])
+	}
+	if aws.ToString(e[1].MessageGroupId) != "g" || aws.ToString(e[1].MessageDeduplicationId) != "d" {
+		t.Errorf("FIFO entry = group %q, dedup %q", aws.ToString(e[1].MessageGroupId), aws.ToString(e[1].MessageDeduplicationId))
+	}
+	if e[2].DelaySeconds != 2 {
+		t.Errorf("DelaySeconds = %d, want 2 (1.5 s rounded up)", e[2].DelaySeconds)
+	}
+	a := e[2].MessageAttributes
+	if aws.ToString(a["s"].StringValue) != "x" || aws.ToString(a["n"].DataType) != "Number.float" || aws.ToString(a["n"].StringValue) != "1.5" ||
+		a["b"].StringValue != nil || len(a["b"].BinaryValue) != 1 || aws.ToString(a["b"].DataType) != "Binary.png" {
+		t.Errorf("MessageAttributes = %+v", a)
+	}
+}
+
+// A nack (visibility 0) must reach SQS as VisibilityTimeout 0, not be left
+// out; timeouts are rounded up to whole seconds.
+func TestChangeVisibilityZeroAndRounding(t *testing.T) {
+	f := &fakeAPI{}
+	m := newTestMailbox(t, f)
+	errs, err := m.ChangeVisibility(t.Context(), []sqsloop.VisibilityChange{
+		{ReceiptHandle: "rh-0", Timeout: 0},
+		{ReceiptHandle: "rh-1", Timeout: 1500 * time.Millisecond},
+		{ReceiptHandle: "rh-2", Timeout: sqsloop.MaxVisibilityTimeout},
+	})
+	if err != nil {
+		t.Fatalf("ChangeVisibility: %v", err)
+	}
+	for i, e := range errs {
+		if e != nil {
+			t.Errorf("entry %d: %v", i, e)
+		}
+	}
+	want := []int32{0, 2, 43200}
+	for i, e := range f.changes[0].Entries {
+		if e.VisibilityTimeout != want[i] || aws.ToString(e.ReceiptHandle) != fmt.Sprintf("rh-%d", i) || aws.ToString(e.Id) != fmt.Sprint(i) {
+			t.Errorf("entry %d = %+v, want VisibilityTimeout %d", i, e, want[i])
+		}
+	}
+	// Message.Nack goes through the same path.
+	msg := &sqsloop.Message{ID: "m", ReceiptHandle: "rh-n"}
+	msg.Bind(m)
+	if err := msg.Nack(t.Context(), 0); err != nil {
+		t.Fatalf("Nack: %v", err)
+	}
+	if got := f.changes[1].Entries[0]; got.VisibilityTimeout != 0 || aws.ToString(got.ReceiptHandle) != "rh-n" {
+		t.Errorf("Nack sent %+v, want VisibilityTimeout 0 for rh-n", got)
+	}
+}
+
+func TestBatchValidation(t *testing.T) {
+	long := make([]sqsloop.VisibilityChange, 11)
+	for i := range long {
+		long[i] = sqsloop.VisibilityChange{ReceiptHandle: "rh"}
+	}
+	cases := []struct {
+		name  string
+		call  func(m *Mailbox) error
+		field string
+	}{
+		{"delete none", func(m *Mailbox) error { _, err := m.Delete(t.Context(), nil); return err }, "receiptHandles"},
+		{"delete 11", func(m *Mailbox) error { _, err := m.Delete(t.Context(), handles(11)); return err }, "receiptHandles"},
+		{"delete empty handle", func(m *Mailbox) error { _, err := m.Delete(t.Context(), []string{"a", ""}); return err }, "receiptHandles[1]"},
+		{"change none", func(m *Mailbox) error { _, err := m.ChangeVisibility(t.Context(), nil); return err }, "changes"},
+		{"change 11", func(m *Mailbox) error { _, err := m.ChangeVisibility(t.Context(), long); return err }, "changes"},
+		{"change empty handle", func(m *Mailbox) error {
+			_, err := m.ChangeVisibility(t.Context(), []sqsloop.VisibilityChange{{}})
+			return err
+		}, "changes[0].ReceiptHandle"},
+		{"change past 12h", func(m *Mailbox) error {
+			_, err := m.ChangeVisibility(t.Context(), []sqsloop.VisibilityChange{{ReceiptHandle: "a"}, {ReceiptHandle: "b", Timeout: 12*time.Hour + time.Second}})
+			return err
+		}, "changes[1].Timeout"},
+		{"change negative", func(m *Mailbox) error {
+			_, err := m.ChangeVisibility(t.Context(), []sqsloop.VisibilityChange{{ReceiptHandle: "a", Timeout: -time.Second}})
+			return err
+		}, "changes[0].Timeout"},
+		{"send none", func(m *Mailbox) error { _, err := m.Send(t.Context(), nil); return err }, "msgs"},
+		{"send 11", func(m *Mailbox) error { _, err := m.Send(t.Context(), make([]sqsloop.OutgoingMessage, 11)); return err }, "msgs"},
+		{"send empty body", func(m *Mailbox) error { _, err := m.Send(t.Context(), []sqsloop.OutgoingMessage{{}}); return err }, "msgs[0].Body"},
+		{"send delay past 15 min", func(m *Mailbox) error {
+			_, err := m.Send(t.Context(), []sqsloop.OutgoingMessage{{Body: "a", Delay: 16 * time.Minute}})
+			return err
+		}, "msgs[0].Delay"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := &fakeAPI{}
+			m := newTestMailbox(t, f)
+			err := c.call(m)
+			if !errors.Is(err, sqsloop.ErrInvalidArgument) || !strings.Contains(err.Error(), c.field) {
+				t.Fatalf("err = %v, want ErrInvalidArgument naming %s", err, c.field)
+			}
+			if f.calls() != 0 {
+				t.Errorf("calls = %d, want 0", f.calls())
+			}
+		})
+	}
+}
+
+func TestBatchOfTenIsAccepted(t *testing.T) {
+	f := &fakeAPI{}
+	m := newTestMailbox(t, f)
+	errs, err := m.Delete(t.Context(), handles(10))
+	if err != nil || len(errs) != 10 {
+		t.Fatalf("Delete(10) = %d results, %v", len(errs), err)
+	}
+	for i, e := range errs {
+		if e != nil {
+			t.Errorf("entry %d: %v", i, e)
+		}
+	}
+	if got := aws.ToString(f.deletes[0].Entries[9].Id); got != "9" {
+		t.Errorf("last entry Id = %q, want 9", got)
+	}
+}
+
+func TestEntryIndex(t *testing.T) {
+	cases := []struct {
+		id   *string
+		want int
+		ok   bool
+	}{
+		{aws.String("0"), 0, true},
+		{aws.String("9"), 9, true},
+		{aws.String("10"), 0, false},
+		{aws.String("-1"), 0, false},
+		{aws.String("01"), 0, false},
+		{aws.String("+1"), 0, false},
+		{aws.String("x"), 0, false},
+		{nil, 0, false},
+	}
+	for _, c := range cases {
+		got, ok := entryIndex(c.id, 10)
+		if got != c.want || ok != c.ok {
+			t.Errorf("entryIndex(%q) = %d, %v; want %d, %v", aws.ToString(c.id), got, ok, c.want, c.ok)
+		}
+	}
+}

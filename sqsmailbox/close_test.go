@@ -1,0 +1,104 @@
+package sqsmailbox
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+func TestNewValidation(t *testing.T) {
+	cases := []struct {
+		name   string
+		client API
+		url    string
+		fields []string
+	}{
+		{"nil client", nil, testQueueURL, []string{"client"}},
+		{"empty URL", &fakeAPI{}, "", []string{"queueURL"}},
+		{"both", nil, "", []string{"client", "queueURL"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := New(c.client, c.url)
+			if m != nil || !errors.Is(err, sqsloop.ErrInvalidArgument) {
+				t.Fatalf("New = %v, %v; want nil, ErrInvalidArgument", m, err)
+			}
+			for _, f := range c.fields {
+				if !strings.Contains(err.Error(), f) {
+					t.Errorf("err = %q, want it to name %s", err, f)
+				}
+			}
+		})
+	}
+}
+
+func TestCloseEndsWaitingReceive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		entered := make(chan struct{})
+		f := &fakeAPI{onReceive: blockingReceive(entered)}
+		m := newTestMailbox(t, f)
+		errc := make(chan error, 1)
+		go func() {
+			_, err := m.Receive(t.Context(), sqsloop.ReceiveRequest{MaxMessages: 10, WaitTime: 20 * time.Second})
+			errc <- err
+		}()
+		<-entered
+		start := time.Now()
+		if err := m.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		err := <-errc
+		if !errors.Is(err, sqsloop.ErrMailboxClosed) {
+			t.Fatalf("Receive after Close = %v, want ErrMailboxClosed", err)
+		}
+		if waited := time.Since(start); waited != 0 {
+			t.Errorf("Receive went on for %v of virtual time after Close, want 0", waited)
+		}
+	})
+}
+
+func TestEveryCallAfterCloseFails(t *testing.T) {
+	f := &fakeAPI{}
+	m := newTestMailbox(t, f)
+	if err := m.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatalf("second Close: %v, want nil (idempotent)", err)
+	}
+	ctx := t.Context()
+	_, errReceive := m.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1})
+	_, errDelete := m.Delete(ctx, []string{"rh"})
+	_, errChange := m.ChangeVisibility(ctx, []sqsloop.VisibilityChange{{ReceiptHandle: "rh"}})
+	_, errSend := m.Send(ctx, []sqsloop.OutgoingMessage{{Body: "b"}})
+	_, errAttrs := m.QueueAttributes(ctx)
+	for name, err := range map[string]error{"Receive": errReceive, "Delete": errDelete, "ChangeVisibility": errChange, "Send": errSend, "QueueAttributes": errAttrs} {
+		if !errors.Is(err, sqsloop.ErrMailboxClosed) {
+			t.Errorf("%s after Close = %v, want ErrMailboxClosed", name, err)
+		}
+	}
+	if f.calls() != 0 {
+		t.Errorf("SQS calls after Close = %d, want 0", f.calls())
+	}
+}
+
+// A Receive that ended before Close is unregistered: Close has nothing left
+// to cancel, and concurrent receives each get their own registration.
+func TestReceiveUnregistersWhenDone(t *testing.T) {
+	m := newTestMailbox(t, &fakeAPI{})
+	for range 3 {
+		if _, err := m.Receive(t.Context(), sqsloop.ReceiveRequest{MaxMessages: 1}); err != nil {
+			t.Fatalf("Receive: %v", err)
+		}
+	}
+	m.mu.Lock()
+	n := len(m.receives)
+	m.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d receives still registered after they returned, want 0", n)
+	}
+}

@@ -1,0 +1,17 @@
+// Package sqsmailbox is a [sqsloop.Mailbox] over Amazon SQS, built on
+// github.com/aws/aws-sdk-go-v2/service/sqs. It also works against
+// SQS-compatible servers (LocalStack, ElasticMQ, fauxqs): pass their address to
+// [NewClient].
+//
+// Each Mailbox method is one SQS call: Receive is ReceiveMessage, Delete is
+// DeleteMessageBatch, ChangeVisibility is ChangeMessageVisibilityBatch, Send is
+// SendMessageBatch and QueueAttributes is GetQueueAttributes. The package
+// retries nothing itself (throttling and 5xx answers are left to the SDK's
+// retryer), starts no goroutines and logs nothing, so it never logs
+// credentials or receipt handles.
+//
+// SQS errors are mapped, by error code and by the SDK's typed errors, to the
+// sentinels of package sqsloop (see [Mailbox] for the table); the SDK's own
+// error stays reachable with errors.As, so callers can still read its code,
+// message and request ID.
+package sqsmailbox

@@ -1,0 +1,181 @@
+package sqsmailbox
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
+	"github.com/sqsloop/sqsloop"
+)
+
+const (
+	ceilingMessage = "Value 600 for parameter VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the message is beyond the limit [43200 seconds]."
+	expiredMessage = "Value AQEB for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired."
+)
+
+// errorCases is the error table: what SQS (or an SQS-compatible server)
+// answers, and the sentinel it must become (nil: none, transient).
+var errorCases = []struct {
+	name string
+	err  error
+	want error
+}{
+	// The SDK's typed errors.
+	{"typed ReceiptHandleIsInvalid", &types.ReceiptHandleIsInvalid{Message: aws.String("bad handle")}, sqsloop.ErrReceiptHandleExpired},
+	{"typed MessageNotInflight", &types.MessageNotInflight{}, sqsloop.ErrReceiptHandleExpired},
+	{"typed InvalidIdFormat", &types.InvalidIdFormat{}, sqsloop.ErrReceiptHandleExpired},
+	{"typed QueueDoesNotExist", &types.QueueDoesNotExist{}, sqsloop.ErrQueueNotFound},
+	{"typed QueueDoesNotExist, query code", &types.QueueDoesNotExist{ErrorCodeOverride: aws.String("AWS.SimpleQueueService.NonExistentQueue")}, sqsloop.ErrQueueNotFound},
+	{"typed MessageNotInflight, unknown code", &types.MessageNotInflight{ErrorCodeOverride: aws.String("Whatever")}, sqsloop.ErrReceiptHandleExpired},
+	{"typed TooManyEntriesInBatchRequest", &types.TooManyEntriesInBatchRequest{}, sqsloop.ErrInvalidArgument},
+	{"typed BatchEntryIdsNotDistinct", &types.BatchEntryIdsNotDistinct{}, sqsloop.ErrInvalidArgument},
+	{"typed RequestThrottled", &types.RequestThrottled{}, nil},
+	{"typed OverLimit", &types.OverLimit{}, nil},
+	// Raw codes, as a generic API error.
+	{"code ReceiptHandleIsInvalid", generic("ReceiptHandleIsInvalid", "The input receipt handle is not valid."), sqsloop.ErrReceiptHandleExpired},
+	{"code MessageNotInflight", generic("MessageNotInflight", ""), sqsloop.ErrReceiptHandleExpired},
+	{"query code MessageNotInflight", generic("AWS.SimpleQueueService.MessageNotInflight", ""), sqsloop.ErrReceiptHandleExpired},
+	{"code QueueDoesNotExist", generic("QueueDoesNotExist", ""), sqsloop.ErrQueueNotFound},
+	{"query code NonExistentQueue", generic("AWS.SimpleQueueService.NonExistentQueue", "The specified queue does not exist for this wsdl version."), sqsloop.ErrQueueNotFound},
+	{"12-hour ceiling", generic("InvalidParameterValue", ceilingMessage), sqsloop.ErrLeaseCeiling},
+	{"12-hour ceiling, JSON code", generic("InvalidParameterValueException", ceilingMessage), sqsloop.ErrLeaseCeiling},
+	{"ceiling, other wording", generic("InvalidParameterValue", "VisibilityTimeout would exceed the maximum of 12 hours"), sqsloop.ErrLeaseCeiling},
+	{"expired handle as InvalidParameterValue", generic("InvalidParameterValue", expiredMessage), sqsloop.ErrReceiptHandleExpired},
+	{"not available for visibility change", generic("InvalidParameterValue", "Value x for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change."), sqsloop.ErrReceiptHandleExpired},
+	{"visibility out of range is not the ceiling", generic("InvalidParameterValue", "Value 50000 for parameter VisibilityTimeout is invalid. Reason: Must be between 0 and 43200."), sqsloop.ErrInvalidArgument},
+	{"other InvalidParameterValue", generic("InvalidParameterValue", "Value -1 for parameter MaxNumberOfMessages is invalid."), sqsloop.ErrInvalidArgument},
+	{"MissingParameter", generic("MissingParameter", "The request must contain the parameter QueueUrl."), sqsloop.ErrInvalidArgument},
+	{"query code TooManyEntries", generic("AWS.SimpleQueueService.TooManyEntriesInBatchRequest", ""), sqsloop.ErrInvalidArgument},
+	{"throttling", generic("ThrottlingException", "Rate exceeded"), nil},
+	{"RequestThrottled", generic("RequestThrottled", ""), nil},
+	{"internal error", generic("InternalError", ""), nil},
+	{"not an API error", errors.New("connection reset by peer"), nil},
+}
+
+func generic(code, msg string) error {
+	return &smithy.GenericAPIError{Code: code, Message: msg}
+}
+
+// The whole-call error of every method: the sentinel is matched with
+// errors.Is, the SDK's error is still reachable with errors.As, and the
+// queue URL is in the message.
+func TestCallErrorTable(t *testing.T) {
+	for _, c := range errorCases {
+		t.Run(c.name, func(t *testing.T) {
+			sdkErr := &smithy.OperationError{ServiceID: "SQS", OperationName: "Op", Err: c.err}
+			f := &fakeAPI{
+				onReceive: func(context.Context, *sqs.ReceiveMessageInput) (*sqs.ReceiveMessageOutput, error) { return nil, sdkErr },
+				onDelete: func(context.Context, *sqs.DeleteMessageBatchInput) (*sqs.DeleteMessageBatchOutput, error) {
+					return nil, sdkErr
+				},
+				onChange: func(context.Context, *sqs.ChangeMessageVisibilityBatchInput) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+					return nil, sdkErr
+				},
+				onSend: func(context.Context, *sqs.SendMessageBatchInput) (*sqs.SendMessageBatchOutput, error) {
+					return nil, sdkErr
+				},
+				onAttrs: func(context.Context, *sqs.GetQueueAttributesInput) (*sqs.GetQueueAttributesOutput, error) {
+					return nil, sdkErr
+				},
+			}
+			m := newTestMailbox(t, f)
+			ctx := t.Context()
+			msgs, errReceive := m.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1})
+			res, errDelete := m.Delete(ctx, []string{"rh"})
+			res2, errChange := m.ChangeVisibility(ctx, []sqsloop.VisibilityChange{{ReceiptHandle: "rh"}})
+			res3, errSend := m.Send(ctx, []sqsloop.OutgoingMessage{{Body: "b"}})
+			_, errAttrs := m.QueueAttributes(ctx)
+			if msgs != nil || res != nil || res2 != nil || res3 != nil {
+				t.Errorf("a failed call returned per-entry results")
+			}
+			for name, err := range map[string]error{"Receive": errReceive, "Delete": errDelete, "ChangeVisibility": errChange, "Send": errSend, "QueueAttributes": errAttrs} {
+				checkMapped(t, name, err, c.err, c.want)
+				var opErr *smithy.OperationError
+				if !errors.As(err, &opErr) {
+					t.Errorf("%s: errors.As cannot reach the SDK's OperationError: %v", name, err)
+				}
+				if !strings.Contains(err.Error(), testQueueURL) {
+					t.Errorf("%s: %q does not name the queue URL", name, err)
+				}
+			}
+		})
+	}
+}
+
+// Per-entry failures carry only a code and a message; they map by the same
+// table (its raw-code rows: an entry has no SDK type to match).
+func TestEntryErrorTable(t *testing.T) {
+	for _, c := range errorCases {
+		apiErr, ok := c.err.(*smithy.GenericAPIError)
+		if !ok {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			f := &fakeAPI{onChange: func(context.Context, *sqs.ChangeMessageVisibilityBatchInput) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+				return &sqs.ChangeMessageVisibilityBatchOutput{
+					Successful: []types.ChangeMessageVisibilityBatchResultEntry{{Id: aws.String("0")}},
+					Failed:     []types.BatchResultErrorEntry{failure("1", apiErr.ErrorCode(), apiErr.ErrorMessage(), true)},
+				}, nil
+			}}
+			m := newTestMailbox(t, f)
+			errs, err := m.ChangeVisibility(t.Context(), []sqsloop.VisibilityChange{{ReceiptHandle: "a"}, {ReceiptHandle: "b"}})
+			if err != nil {
+				t.Fatalf("ChangeVisibility: %v", err)
+			}
+			if errs[0] != nil {
+				t.Errorf("entry 0 = %v, want nil", errs[0])
+			}
+			if errs[1] == nil {
+				t.Fatal("entry 1 = nil, want its failure")
+			}
+			if c.want == nil {
+				if s := sentinelFor(errs[1]); s != nil {
+					t.Errorf("entry 1 = %v, want no sentinel", errs[1])
+				}
+			} else if !errors.Is(errs[1], c.want) {
+				t.Errorf("entry 1 = %v, want %v", errs[1], c.want)
+			}
+			var got smithy.APIError
+			if !errors.As(errs[1], &got) || got.ErrorCode() != apiErr.ErrorCode() {
+				t.Errorf("entry 1 does not carry code %q: %v", apiErr.ErrorCode(), errs[1])
+			}
+		})
+	}
+}
+
+func checkMapped(t *testing.T, name string, err, cause, want error) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: nil error", name)
+		return
+	}
+	sentinels := []error{sqsloop.ErrReceiptHandleExpired, sqsloop.ErrLeaseCeiling, sqsloop.ErrQueueNotFound, sqsloop.ErrInvalidArgument, sqsloop.ErrMailboxClosed}
+	for _, s := range sentinels {
+		if got, wantIt := errors.Is(err, s), s == want; got != wantIt {
+			t.Errorf("%s: errors.Is(%v, %v) = %v, want %v", name, err, s, got, wantIt)
+		}
+	}
+	if !errors.Is(err, cause) {
+		t.Errorf("%s: the SDK's error is lost: %v", name, err)
+	}
+}
+
+func TestTypedErrorReachableWithAs(t *testing.T) {
+	f := &fakeAPI{onDelete: func(context.Context, *sqs.DeleteMessageBatchInput) (*sqs.DeleteMessageBatchOutput, error) {
+		return nil, &smithy.OperationError{ServiceID: "SQS", OperationName: "DeleteMessageBatch", Err: &types.QueueDoesNotExist{Message: aws.String("gone")}}
+	}}
+	m := newTestMailbox(t, f)
+	_, err := m.Delete(t.Context(), []string{"rh"})
+	var qdne *types.QueueDoesNotExist
+	if !errors.As(err, &qdne) || aws.ToString(qdne.Message) != "gone" {
+		t.Fatalf("errors.As(*types.QueueDoesNotExist) failed on %v", err)
+	}
+	if !errors.Is(err, sqsloop.ErrQueueNotFound) {
+		t.Fatalf("err = %v, want ErrQueueNotFound", err)
+	}
+}

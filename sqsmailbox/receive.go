@@ -1,0 +1,147 @@
+package sqsmailbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/sqsloop/sqsloop"
+)
+
+// Receive calls ReceiveMessage once and returns up to req.MaxMessages
+// messages, each hidden for req.VisibilityTimeout and bound to m (so
+// Message.Ack, Nack and ExtendVisibility reach it).
+//
+// Ranges, checked before the call (else an error wrapping
+// sqsloop.ErrInvalidArgument that names the field): MaxMessages 1–10
+// (MaxNumberOfMessages), VisibilityTimeout 0–12 h, WaitTime 0–20 s (SQS's
+// long-poll limit). Durations are rounded up to whole seconds. WaitTimeSeconds
+// and VisibilityTimeout are always sent, 0 included: SQS reads a missing one
+// as the queue's default (ReceiveMessageWaitTimeSeconds, VisibilityTimeout),
+// and the SDK drops zero values unless told otherwise. All system attributes
+// and all message attributes are asked for. Message.VisibilityTimeout is the
+// rounded-up value that was sent.
+//
+// Message.ReceivedAt is the time just before the request was sent, not when
+// the answer came: SQS starts the visibility timeout somewhere in between, so
+// the earlier time makes ReceivedAt+VisibilityTimeout (the lease deadline)
+// and ReceivedAt+12 h (the ceiling) never later than SQS's own. With a long
+// poll the deadline may be up to WaitTime early; that errs on the side of
+// extending sooner. A malformed system attribute leaves its typed field zero
+// (the raw value stays in Attributes); it never drops the message.
+//
+// Receive blocks for at most WaitTime plus the network round trip (and the
+// SDK's retries). When ctx is done it returns at once with ctx's error; when
+// Close is called meanwhile it returns at once with an error wrapping
+// sqsloop.ErrMailboxClosed. If SQS answered with messages before either took
+// effect, they are returned, never dropped. Other errors are mapped as
+// described on Mailbox. Safe for concurrent use.
+func (m *Mailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*sqsloop.Message, error) {
+	const op = "receive from"
+	if err := m.checkOpen(op); err != nil {
+		return nil, err
+	}
+	if err := checkReceive(req); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("sqsmailbox: %s %s: %w", op, m.queueURL, err)
+	}
+	callCtx, done, err := m.startReceive(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+
+	visibility := seconds(req.VisibilityTimeout)
+	sentAt := time.Now()
+	out, err := m.client.ReceiveMessage(callCtx, &sqs.ReceiveMessageInput{
+		QueueUrl:                    aws.String(m.queueURL),
+		MaxNumberOfMessages:         int32(req.MaxMessages),
+		VisibilityTimeout:           visibility,
+		WaitTimeSeconds:             seconds(req.WaitTime),
+		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+		MessageAttributeNames:       []string{"All"},
+	}, sendZeros)
+	if err != nil {
+		switch {
+		case errors.Is(context.Cause(callCtx), sqsloop.ErrMailboxClosed):
+			return nil, m.errClosed(op)
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("sqsmailbox: %s %s: %w", op, m.queueURL, ctx.Err())
+		}
+		return nil, m.callError(op, err)
+	}
+	if out == nil || len(out.Messages) == 0 {
+		return nil, nil
+	}
+	msgs := make([]*sqsloop.Message, len(out.Messages))
+	for i, sm := range out.Messages {
+		msgs[i] = toMessage(sm, sentAt, time.Duration(visibility)*time.Second)
+		msgs[i].Bind(m)
+	}
+	return msgs, nil
+}
+
+// checkReceive returns every problem of req, joined, each wrapping
+// sqsloop.ErrInvalidArgument and naming its field and range.
+func checkReceive(req sqsloop.ReceiveRequest) error {
+	var errMax error
+	if req.MaxMessages < 1 || req.MaxMessages > sqsloop.MaxBatchSize {
+		errMax = fmt.Errorf("sqsmailbox: MaxMessages = %d: want 1 to %d: %w", req.MaxMessages, sqsloop.MaxBatchSize, sqsloop.ErrInvalidArgument)
+	}
+	return errors.Join(
+		errMax,
+		checkDuration("VisibilityTimeout", req.VisibilityTimeout, sqsloop.MaxVisibilityTimeout),
+		checkDuration("WaitTime", req.WaitTime, sqsloop.MaxWaitTime),
+	)
+}
+
+// toMessage maps one received SQS message. receivedAt and visibility are the
+// receive's; the typed fields are parsed from the system attributes.
+func toMessage(sm types.Message, receivedAt time.Time, visibility time.Duration) *sqsloop.Message {
+	msg := &sqsloop.Message{
+		ID:                aws.ToString(sm.MessageId),
+		Body:              aws.ToString(sm.Body),
+		Attributes:        sm.Attributes,
+		ReceiptHandle:     aws.ToString(sm.ReceiptHandle),
+		ReceivedAt:        receivedAt,
+		VisibilityTimeout: visibility,
+	}
+	if msg.Attributes == nil {
+		msg.Attributes = map[string]string{}
+	}
+	if len(sm.MessageAttributes) > 0 {
+		msg.MessageAttributes = make(map[string]sqsloop.MessageAttribute, len(sm.MessageAttributes))
+		for name, v := range sm.MessageAttributes {
+			msg.MessageAttributes[name] = sqsloop.MessageAttribute{
+				DataType:    aws.ToString(v.DataType),
+				StringValue: aws.ToString(v.StringValue),
+				BinaryValue: v.BinaryValue,
+			}
+		}
+	}
+	attrs := msg.Attributes
+	if n, err := strconv.Atoi(attrs[sqsloop.AttrApproximateReceiveCount]); err == nil {
+		msg.ReceiveCount = n
+	}
+	msg.SentAt = millis(attrs[sqsloop.AttrSentTimestamp])
+	msg.FirstReceivedAt = millis(attrs[sqsloop.AttrApproximateFirstReceiveTimestamp])
+	msg.MessageGroupID = attrs[sqsloop.AttrMessageGroupID]
+	return msg
+}
+
+// millis parses an SQS timestamp attribute (epoch milliseconds); the zero
+// time when absent or malformed.
+func millis(s string) time.Time {
+	ms, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
