@@ -77,8 +77,10 @@ type Mailbox interface {
 	Receive(ctx context.Context, req ReceiveRequest) ([]*Message, error)
 
 	// Delete acks: it deletes the messages behind 1–10 receipt handles
-	// (DeleteMessageBatch). A stale handle fails its entry with
-	// ErrReceiptHandleExpired.
+	// (DeleteMessageBatch). A handle superseded by a newer receive fails its
+	// entry with ErrReceiptHandleExpired. As in SQS, the newest handle of a
+	// standard-queue message whose lease lapsed may still delete it while
+	// nobody has received it again.
 	Delete(ctx context.Context, receiptHandles []string) ([]error, error)
 
 	// ChangeVisibility sets the visibility timeout of 1–10 in-flight

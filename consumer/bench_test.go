@@ -1,0 +1,94 @@
+package consumer
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/memmailbox"
+)
+
+// preload fills a fresh queue with n messages, outside the timer.
+func preload(b *testing.B, n int) *memmailbox.Queue {
+	b.Helper()
+	b.StopTimer()
+	defer b.StartTimer()
+	broker := memmailbox.NewBroker()
+	b.Cleanup(func() { broker.Close() })
+	q, err := broker.CreateQueue("bench", memmailbox.QueueConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := make([]sqsloop.OutgoingMessage, sqsloop.MaxBatchSize)
+	for i := range out {
+		out[i] = sqsloop.OutgoingMessage{Body: "payload"}
+	}
+	for sent := 0; sent < n; sent += len(out) {
+		if _, err := q.Send(context.Background(), out[:min(len(out), n-sent)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return q
+}
+
+func report(b *testing.B) {
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+}
+
+// BenchmarkConsumer measures the consumer on memmailbox with a no-op
+// handler: one op is one message received, handled and acked.
+func BenchmarkConsumer(b *testing.B) {
+	q := preload(b, b.N)
+	b.ReportAllocs()
+	var handled atomic.Int64
+	all := make(chan struct{})
+	c, err := New(q, func(context.Context, *sqsloop.Message) error {
+		if handled.Add(1) == int64(b.N) {
+			close(all)
+		}
+		return nil
+	}, Config{Concurrency: 16, WaitTime: time.Second, Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background()) }()
+	<-all
+	if err := c.Shutdown(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+	report(b)
+	if st := c.Stats(); st.Acked != int64(b.N) {
+		b.Fatalf("acked %d of %d", st.Acked, b.N)
+	}
+}
+
+// BenchmarkBareLoop is the floor the consumer is compared with: receive 10,
+// delete them in one batch, on one goroutine, over the same mailbox.
+func BenchmarkBareLoop(b *testing.B) {
+	q := preload(b, b.N)
+	b.ReportAllocs()
+	ctx := context.Background()
+	req := sqsloop.ReceiveRequest{MaxMessages: 10, VisibilityTimeout: time.Minute}
+	handles := make([]string, 0, sqsloop.MaxBatchSize)
+	for done := 0; done < b.N; {
+		msgs, err := q.Receive(ctx, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		handles = handles[:0]
+		for _, m := range msgs {
+			handles = append(handles, m.ReceiptHandle)
+		}
+		if _, err := q.Delete(ctx, handles); err != nil {
+			b.Fatal(err)
+		}
+		done += len(msgs)
+	}
+	report(b)
+}

@@ -1,0 +1,39 @@
+// Package memmailbox is an in-memory [sqsloop.Mailbox] with SQS semantics:
+// the embedded default queue of sqsloop and the test double of its consumer.
+//
+// A [Broker] holds named queues. [Broker.CreateQueue] creates one (or returns
+// a handle to an existing one with the same [QueueConfig]); [Broker.Queue]
+// returns a handle by name. A *[Queue] implements sqsloop.Mailbox and
+// sqsloop.AttributesReader.
+//
+// What it keeps from SQS:
+//
+//   - Visibility timeout: a received message is in flight, hidden from other
+//     receives until its visibility deadline, then visible again (at least
+//     once delivery). Every receive gives a new receipt handle; an older one
+//     fails Delete and ChangeVisibility with sqsloop.ErrReceiptHandleExpired.
+//   - ChangeVisibility counts from now: 0 nacks (visible at once), more
+//     extends; nothing stays hidden past 12 hours after the receive that
+//     produced its handle (sqsloop.ErrLeaseCeiling).
+//   - Delivery delay (queue Delay and per-message Delay), long polling up to
+//     20 s, approximate receive count, redrive to a dead-letter queue (DLQ)
+//     after MaxReceiveCount receives.
+//   - FIFO queues: message groups, order within a group, one group in flight
+//     at a time, 5-minute deduplication (explicit or content-based).
+//   - Limits: batches of 1–10 entries, bodies of 1 byte to 256 KiB of the
+//     characters SQS accepts, at most 10 message attributes.
+//
+// What differs: durations are kept exact, not rounded to whole seconds;
+// nothing expires by retention period; the queue is never eventually
+// consistent (a deleted message never comes back).
+//
+// Expired leases and ended delays are handled lazily, with no background
+// goroutine: Receive, Delete, ChangeVisibility and Stats first sweep what is
+// due, in time order, from min-heaps of deadlines, so a call costs
+// O(log n) per message it touches, never a scan of the messages in flight.
+// A long-polling Receive waits in its caller's goroutine, on one timer and a
+// wake-up channel.
+//
+// Under testing/synctest, create the Broker inside the bubble: its channels
+// then belong to the bubble, and a long poll advances virtual time.
+package memmailbox

@@ -1,0 +1,54 @@
+package memmailbox
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+// fill writes the received form of r into m: copies of everything, so that
+// the caller cannot reach the queue's state. s.mu is held.
+func (s *queueState) fill(m *sqsloop.Message, r *record, vt time.Duration) {
+	n := 3
+	if s.cfg.FIFO {
+		n = 6
+	}
+	attrs := make(map[string]string, n)
+	attrs[sqsloop.AttrApproximateReceiveCount] = strconv.Itoa(r.count)
+	attrs[sqsloop.AttrSentTimestamp] = r.sentTS
+	attrs[sqsloop.AttrApproximateFirstReceiveTimestamp] = r.firstTS
+	if s.cfg.FIFO {
+		attrs[sqsloop.AttrMessageGroupID] = r.group
+		attrs[sqsloop.AttrMessageDeduplicationID] = r.dedupID
+		attrs[sqsloop.AttrSequenceNumber] = r.seq
+	}
+	*m = sqsloop.Message{
+		ID:                r.id,
+		Body:              r.body,
+		MessageAttributes: copyAttrs(r.attrs),
+		Attributes:        attrs,
+		ReceiveCount:      r.count,
+		SentAt:            r.sentAt,
+		FirstReceivedAt:   r.firstRcv,
+		MessageGroupID:    r.group,
+		ReceiptHandle:     r.handle,
+		ReceivedAt:        r.receivedAt,
+		VisibilityTimeout: vt,
+	}
+}
+
+// copyAttrs returns a deep copy of attrs (BinaryValue included), nil for none.
+func copyAttrs(attrs map[string]sqsloop.MessageAttribute) map[string]sqsloop.MessageAttribute {
+	if len(attrs) == 0 {
+		return nil
+	}
+	out := make(map[string]sqsloop.MessageAttribute, len(attrs))
+	for k, v := range attrs {
+		if v.BinaryValue != nil {
+			v.BinaryValue = append([]byte(nil), v.BinaryValue...)
+		}
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,111 @@
+package memmailbox
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+// Queue is a handle to one queue of a Broker, the way an SQS client with a
+// queue URL is: it implements sqsloop.Mailbox and sqsloop.AttributesReader.
+// Several handles may share a queue; closing one closes that handle only
+// (Broker.Close closes them all). A handle to a queue that did not exist when
+// Broker.Queue was called fails every call with sqsloop.ErrQueueNotFound,
+// even if the queue is created later: call Broker.Queue again.
+//
+// All methods are safe for concurrent use. A message is in flight to at most
+// one receiver at a time.
+type Queue struct {
+	name      string
+	s         *queueState // nil: the queue does not exist
+	closed    atomic.Bool
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+var (
+	_ sqsloop.Mailbox          = (*Queue)(nil)
+	_ sqsloop.AttributesReader = (*Queue)(nil)
+)
+
+func newQueue(name string, s *queueState) *Queue {
+	return &Queue{name: name, s: s, done: make(chan struct{})}
+}
+
+// Name returns the queue's name.
+func (q *Queue) Name() string { return q.name }
+
+// state returns the queue, or an error wrapping sqsloop.ErrQueueNotFound or
+// sqsloop.ErrMailboxClosed (for this handle; the caller checks the queue's
+// own closed flag under its lock).
+func (q *Queue) state() (*queueState, error) {
+	if q.s == nil {
+		return nil, fmt.Errorf("memmailbox: queue %q: %w", q.name, sqsloop.ErrQueueNotFound)
+	}
+	if q.closed.Load() {
+		return nil, q.errClosed()
+	}
+	return q.s, nil
+}
+
+// lock locks s, the queue behind q, and fails with ErrMailboxClosed if the
+// queue or this handle is closed. On error s is left unlocked.
+func (q *Queue) lock(s *queueState) error {
+	s.mu.Lock()
+	if s.closed || q.closed.Load() {
+		s.mu.Unlock()
+		return q.errClosed()
+	}
+	return nil
+}
+
+func (q *Queue) errClosed() error {
+	return fmt.Errorf("memmailbox: queue %q: %w", q.name, sqsloop.ErrMailboxClosed)
+}
+
+// Close closes this handle: a Receive waiting in a long poll returns an error
+// wrapping sqsloop.ErrMailboxClosed at once, and so does every later call on
+// this handle. The queue and its messages stay in the Broker, reachable by
+// other handles (messages in flight stay in flight until their visibility
+// timeout ends). Close is idempotent and always returns nil.
+func (q *Queue) Close() error {
+	q.closeOnce.Do(func() {
+		q.closed.Store(true)
+		close(q.done)
+	})
+	return nil
+}
+
+// QueueAttributes reports the queue's configuration (VisibilityTimeout with
+// its default applied, Delay, MaxReceiveCount, DeadLetterQueue by name, FIFO).
+// Errors wrap sqsloop.ErrQueueNotFound or sqsloop.ErrMailboxClosed, or are
+// ctx's error when ctx is done.
+func (q *Queue) QueueAttributes(ctx context.Context) (sqsloop.QueueAttributes, error) {
+	s, err := q.state()
+	if err != nil {
+		return sqsloop.QueueAttributes{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return sqsloop.QueueAttributes{}, err
+	}
+	c := s.cfg
+	return sqsloop.QueueAttributes{
+		VisibilityTimeout: c.VisibilityTimeout,
+		Delay:             c.Delay,
+		MaxReceiveCount:   c.MaxReceiveCount,
+		DeadLetterQueue:   c.DeadLetterQueue,
+		FIFO:              c.FIFO,
+	}, nil
+}
+
+// Config returns the queue's configuration with defaults applied, and false
+// if the queue does not exist.
+func (q *Queue) Config() (QueueConfig, bool) {
+	if q.s == nil {
+		return QueueConfig{}, false
+	}
+	return q.s.cfg, true
+}

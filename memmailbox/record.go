@@ -1,0 +1,160 @@
+package memmailbox
+
+import (
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+// msgState is where a record is.
+type msgState uint8
+
+const (
+	stNew      msgState = iota // being enqueued
+	stVisible                  // receivable (standard: in queueState.visible)
+	stInflight                 // received, in queueState.inflight until due
+	stDelayed                  // sent with a delay, in queueState.delayed until due
+	stGone                     // deleted or moved to the DLQ
+)
+
+// record is one message stored in a queue. All fields are guarded by the
+// owning queueState's mutex.
+type record struct {
+	id       string
+	body     string
+	attrs    map[string]sqsloop.MessageAttribute // owned: never handed out
+	sentAt   time.Time
+	sentTS   string // SentTimestamp, ms since epoch
+	firstRcv time.Time
+	firstTS  string // ApproximateFirstReceiveTimestamp, ms since epoch
+	count    int    // approximate receive count
+	group    string // FIFO message group
+	dedupID  string // FIFO deduplication ID
+	seq      string // FIFO sequence number
+
+	st         msgState
+	handle     string    // receipt handle of the newest receive, "" if never received
+	receivedAt time.Time // when the newest receive happened
+	due        time.Time // in flight: visibility deadline; delayed: when it turns visible
+	hidx       int       // index in the heap it is in
+
+	prev, next *record // links in queueState.visible (standard) or group.msgs (FIFO)
+	g          *group  // FIFO: its message group
+}
+
+// recList is an intrusive doubly linked list of records, in order.
+type recList struct {
+	head, tail *record
+	n          int
+}
+
+func (l *recList) pushBack(r *record) {
+	r.prev, r.next = l.tail, nil
+	if l.tail != nil {
+		l.tail.next = r
+	} else {
+		l.head = r
+	}
+	l.tail = r
+	l.n++
+}
+
+func (l *recList) remove(r *record) {
+	if r.prev != nil {
+		r.prev.next = r.next
+	} else {
+		l.head = r.next
+	}
+	if r.next != nil {
+		r.next.prev = r.prev
+	} else {
+		l.tail = r.prev
+	}
+	r.prev, r.next = nil, nil
+	l.n--
+}
+
+// timeHeap is a min-heap of records keyed by record.due; record.hidx tracks
+// each record's index so that remove and fix are O(log n).
+type timeHeap []*record
+
+func (h timeHeap) peek() *record {
+	if len(h) == 0 {
+		return nil
+	}
+	return h[0]
+}
+
+// push adds r and reports whether r became the earliest.
+func (h *timeHeap) push(r *record) bool {
+	r.hidx = len(*h)
+	*h = append(*h, r)
+	h.up(r.hidx)
+	return r.hidx == 0
+}
+
+func (h *timeHeap) pop() *record {
+	r := (*h)[0]
+	h.remove(r)
+	return r
+}
+
+func (h *timeHeap) remove(r *record) {
+	old := *h
+	i, last := r.hidx, len(old)-1
+	if i != last {
+		old.swap(i, last)
+	}
+	old[last] = nil
+	*h = old[:last]
+	if i != last {
+		h.fix(i)
+	}
+	r.hidx = -1
+}
+
+// fix restores the heap after the due time of the record at i changed.
+func (h timeHeap) fix(i int) {
+	if !h.down(i) {
+		h.up(i)
+	}
+}
+
+func (h timeHeap) less(i, j int) bool { return h[i].due.Before(h[j].due) }
+
+func (h timeHeap) swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].hidx, h[j].hidx = i, j
+}
+
+func (h timeHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			return
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+// down sifts the record at i down and reports whether it moved.
+func (h timeHeap) down(i int) bool {
+	start := i
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(h) && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			break
+		}
+		h.swap(i, m)
+		i = m
+	}
+	return i > start
+}

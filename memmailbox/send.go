@@ -1,0 +1,86 @@
+package memmailbox
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+// Send enqueues 1–10 messages (SendMessageBatch) and returns one result per
+// message, in order, with the message ID SQS-style (a UUID) or the entry's
+// error. A message is visible at once, or after its Delay (0–15 min; 0 means
+// the queue's Delay). Body and message attributes are copied.
+//
+// On a FIFO queue every message needs a MessageGroupID, and a
+// DeduplicationID unless the queue has ContentBasedDeduplication (the
+// SHA-256 of the body then stands in). A send whose deduplication ID was
+// already sent within DeduplicationInterval (5 min) succeeds with the first
+// message's ID and enqueues nothing.
+//
+// Entry errors wrap sqsloop.ErrInvalidArgument and name the field and range
+// (empty or oversized body, characters SQS rejects, more than 10 or malformed
+// message attributes, Delay out of range or set on a FIFO queue, missing or
+// misplaced MessageGroupID or DeduplicationID). The call as a whole fails with
+// sqsloop.ErrInvalidArgument for an empty batch, more than 10 entries, or
+// valid entries adding up to more than MaxMessageSize (SQS:
+// BatchRequestTooLong); with sqsloop.ErrQueueNotFound,
+// sqsloop.ErrMailboxClosed, or ctx's error. Safe for concurrent use; it keeps
+// no reference to msgs.
+func (q *Queue) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error) {
+	s, err := q.state()
+	if err != nil {
+		return nil, err
+	}
+	if err := validateBatch("Send", len(msgs)); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	results := make([]sqsloop.SendResult, len(msgs))
+	var recs [sqsloop.MaxBatchSize]*record
+	var delays [sqsloop.MaxBatchSize]time.Duration
+	total := 0
+	for i, m := range msgs {
+		r, delay, size, err := prepare(i, m, s.cfg)
+		if err != nil {
+			results[i].Err = err
+			continue
+		}
+		recs[i], delays[i] = r, delay
+		total += size
+	}
+	if total > MaxMessageSize {
+		return nil, fmt.Errorf("memmailbox: Send: batch of %d bytes, want at most %d (SQS caps a batch at 256 KiB): %w",
+			total, MaxMessageSize, sqsloop.ErrInvalidArgument)
+	}
+	if err := q.lock(s); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	now := time.Now()
+	for i, r := range recs[:len(msgs)] {
+		if r == nil {
+			continue
+		}
+		if s.cfg.FIFO {
+			if id, dup := s.dedup.lookup(r.dedupID, now); dup {
+				results[i].MessageID = id
+				s.stats.Duplicates++
+				continue
+			}
+		}
+		r.id = s.ids.messageID()
+		r.sentAt = now
+		r.sentTS = millis(now)
+		if s.cfg.FIFO {
+			s.dedup.add(r.dedupID, r.id, now)
+		}
+		s.enqueue(r, delays[i], now)
+		s.stats.Sent++
+		results[i].MessageID = r.id
+	}
+	return results, nil
+}

@@ -1,0 +1,88 @@
+package memmailbox_test
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/memmailbox"
+)
+
+func TestSendRejectsBadMessagesPerEntry(t *testing.T) {
+	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	str := func(v string) sqsloop.MessageAttribute {
+		return sqsloop.MessageAttribute{DataType: "String", StringValue: v}
+	}
+	tooMany := map[string]sqsloop.MessageAttribute{}
+	for i := range 11 {
+		tooMany[string(rune('a'+i))] = str("v")
+	}
+	for _, tc := range []struct {
+		name  string
+		msg   sqsloop.OutgoingMessage
+		words []string
+	}{
+		{"empty body", sqsloop.OutgoingMessage{}, []string{"Body", "empty"}},
+		{"body too big", sqsloop.OutgoingMessage{Body: strings.Repeat("x", memmailbox.MaxMessageSize+1)}, []string{"262145 bytes", "256 KiB"}},
+		{"control character", sqsloop.OutgoingMessage{Body: "a\x00b"}, []string{"Body", "byte 1"}},
+		{"invalid UTF-8", sqsloop.OutgoingMessage{Body: "a\xffb"}, []string{"Body", "byte 1"}},
+		{"delay too long", sqsloop.OutgoingMessage{Body: "x", Delay: 16 * 60e9}, []string{"Delay", "0–15m"}},
+		{"negative delay", sqsloop.OutgoingMessage{Body: "x", Delay: -1}, []string{"Delay", "0–15m"}},
+		{"group on standard", sqsloop.OutgoingMessage{Body: "x", MessageGroupID: "g"}, []string{"MessageGroupID", "FIFO"}},
+		{"dedup on standard", sqsloop.OutgoingMessage{Body: "x", DeduplicationID: "d"}, []string{"DeduplicationID", "FIFO"}},
+		{"too many attributes", sqsloop.OutgoingMessage{Body: "x", MessageAttributes: tooMany}, []string{"11 attributes", "10"}},
+		{"reserved name", sqsloop.OutgoingMessage{Body: "x", MessageAttributes: map[string]sqsloop.MessageAttribute{"AWS.trace": str("v")}}, []string{`"AWS.trace"`, "reserved"}},
+		{"bad name", sqsloop.OutgoingMessage{Body: "x", MessageAttributes: map[string]sqsloop.MessageAttribute{"a b": str("v")}}, []string{`"a b"`}},
+		{"double dot", sqsloop.OutgoingMessage{Body: "x", MessageAttributes: map[string]sqsloop.MessageAttribute{"a..b": str("v")}}, []string{`"a..b"`, "'.'"}},
+		{"empty string", sqsloop.OutgoingMessage{Body: "x", MessageAttributes: map[string]sqsloop.MessageAttribute{"k": str("")}}, []string{"StringValue", "empty"}},
+		{"bad type", sqsloop.OutgoingMessage{Body: "x", MessageAttributes: map[string]sqsloop.MessageAttribute{"k": {DataType: "Text", StringValue: "v"}}}, []string{"DataType", "String, Number or Binary"}},
+		{"bad number", sqsloop.OutgoingMessage{Body: "x", MessageAttributes: map[string]sqsloop.MessageAttribute{"k": {DataType: "Number", StringValue: "1e"}}}, []string{"decimal"}},
+		{"empty binary", sqsloop.OutgoingMessage{Body: "x", MessageAttributes: map[string]sqsloop.MessageAttribute{"k": {DataType: "Binary"}}}, []string{"BinaryValue", "empty"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := q.Send(context.Background(), []sqsloop.OutgoingMessage{{Body: "ok"}, tc.msg})
+			if err != nil {
+				t.Fatalf("call failed: %v", err)
+			}
+			if res[0].Err != nil || res[0].MessageID == "" {
+				t.Errorf("good entry: %+v", res[0])
+			}
+			wantErr(t, res[1].Err, sqsloop.ErrInvalidArgument, append(tc.words, "entry 1")...)
+		})
+	}
+}
+
+func TestSendAcceptsWhatSQSAccepts(t *testing.T) {
+	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	ids := send(t, q, sqsloop.OutgoingMessage{Body: strings.Repeat("x", memmailbox.MaxMessageSize)})
+	ids = append(ids, send(t, q,
+		sqsloop.OutgoingMessage{Body: "tab\tnewline\n\r é 😀 \uFFFD", MessageAttributes: map[string]sqsloop.MessageAttribute{
+			"n1":         {DataType: "Number", StringValue: "-1.5e10"},
+			"n2":         {DataType: "Number.int", StringValue: "42"},
+			"bin":        {DataType: "Binary.gz", BinaryValue: []byte{0}},
+			"a.b-c_d":    {DataType: "String", StringValue: "v"},
+			"AWSish":     {DataType: "String", StringValue: "v"},
+			"Amazonlike": {DataType: "String", StringValue: "v"},
+		}},
+	)...)
+	uuid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	for _, id := range ids {
+		if !uuid.MatchString(id) {
+			t.Errorf("message ID %q is not a UUID v4", id)
+		}
+	}
+	if ids[0] == ids[1] {
+		t.Error("two messages got one ID")
+	}
+}
+
+func TestSendBatchOverSizeFailsTheCall(t *testing.T) {
+	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	half := strings.Repeat("x", memmailbox.MaxMessageSize/2)
+	_, err := q.Send(context.Background(), bodies(half, half, "x"))
+	wantErr(t, err, sqsloop.ErrInvalidArgument, "batch", "256 KiB")
+	wantStats(t, q, 0, 0, 0)
+	send(t, q, bodies(half, half)...)
+}
