@@ -9,6 +9,11 @@
 // that always fails (so it is dead-lettered after its max receive count).
 // Leases are short (2 s) so extensions visibly happen. It exits 0 once the
 // queue is drained; Ctrl+C drains gracefully, twice exits at once.
+//
+// With -queue-url it consumes that SQS queue instead (-endpoint for
+// LocalStack, ElasticMQ or an emulator; credentials and region from the
+// standard AWS environment), and -send enqueues the same jobs there first.
+// Give the queue a redrive policy to see the failing job dead-lettered.
 package main
 
 import (
@@ -29,6 +34,9 @@ func main() {
 	flag.IntVar(&o.chunks, "chunks", 48, "chunks each file is read in (each beats the heartbeat)")
 	flag.IntVar(&o.concurrency, "concurrency", 32, "handlers at once")
 	flag.DurationVar(&o.progress, "progress", time.Second, "how often to print progress (0: never)")
+	flag.StringVar(&o.queueURL, "queue-url", "", "consume this SQS queue instead of the in-memory one (AWS credentials and region from the environment)")
+	flag.StringVar(&o.endpoint, "endpoint", "", "base URL of an SQS-compatible server (LocalStack, ElasticMQ, fauxqs); empty: AWS")
+	flag.BoolVar(&o.send, "send", false, "with -queue-url: enqueue the jobs of -dir first")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

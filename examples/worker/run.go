@@ -9,7 +9,6 @@ import (
 
 	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/lifecycle"
-	"github.com/sqsloop/sqsloop/memmailbox"
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
@@ -20,45 +19,48 @@ type options struct {
 	chunks      int
 	concurrency int
 	progress    time.Duration
+	queueURL    string // empty: the embedded in-memory queue
+	endpoint    string // SQS-compatible server; empty: AWS
+	send        bool   // enqueue the jobs into queueURL first
 }
 
-// Queue settings of the demo: short leases so extensions show, and a
-// redrive policy so the failing job reaches the dead-letter queue.
-const (
-	queueName       = "jobs"
-	dlqName         = "jobs-dlq"
-	maxReceiveCount = 3
-	lease           = 2 * time.Second
-)
+// lease is the visibility timeout the worker receives with, short so that
+// extensions visibly happen.
+const lease = 2 * time.Second
 
-// run enqueues the jobs, consumes them until the queue is drained (or coord
-// begins shutdown), and returns the summary.
+// open returns the queue o names.
+func open(ctx context.Context, o options) (queue, error) {
+	if o.queueURL == "" {
+		return newMemQueue()
+	}
+	return newSQSQueue(ctx, o.endpoint, o.queueURL)
+}
+
+// run enqueues the jobs (always in memory, with -send on SQS), consumes
+// until the queue is drained or coord begins shutdown, and returns the
+// summary.
 func run(ctx context.Context, o options, coord *lifecycle.ShutdownCoordinator, out io.Writer, log *slog.Logger) (summary, error) {
 	began := time.Now()
 	sum := summary{}
-	broker := memmailbox.NewBroker()
-	defer broker.Close()
-	dlq, err := broker.CreateQueue(dlqName, memmailbox.QueueConfig{})
+	q, err := open(ctx, o)
 	if err != nil {
 		return sum, err
 	}
-	q, err := broker.CreateQueue(queueName, memmailbox.QueueConfig{
-		VisibilityTimeout: lease, MaxReceiveCount: maxReceiveCount, DeadLetterQueue: dlqName,
-	})
-	if err != nil {
-		return sum, err
+	defer q.close()
+	if o.queueURL == "" || o.send {
+		files, err := listFiles(o.dir)
+		if err != nil {
+			return sum, err
+		}
+		if err := enqueue(ctx, q.mailbox(), files); err != nil {
+			return sum, err
+		}
+		sum.files = len(files)
+		fmt.Fprintf(out, "enqueued %d jobs (%d files, 1 stuck, 1 failing)\n", len(files)+2, len(files))
 	}
-	files, err := listFiles(o.dir)
-	if err != nil {
-		return sum, err
-	}
-	if err := enqueue(ctx, q, files); err != nil {
-		return sum, err
-	}
-	sum.files = len(files)
 
 	h := &hasher{slow: o.slow, chunks: o.chunks}
-	c, err := consumer.New(q, h.handle, consumer.Config{
+	c, err := consumer.New(q.mailbox(), h.handle, consumer.Config{
 		Concurrency:       o.concurrency,
 		VisibilityTimeout: lease,
 		WaitTime:          time.Second,
@@ -78,7 +80,7 @@ func run(ctx context.Context, o options, coord *lifecycle.ShutdownCoordinator, o
 	if err != nil {
 		return sum, err
 	}
-	mon := &monitor{q: q, dlq: dlq, c: c, every: o.progress, out: out, began: began, total: len(files) + 2}
+	mon := &monitor{q: q, c: c, every: o.progress, out: out, began: began, total: sum.files + 2, log: log}
 	if err := group.Add("consumer", c); err != nil {
 		return sum, err
 	}
@@ -86,29 +88,42 @@ func run(ctx context.Context, o options, coord *lifecycle.ShutdownCoordinator, o
 		return sum, err
 	}
 	err = group.Run(ctx)
-	sum.fill(c.Stats(), dlq.Stats().Visible, h.bytes.Load(), time.Since(began), mon.drained)
-	sum.leftInFlight = q.Stats().InFlight
+	dead, derr := q.deadLettered(context.WithoutCancel(ctx))
+	if derr != nil {
+		log.Warn("worker: could not count the dead-letter queue", "error", derr)
+	}
+	sum.fill(c.Stats(), dead, h.bytes.Load(), time.Since(began), mon.drained)
+	if mq, ok := q.(*memQueue); ok {
+		sum.leftInFlight = mq.inFlight()
+	}
 	return sum, err
 }
 
 // monitor prints progress and ends the run once the queue is drained.
 type monitor struct {
-	q, dlq  *memmailbox.Queue
+	q       queue
 	c       *consumer.Consumer
 	every   time.Duration
 	out     io.Writer
 	began   time.Time
 	total   int
+	log     *slog.Logger
 	drained bool
 }
 
-// Run polls the queue every 100 ms; it returns nil when the queue holds
-// nothing visible, delayed or in flight (the group then shuts the consumer
+// Run polls the queue's backlog (every 100 ms in memory, every second on
+// SQS, whose counts are approximate and must read 0 twice in a row); it
+// returns nil once the queue is drained (the group then shuts the consumer
 // down), or when ctx is done.
 func (m *monitor) Run(ctx context.Context) error {
-	poll := time.NewTicker(100 * time.Millisecond)
+	period, need := 100*time.Millisecond, 1
+	if !m.q.exact() {
+		period, need = time.Second, 2
+	}
+	poll := time.NewTicker(period)
 	defer poll.Stop()
 	next := time.Now().Add(m.every)
+	empty := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -116,19 +131,29 @@ func (m *monitor) Run(ctx context.Context) error {
 		case <-poll.C:
 		}
 		if m.every > 0 && !time.Now().Before(next) {
-			m.print()
+			m.print(ctx)
 			next = next.Add(m.every)
 		}
-		if st := m.q.Stats(); st.Visible+st.InFlight+st.Delayed == 0 {
+		n, err := m.q.backlog(ctx)
+		if err != nil {
+			m.log.Warn("worker: could not read the queue's backlog", "error", err)
+			continue
+		}
+		if n > 0 {
+			empty = 0
+			continue
+		}
+		if empty++; empty >= need {
 			m.drained = true
 			return nil
 		}
 	}
 }
 
-func (m *monitor) print() {
+func (m *monitor) print(ctx context.Context) {
 	st := m.c.Stats()
+	dead, _ := m.q.deadLettered(ctx)
 	fmt.Fprintf(m.out, "[%5.1fs] acked %d/%d  failed %d  extensions %d in %d calls  leases lost %d  redelivered %d  dead-lettered %d\n",
 		time.Since(m.began).Seconds(), st.Acked, m.total, st.Failed, st.Extensions, st.ExtensionCalls,
-		st.LeasesLost, st.Redelivered, m.dlq.Stats().Visible)
+		st.LeasesLost, st.Redelivered, dead)
 }
