@@ -177,13 +177,17 @@ func (c *Consumer) Run(ctx context.Context) error {
 	}()
 
 	slots := semaphore.NewWeighted(int64(c.cfg.Concurrency))
-	var handlers sync.WaitGroup
-	runErr := c.receiveLoop(recvCtx, handlerCtx, slots, &handlers, set)
+	handlers := newPool(c.cfg.Concurrency, func(run []*sqsloop.Message) {
+		defer slots.Release(int64(len(run)))
+		c.process(handlerCtx, run, set)
+	})
+	runErr := c.receiveLoop(recvCtx, handlerCtx, slots, handlers)
 	stopRecv()
 	<-watchDone
 	c.state.Store(stateDraining)
 
-	c.awaitHandlers(&handlers)
+	handlers.close()
+	c.awaitHandlers(handlers)
 	close(set.in)
 	<-setDone
 	stopExt()
@@ -193,9 +197,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 
 // awaitHandlers waits for in-flight handlers, cancelling their contexts when
 // the drain budget runs out.
-func (c *Consumer) awaitHandlers(handlers *sync.WaitGroup) {
+func (c *Consumer) awaitHandlers(handlers *pool) {
 	idle := make(chan struct{})
-	go func() { handlers.Wait(); close(idle) }()
+	go func() { handlers.wait(); close(idle) }()
 	budget := time.NewTimer(c.cfg.ShutdownTimeout)
 	defer budget.Stop()
 	select {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -25,10 +24,10 @@ const (
 // drainNackTimeout bounds the call that gives back unstarted messages.
 const drainNackTimeout = 5 * time.Second
 
-// receiveLoop receives while recvCtx lives and starts a handler per message
-// (per message group on a FIFO queue). It returns nil when recvCtx is done,
+// receiveLoop receives while recvCtx lives and hands each message (each
+// run of one message group on a FIFO queue) to the handler pool. It returns nil when recvCtx is done,
 // or the mailbox's error when it failed for good.
-func (c *Consumer) receiveLoop(recvCtx, handlerCtx context.Context, slots *semaphore.Weighted, handlers *sync.WaitGroup, set *settler) error {
+func (c *Consumer) receiveLoop(recvCtx, handlerCtx context.Context, slots *semaphore.Weighted, handlers *pool) error {
 	backoff := receiveBackoffMin
 	for {
 		select {
@@ -79,7 +78,9 @@ func (c *Consumer) receiveLoop(recvCtx, handlerCtx context.Context, slots *semap
 			continue
 		}
 		backoff = receiveBackoffMin
-		c.dispatch(handlerCtx, msgs, slots, handlers, set)
+		for _, run := range groupRuns(msgs) {
+			handlers.submit(run)
+		}
 	}
 }
 
@@ -126,19 +127,6 @@ func (c *Consumer) nackUnstarted(ctx context.Context, msgs []*sqsloop.Message) {
 			continue
 		}
 		c.st.drainNacked.Add(1)
-	}
-}
-
-// dispatch starts handlers for msgs, each holding one slot. Messages of one
-// FIFO message group run one after another, in order, on one goroutine.
-func (c *Consumer) dispatch(ctx context.Context, msgs []*sqsloop.Message, slots *semaphore.Weighted, handlers *sync.WaitGroup, set *settler) {
-	for _, run := range groupRuns(msgs) {
-		handlers.Add(1)
-		go func() {
-			defer handlers.Done()
-			defer slots.Release(int64(len(run)))
-			c.process(ctx, run, set)
-		}()
 	}
 }
 

@@ -1,0 +1,52 @@
+package consumer
+
+import (
+	"sync"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+// pool runs message runs on at most size long-lived goroutines, started as
+// they are first needed: no goroutine per message, and a handler's stack,
+// once grown, is reused. Only the receive loop calls submit and close.
+type pool struct {
+	size    int
+	handle  func([]*sqsloop.Message)
+	work    chan []*sqsloop.Message
+	workers int // started so far; touched by the submitting goroutine only
+	wg      sync.WaitGroup
+}
+
+func newPool(size int, handle func([]*sqsloop.Message)) *pool {
+	return &pool{size: size, handle: handle, work: make(chan []*sqsloop.Message)}
+}
+
+// submit hands run to an idle worker, starting one if none is idle and
+// fewer than size run. The caller holds a handler slot for the run, so
+// with all size workers started one of them is, or is about to be, idle.
+func (p *pool) submit(run []*sqsloop.Message) {
+	if p.workers < p.size {
+		select {
+		case p.work <- run:
+		default:
+			p.workers++
+			p.wg.Add(1)
+			go p.worker(run)
+		}
+		return
+	}
+	p.work <- run
+}
+
+func (p *pool) worker(first []*sqsloop.Message) {
+	defer p.wg.Done()
+	p.handle(first)
+	for run := range p.work {
+		p.handle(run)
+	}
+}
+
+// close tells the workers that no more work comes; wait returns when they
+// have finished what they hold.
+func (p *pool) close() { close(p.work) }
+func (p *pool) wait()  { p.wg.Wait() }
