@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/semaphore"
-
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/visibility"
 )
@@ -160,9 +158,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	extDone := make(chan struct{})
 	go func() { defer close(extDone); _ = c.ext.Run(extCtx) }()
 
-	set := newSettler(c.mb, c.cfg.AckWindow, c.cfg.Logger, &c.st, c.cfg.Concurrency)
-	setDone := make(chan struct{})
-	go func() { defer close(setDone); set.run(base) }()
+	set := newSettler(base, c.mb, c.cfg.AckWindow, c.cfg.Logger, &c.st)
 
 	// Receiving stops when ctx is done or Shutdown is called.
 	recvCtx, stopRecv := context.WithCancel(ctx)
@@ -176,20 +172,19 @@ func (c *Consumer) Run(ctx context.Context) error {
 		stopRecv()
 	}()
 
-	slots := semaphore.NewWeighted(int64(c.cfg.Concurrency))
+	free := newSlots(c.cfg.Concurrency)
 	handlers := newPool(c.cfg.Concurrency, func(run []*sqsloop.Message) {
-		defer slots.Release(int64(len(run)))
+		defer free.release(len(run))
 		c.process(handlerCtx, run, set)
 	})
-	runErr := c.receiveLoop(recvCtx, handlerCtx, slots, handlers)
+	runErr := c.receiveLoop(recvCtx, handlerCtx, free, handlers)
 	stopRecv()
 	<-watchDone
 	c.state.Store(stateDraining)
 
 	handlers.close()
 	c.awaitHandlers(handlers)
-	close(set.in)
-	<-setDone
+	set.close()
 	stopExt()
 	<-extDone
 	return runErr

@@ -7,8 +7,6 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"golang.org/x/sync/semaphore"
-
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/heartbeat"
 	"github.com/sqsloop/sqsloop/visibility"
@@ -27,7 +25,7 @@ const drainNackTimeout = 5 * time.Second
 // receiveLoop receives while recvCtx lives and hands each message (each
 // run of one message group on a FIFO queue) to the handler pool. It returns nil when recvCtx is done,
 // or the mailbox's error when it failed for good.
-func (c *Consumer) receiveLoop(recvCtx, handlerCtx context.Context, slots *semaphore.Weighted, handlers *pool) error {
+func (c *Consumer) receiveLoop(recvCtx, handlerCtx context.Context, free slots, handlers *pool) error {
 	backoff := receiveBackoffMin
 	for {
 		select {
@@ -36,12 +34,9 @@ func (c *Consumer) receiveLoop(recvCtx, handlerCtx context.Context, slots *semap
 		default:
 		}
 		// Never receive more than can start at once.
-		if err := slots.Acquire(recvCtx, 1); err != nil {
+		n, ok := c.gather(recvCtx, free)
+		if !ok {
 			return nil
-		}
-		n := 1
-		for n < c.cfg.MaxMessages && slots.TryAcquire(1) {
-			n++
 		}
 		c.st.receiveCalls.Add(1)
 		msgs, err := c.mb.Receive(recvCtx, sqsloop.ReceiveRequest{
@@ -49,7 +44,7 @@ func (c *Consumer) receiveLoop(recvCtx, handlerCtx context.Context, slots *semap
 			VisibilityTimeout: c.cfg.VisibilityTimeout,
 			WaitTime:          c.cfg.WaitTime,
 		})
-		slots.Release(int64(n - len(msgs)))
+		free.release(n - len(msgs))
 		if len(msgs) > 0 {
 			c.st.received.Add(int64(len(msgs)))
 			for _, m := range msgs {
@@ -61,7 +56,7 @@ func (c *Consumer) receiveLoop(recvCtx, handlerCtx context.Context, slots *semap
 		if recvCtx.Err() != nil {
 			// Shutdown began while these were on their way: give them back.
 			c.nackUnstarted(handlerCtx, msgs)
-			slots.Release(int64(len(msgs)))
+			free.release(len(msgs))
 			return nil
 		}
 		if err != nil {
@@ -82,6 +77,41 @@ func (c *Consumer) receiveLoop(recvCtx, handlerCtx context.Context, slots *semap
 			handlers.submit(run)
 		}
 	}
+}
+
+// gatherWindow is how long the receive loop waits for busy handler slots to
+// free up so that one receive can ask for a full batch: receives of one or
+// two messages cost as many requests as receives of ten.
+const gatherWindow = 10 * time.Millisecond
+
+// gather takes one free handler slot, waiting for it, then up to
+// MaxMessages in all, waiting at most gatherWindow for busy ones to free up.
+// It returns how many it holds; ok is false when ctx ended first.
+func (c *Consumer) gather(ctx context.Context, free slots) (n int, ok bool) {
+	if !free.acquire(ctx) {
+		return 0, false
+	}
+	n = 1
+	want := min(c.cfg.MaxMessages, c.cfg.Concurrency)
+	for n < want && free.tryAcquire() {
+		n++
+	}
+	if n == want {
+		return n, true
+	}
+	t := time.NewTimer(gatherWindow)
+	defer t.Stop()
+	for n < want {
+		select {
+		case <-free:
+			n++
+		case <-t.C:
+			return n, true
+		case <-ctx.Done():
+			return n, true // receive will see ctx and give the slots back
+		}
+	}
+	return n, true
 }
 
 // fatal reports whether a receive error ends Run: the mailbox is closed,
@@ -135,18 +165,21 @@ func (c *Consumer) nackUnstarted(ctx context.Context, msgs []*sqsloop.Message) {
 // otherwise.
 func groupRuns(msgs []*sqsloop.Message) [][]*sqsloop.Message {
 	runs := make([][]*sqsloop.Message, 0, len(msgs))
-	index := map[string]int{}
-	for _, m := range msgs {
+	var index map[string]int
+	for i, m := range msgs {
 		if m.MessageGroupID == "" {
-			runs = append(runs, []*sqsloop.Message{m})
+			runs = append(runs, msgs[i:i+1:i+1]) // capacity 1: an append copies
 			continue
 		}
-		if i, ok := index[m.MessageGroupID]; ok {
-			runs[i] = append(runs[i], m)
+		if index == nil {
+			index = map[string]int{}
+		}
+		if j, ok := index[m.MessageGroupID]; ok {
+			runs[j] = append(runs[j], m)
 			continue
 		}
 		index[m.MessageGroupID] = len(runs)
-		runs = append(runs, []*sqsloop.Message{m})
+		runs = append(runs, msgs[i:i+1:i+1])
 	}
 	return runs
 }
@@ -156,27 +189,32 @@ func groupRuns(msgs []*sqsloop.Message) [][]*sqsloop.Message {
 // the rest of its group is given back unprocessed so order holds.
 func (c *Consumer) process(ctx context.Context, run []*sqsloop.Message, set *settler) {
 	hb := heartbeat.New()
-	hctx, cancel := context.WithCancelCause(heartbeat.NewContext(ctx, hb))
-	defer cancel(nil)
-	leases := make([]*leaseOf, len(run))
-	for i, m := range run {
-		leases[i] = &leaseOf{m: m, l: c.ext.Attach(m, hb, cancel)}
+	hctx := heartbeat.NewContext(ctx, hb)
+	var cancel context.CancelCauseFunc
+	if c.cfg.Visibility.CancelOnLeaseLost {
+		hctx, cancel = context.WithCancelCause(hctx)
+		defer cancel(nil)
+	}
+	var one [1]*visibility.Lease
+	leases := one[:0]
+	for _, m := range run {
+		leases = append(leases, c.ext.Attach(m, hb, cancel))
 	}
 	failed := false
-	for _, lo := range leases {
+	for i, m := range run {
 		if failed || ctx.Err() != nil {
 			// An earlier message of the group failed, or the drain budget ran
 			// out before this one started: give it back untouched.
-			c.ext.Detach(lo.l)
-			set.nack(lo.m, 0)
+			c.ext.Detach(leases[i])
+			set.nack(m, 0)
 			continue
 		}
 		c.st.started.Add(1)
-		err := c.handler(hctx, lo.m)
-		lost := c.ext.Detach(lo.l)
+		err := c.handler(hctx, m)
+		lost := c.ext.Detach(leases[i])
 		if err == nil {
 			c.st.succeeded.Add(1)
-			set.ack(lo.m)
+			set.ack(m)
 			continue
 		}
 		failed = true
@@ -194,13 +232,8 @@ func (c *Consumer) process(ctx context.Context, run []*sqsloop.Message, set *set
 		if errors.Is(context.Cause(hctx), ErrDrainTimeout) {
 			delay = 0 // interrupted by the drain, not failed: give it back at once
 		}
-		c.cfg.Logger.Debug("consumer: handler failed; nacking", slog.String("message_id", lo.m.ID),
+		c.cfg.Logger.Debug("consumer: handler failed; nacking", slog.String("message_id", m.ID),
 			slog.Duration("delay", delay), slog.Any("error", err))
-		set.nack(lo.m, delay)
+		set.nack(m, delay)
 	}
-}
-
-type leaseOf struct {
-	m *sqsloop.Message
-	l *visibility.Lease
 }

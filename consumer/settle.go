@@ -4,9 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/sqsloop/sqsloop"
 )
@@ -15,9 +14,6 @@ import (
 // ChangeMessageVisibilityBatch call of the settler.
 const settleCallTimeout = 30 * time.Second
 
-// maxParallelSettles bounds the settler's batch calls in flight at once.
-const maxParallelSettles = 4
-
 // settlement is one ack (delay < 0) or nack (delay ≥ 0) waiting for its batch.
 type settlement struct {
 	m     *sqsloop.Message
@@ -25,75 +21,86 @@ type settlement struct {
 }
 
 // settler coalesces acks into DeleteMessageBatch calls and nacks into
-// ChangeMessageVisibilityBatch calls: a batch goes out when it has 10
-// entries or when its oldest entry has waited the window.
+// ChangeMessageVisibilityBatch calls: a batch goes out as soon as it has 10
+// entries, or when its oldest entry has waited the window. Handlers add to
+// the batches under a mutex (no goroutine hand-off per message); each call
+// goes out on a goroutine of its own, tracked until close returns.
 type settler struct {
 	mb     sqsloop.Mailbox
 	window time.Duration
 	log    *slog.Logger
 	st     *counters
-	in     chan settlement
+	ctx    context.Context // values only: acks go out even while draining
+
+	mu          sync.Mutex
+	acks, nacks []settlement
+	timer       *time.Timer // armed while a batch waits; its run is counted in calls
+	calls       sync.WaitGroup
 }
 
-func newSettler(mb sqsloop.Mailbox, window time.Duration, log *slog.Logger, st *counters, buffer int) *settler {
-	return &settler{mb: mb, window: window, log: log, st: st, in: make(chan settlement, buffer)}
+func newSettler(ctx context.Context, mb sqsloop.Mailbox, window time.Duration, log *slog.Logger, st *counters) *settler {
+	return &settler{mb: mb, window: window, log: log, st: st, ctx: ctx}
 }
 
-func (s *settler) ack(m *sqsloop.Message)                   { s.in <- settlement{m: m, delay: -1} }
-func (s *settler) nack(m *sqsloop.Message, d time.Duration) { s.in <- settlement{m: m, delay: d} }
+func (s *settler) ack(m *sqsloop.Message)                   { s.add(settlement{m: m, delay: -1}) }
+func (s *settler) nack(m *sqsloop.Message, d time.Duration) { s.add(settlement{m: m, delay: d}) }
 
-// run settles until s.in is closed and drained, then waits for its calls.
-// ctx carries values only: acks and nacks go out even while draining.
-func (s *settler) run(ctx context.Context) {
-	var g errgroup.Group
-	g.SetLimit(maxParallelSettles)
-	var acks, nacks []settlement
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	var fire <-chan time.Time
-	flush := func(batch *[]settlement, ack bool) {
-		if len(*batch) == 0 {
-			return
-		}
-		b := *batch
-		*batch = nil
-		g.Go(func() error { s.send(ctx, b, ack); return nil })
+func (s *settler) add(e settlement) {
+	s.mu.Lock()
+	buf := &s.nacks
+	if e.delay < 0 {
+		buf = &s.acks
 	}
-	for {
-		select {
-		case op, ok := <-s.in:
-			if !ok {
-				flush(&acks, true)
-				flush(&nacks, false)
-				_ = g.Wait()
-				return
-			}
-			if len(acks)+len(nacks) == 0 {
-				timer.Reset(s.window)
-				fire = timer.C
-			}
-			if op.delay < 0 {
-				acks = append(acks, op)
-				if len(acks) == sqsloop.MaxBatchSize {
-					flush(&acks, true)
-				}
-			} else {
-				nacks = append(nacks, op)
-				if len(nacks) == sqsloop.MaxBatchSize {
-					flush(&nacks, false)
-				}
-			}
-		case <-fire:
-			fire = nil
-			flush(&acks, true)
-			flush(&nacks, false)
-		}
+	*buf = append(*buf, e)
+	var full []settlement
+	if len(*buf) == sqsloop.MaxBatchSize {
+		full, *buf = *buf, nil
+		s.calls.Add(1)
+	} else if s.timer == nil {
+		s.calls.Add(1) // released by the timer's run, or by close if it stops it
+		s.timer = time.AfterFunc(s.window, s.flushTimer)
 	}
+	s.mu.Unlock()
+	if full != nil {
+		go func() {
+			defer s.calls.Done()
+			s.send(full, e.delay < 0)
+		}()
+	}
+}
+
+// flushTimer sends whatever waits when the window ends.
+func (s *settler) flushTimer() {
+	defer s.calls.Done()
+	s.mu.Lock()
+	acks, nacks := s.acks, s.nacks
+	s.acks, s.nacks, s.timer = nil, nil, nil
+	s.mu.Unlock()
+	s.send(acks, true)
+	s.send(nacks, false)
+}
+
+// close sends what waits at once and returns when every call is done. No
+// add may follow.
+func (s *settler) close() {
+	s.mu.Lock()
+	if s.timer != nil && s.timer.Stop() {
+		s.calls.Done() // the timer will not run
+	}
+	acks, nacks := s.acks, s.nacks
+	s.acks, s.nacks, s.timer = nil, nil, nil
+	s.mu.Unlock()
+	s.send(acks, true)
+	s.send(nacks, false)
+	s.calls.Wait()
 }
 
 // send makes one batch call and accounts for every entry.
-func (s *settler) send(ctx context.Context, b []settlement, ack bool) {
-	ctx, cancel := context.WithTimeout(ctx, settleCallTimeout)
+func (s *settler) send(b []settlement, ack bool) {
+	if len(b) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, settleCallTimeout)
 	defer cancel()
 	var errs []error
 	var err error
