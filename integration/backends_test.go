@@ -1,0 +1,42 @@
+package integration
+
+import (
+	"testing"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+// forEachBackend runs body once per Mailbox backend, as subtests named after
+// the harness: "memmailbox" (inside a synctest bubble, virtual time) and
+// "sqsmailbox/<server kind>" (real server, wall clock; skipped, or failed
+// under CI=true, when no server can be had). body creates its queues with
+// h.NewQueue and waits with h.Sleep.
+//
+// It is the entry point for end-to-end consumer scenarios
+// (consumer_e2e_test.go): write one body and it runs on both backends.
+func forEachBackend(t *testing.T, body func(t *testing.T, h Harness)) {
+	t.Helper()
+	t.Run(MemHarness{}.Name(), func(t *testing.T) {
+		MemHarness{}.Run(t, func(t *testing.T) { body(t, MemHarness{}) })
+	})
+	t.Run("sqsmailbox", func(t *testing.T) {
+		h := sqsHarness(t)
+		h.Run(t, func(t *testing.T) { body(t, h) })
+	})
+}
+
+// TestForEachBackend checks the helper the end-to-end tests build on: each
+// backend gets a working queue.
+func TestForEachBackend(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, h Harness) {
+		ctx := t.Context()
+		q, cleanup := h.NewQueue(ctx, t, QueueOptions{})
+		defer cleanup()
+		ids := SendBodies(ctx, t, q.Mailbox, "ping")
+		m := ReceiveOne(ctx, t, q.Mailbox, patience, longLease)
+		if m.ID != ids[0] || m.Body != "ping" {
+			t.Fatalf("%s: received %s, want the ping sent as %s", h.Name(), describe([]*sqsloop.Message{m}), ids[0])
+		}
+		AckAll(ctx, t, q.Mailbox, m)
+	})
+}

@@ -1,0 +1,67 @@
+package integration
+
+import (
+	"sync"
+	"testing"
+)
+
+// A scenario is one named behaviour every Mailbox must show.
+type scenario struct {
+	name string
+	run  func(t *testing.T, h Harness)
+}
+
+// scenarios lists the suite. Names are the same for every harness, so one
+// implementation's failure can be compared with another's run by name.
+var scenarios = []scenario{
+	{"TestRoundTripWithAttributes", testRoundTripWithAttributes},
+	{"TestVisibilityHidesThenReveals", testVisibilityHidesThenReveals},
+	{"TestExtendKeepsHiddenPastOriginalTimeout", testExtendKeepsHiddenPastOriginalTimeout},
+	{"TestNackRevealsAtOnce", testNackRevealsAtOnce},
+	{"TestStaleReceiptHandleAfterRedelivery", testStaleReceiptHandleAfterRedelivery},
+	{"TestLeaseCeiling", testLeaseCeiling},
+	{"TestPartialBatchFailurePerEntry", testPartialBatchFailurePerEntry},
+	{"TestBatchLimits", testBatchLimits},
+	{"TestLongPollingReturnsEarly", testLongPollingReturnsEarly},
+	{"TestApproximateReceiveCountIncrements", testApproximateReceiveCountIncrements},
+	{"TestRedriveToDLQ", testRedriveToDLQ},
+	{"TestFIFOOrderWithinGroup", testFIFOOrderWithinGroup},
+	{"TestConcurrentReceiversNeverShareAMessage", testConcurrentReceiversNeverShareAMessage},
+	{"TestCloseStopsEveryCall", testCloseStopsEveryCall},
+	{"TestQueueAttributes", testQueueAttributes},
+}
+
+// ScenarioNames returns the names of the conformance scenarios, in the order
+// RunConformance starts them. The slice is a copy; the function is safe for
+// concurrent use.
+func ScenarioNames() []string {
+	names := make([]string, len(scenarios))
+	for i, s := range scenarios {
+		names[i] = s.name
+	}
+	return names
+}
+
+// RunConformance runs every scenario against h, each as a subtest named as
+// in ScenarioNames, each on queues of its own, all at once: each subtest
+// runs in a goroutine of its own and RunConformance waits for them all. The
+// scenarios spend their time waiting on queues, not computing, so they do not
+// go through t.Parallel, whose limit (-parallel, GOMAXPROCS by default) would
+// run them two at a time on a two-core machine.
+//
+// A scenario skips when h lacks a feature it needs (Features.FIFO,
+// Features.DLQ, Features.AttributesReader), and logs a declared difference by
+// name (see the Diff… constants) where h's Features say it departs from SQS.
+// On a real server the suite takes about as long as its longest scenario
+// (about 5 s); under a virtual-time harness, next to no wall-clock time.
+func RunConformance(t *testing.T, h Harness) {
+	var wg sync.WaitGroup
+	for _, s := range scenarios {
+		wg.Go(func() {
+			t.Run(s.name, func(t *testing.T) {
+				h.Run(t, func(t *testing.T) { s.run(t, h) })
+			})
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,154 @@
+package integration
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+// Harness gives the conformance suite fresh queues on one Mailbox
+// implementation. A Harness must be safe for concurrent use: scenarios run in
+// parallel, each on its own queues.
+type Harness interface {
+	// Name names the implementation in test logs ("memmailbox",
+	// "sqsmailbox/fauxqs").
+	Name() string
+
+	// Features declares what the implementation supports and where it
+	// knowingly differs from Amazon SQS.
+	Features() Features
+
+	// Run runs one scenario's body. A virtual-time harness runs it inside a
+	// testing/synctest bubble, so every wait in body (Sleep, a long poll, a
+	// visibility timeout) costs no wall-clock time; a real-server harness
+	// calls body(t) directly. Queues must be created inside body.
+	Run(t *testing.T, body func(t *testing.T))
+
+	// NewQueue creates a fresh queue configured by opts (and its dead-letter
+	// queue when opts.MaxReceiveCount > 0) and returns mailboxes for them.
+	// cleanup closes the mailboxes and deletes the queues; call it before body
+	// returns. On a failure NewQueue calls t.Fatal (so call it from the
+	// test's goroutine), and returns only usable queues; it may call t.Skip
+	// when the harness lacks a feature opts needs.
+	NewQueue(ctx context.Context, t testing.TB, opts QueueOptions) (q Queue, cleanup func())
+
+	// Sleep waits for d or until ctx is done, whichever comes first, and
+	// returns ctx's error in the second case. Inside a virtual-time bubble it
+	// advances the fake clock; on a real server it waits on the wall clock,
+	// which scenarios use only where no long poll can stand in for it.
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// QueueOptions configures a queue made by Harness.NewQueue. The zero value is
+// a standard queue with a 30 s visibility timeout, no delay and no redrive.
+type QueueOptions struct {
+	// VisibilityTimeout is the queue's default visibility timeout, 0–12 h;
+	// 0 means SQS's default of 30 s. Real servers count whole seconds.
+	VisibilityTimeout time.Duration
+
+	// Delay is the queue's delivery delay (DelaySeconds), 0–15 min.
+	Delay time.Duration
+
+	// FIFO makes a FIFO queue (on SQS its name ends in ".fifo"); its DLQ, if
+	// any, is FIFO too.
+	FIFO bool
+
+	// ContentBasedDeduplication lets FIFO sends omit a deduplication ID.
+	ContentBasedDeduplication bool
+
+	// MaxReceiveCount, when above 0, creates a dead-letter queue and a redrive
+	// policy that moves a message there after this many receives (SQS allows
+	// 1–1000).
+	MaxReceiveCount int
+}
+
+// Queue is what Harness.NewQueue returns: the queue's mailbox and, with a
+// redrive policy, its dead-letter queue's mailbox.
+type Queue struct {
+	// Mailbox is the queue under test.
+	Mailbox sqsloop.Mailbox
+
+	// DLQ is the dead-letter queue's mailbox; nil without a redrive policy.
+	DLQ sqsloop.Mailbox
+
+	// DeadLetterQueue is the DLQ as QueueAttributes reports it (its ARN on
+	// SQS, its name in memmailbox); empty without a redrive policy.
+	DeadLetterQueue string
+}
+
+// Features declares a harness's capabilities, which scenarios skip on, and
+// its declared differences from Amazon SQS, which scenarios log by name (see
+// the Diff… constants) instead of failing on.
+type Features struct {
+	// VirtualTime: Run uses testing/synctest, so scenarios may check exact
+	// instants (a message reappears exactly when its visibility timeout ends).
+	VirtualTime bool
+
+	// FIFO: the implementation supports FIFO queues.
+	FIFO bool
+
+	// DLQ: the implementation supports a redrive policy and dead-letter queue.
+	DLQ bool
+
+	// AttributesReader: the mailbox implements sqsloop.AttributesReader.
+	AttributesReader bool
+
+	// SubSecondVisibility: visibility timeouts and delays are honoured to
+	// the nanosecond. SQS counts whole seconds, and sqsmailbox rounds up.
+	SubSecondVisibility bool
+
+	// StaleDeleteFails: Delete with a stale receipt handle fails its entry
+	// with sqsloop.ErrReceiptHandleExpired. SQS instead reports success and
+	// deletes nothing. Either way the message must survive.
+	StaleDeleteFails bool
+
+	// LeaseCeiling: ChangeVisibility reaching past 12 h after the receive
+	// fails its entry with sqsloop.ErrLeaseCeiling, as SQS does.
+	LeaseCeiling bool
+
+	// FIFOBatchesWithinGroup: one Receive on a FIFO queue may return several
+	// messages of one message group, in order, as SQS does. Without it, a
+	// Receive returns at most one message per group.
+	FIFOBatchesWithinGroup bool
+
+	// RedriveKeepsMessageID: a message moved to the DLQ keeps its message ID,
+	// as on SQS.
+	RedriveKeepsMessageID bool
+}
+
+// Names of the declared differences, as scenarios log them:
+// "declared difference <name> on <harness>: <what happened>". Each goes with
+// a Features field; grep a test log for "declared difference" to list them.
+const (
+	// DiffSubSecondVisibility: the harness lacks Features.SubSecondVisibility
+	// (SQS counts visibility timeouts in whole seconds), so the scenario did
+	// not check a lease to the millisecond.
+	DiffSubSecondVisibility = "SubSecondVisibility"
+
+	// DiffStaleDeleteSucceeds: the harness lacks Features.StaleDeleteFails;
+	// a delete with a stale receipt handle reported success (and, as checked,
+	// deleted nothing), as SQS does.
+	DiffStaleDeleteSucceeds = "StaleDeleteSucceeds"
+
+	// DiffNoLeaseCeiling: the harness lacks Features.LeaseCeiling; an extend
+	// reaching past 12 h after the receive was accepted.
+	DiffNoLeaseCeiling = "NoLeaseCeiling"
+
+	// DiffFIFOOnePerGroupReceive: the harness lacks
+	// Features.FIFOBatchesWithinGroup; a FIFO receive returned at most one
+	// message per message group.
+	DiffFIFOOnePerGroupReceive = "FIFOOnePerGroupReceive"
+
+	// DiffRedriveNewMessageID: the harness lacks
+	// Features.RedriveKeepsMessageID; the DLQ gave a redriven message a new ID.
+	DiffRedriveNewMessageID = "RedriveNewMessageID"
+)
+
+// declared logs a declared difference by name, so a reader of the test log
+// (and the lead's notes) can collect every place two implementations differ.
+func declared(t testing.TB, h Harness, name, format string, args ...any) {
+	t.Helper()
+	t.Logf("declared difference %s on %s: "+format, append([]any{name, h.Name()}, args...)...)
+}

@@ -1,0 +1,26 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain runs the tests, stops the SQS server if a test started one (see
+// sqsServer), then checks that no goroutine outlived them.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := stopSQSServer(); err != nil {
+		fmt.Fprintln(os.Stderr, "integration: stopping the SQS server:", err)
+		code = 1
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "integration: leaked goroutines:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}

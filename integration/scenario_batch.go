@@ -1,0 +1,154 @@
+package integration
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+// testPartialBatchFailurePerEntry: a batch with one bad entry fails that
+// entry only; the call succeeds and the other entries take effect.
+func testPartialBatchFailurePerEntry(t *testing.T, h Harness) {
+	ctx := t.Context()
+	q, cleanup := h.NewQueue(ctx, t, QueueOptions{})
+	defer cleanup()
+
+	ids := SendBodies(ctx, t, q.Mailbox, "keep", "deleted", "nack")
+	msgs := ReceiveN(ctx, t, q.Mailbox, 3, patience, longLease)
+	byBody := map[string]*sqsloop.Message{}
+	for _, m := range msgs {
+		byBody[m.Body] = m
+	}
+	keep, gone, nack := byBody["keep"], byBody["deleted"], byBody["nack"]
+	if keep == nil || gone == nil || nack == nil {
+		t.Fatalf("received %s, want the three bodies sent (IDs %v)", describe(msgs), ids)
+	}
+	AckAll(ctx, t, q.Mailbox, gone) // its handle is now stale
+
+	errs, err := q.Mailbox.ChangeVisibility(ctx, []sqsloop.VisibilityChange{
+		{ReceiptHandle: keep.ReceiptHandle, Timeout: longLease},
+		{ReceiptHandle: gone.ReceiptHandle, Timeout: longLease},
+		{ReceiptHandle: nack.ReceiptHandle, Timeout: 0},
+	})
+	if err != nil {
+		t.Fatalf("ChangeVisibility with one stale entry failed as a whole: %v", err)
+	}
+	if len(errs) != 3 || errs[0] != nil || !errors.Is(errs[1], sqsloop.ErrReceiptHandleExpired) || errs[2] != nil {
+		t.Fatalf("ChangeVisibility entry errors = %v, want [nil ErrReceiptHandleExpired nil]", errs)
+	}
+	// Only the nacked entry took effect as a reveal; "keep" stays hidden.
+	back := ReceiveOne(ctx, t, q.Mailbox, patience, longLease)
+	if back.ID != nack.ID {
+		t.Fatalf("after the batch: received %s, want only the nacked message %s", describe([]*sqsloop.Message{back}), nack.ID)
+	}
+
+	errs, err = q.Mailbox.Delete(ctx, []string{keep.ReceiptHandle, gone.ReceiptHandle, back.ReceiptHandle})
+	if err != nil {
+		t.Fatalf("Delete with one stale entry failed as a whole: %v", err)
+	}
+	if len(errs) != 3 || errs[0] != nil || errs[2] != nil {
+		t.Fatalf("Delete entry errors = %v, want nil for entries 0 and 2", errs)
+	}
+	switch {
+	case h.Features().StaleDeleteFails && !errors.Is(errs[1], sqsloop.ErrReceiptHandleExpired):
+		t.Errorf("Delete entry 1 (stale handle) = %v, want ErrReceiptHandleExpired", errs[1])
+	case !h.Features().StaleDeleteFails && errs[1] != nil:
+		t.Errorf("Delete entry 1 (stale handle) = %v, want nil (Features.StaleDeleteFails is false)", errs[1])
+	case !h.Features().StaleDeleteFails:
+		declared(t, h, DiffStaleDeleteSucceeds, "a batch delete entry with a stale receipt handle reported success")
+	}
+	ExpectNone(ctx, t, q.Mailbox, settle)
+
+	// A send batch with one entry SQS refuses (U+0000 is not allowed in a
+	// body) either fails that entry alone, or is refused whole before it
+	// reaches the queue (ErrInvalidArgument) with nothing sent.
+	res, err := q.Mailbox.Send(ctx, []sqsloop.OutgoingMessage{{Body: "good 1"}, {Body: "bad \x00 body"}, {Body: "good 2"}})
+	switch {
+	case err != nil && errors.Is(err, sqsloop.ErrInvalidArgument):
+		t.Logf("Send refused the batch whole before sending: %v", err)
+		ExpectNone(ctx, t, q.Mailbox, settle)
+	case err != nil:
+		t.Fatalf("Send with one invalid body: %v, want per-entry failure or ErrInvalidArgument", err)
+	default:
+		if len(res) != 3 || res[0].Err != nil || res[1].Err == nil || res[2].Err != nil {
+			t.Fatalf("Send results = %+v, want only entry 1 failed", res)
+		}
+		got := ReceiveN(ctx, t, q.Mailbox, 2, patience, longLease)
+		for _, m := range got {
+			if !strings.HasPrefix(m.Body, "good") {
+				t.Errorf("received %q, which Send reported failed", m.Body)
+			}
+		}
+		AckAll(ctx, t, q.Mailbox, got...)
+	}
+}
+
+// testBatchLimits: SQS's limits (1–10 entries; MaxMessages 1–10; WaitTime
+// 0–20 s; visibility 0–12 h) are enforced with ErrInvalidArgument, and a
+// receive never returns more than asked.
+func testBatchLimits(t *testing.T, h Harness) {
+	ctx := t.Context()
+	q, cleanup := h.NewQueue(ctx, t, QueueOptions{})
+	defer cleanup()
+	mb := q.Mailbox
+
+	eleven := make([]string, sqsloop.MaxBatchSize+1)
+	for i := range eleven {
+		eleven[i] = "body"
+	}
+	SendBodies(ctx, t, mb, eleven...) // SendBodies splits into batches of 10
+
+	// Receive returns at most MaxMessages.
+	msgs, err := mb.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 3, VisibilityTimeout: longLease, WaitTime: time.Second})
+	if err != nil || len(msgs) == 0 || len(msgs) > 3 {
+		t.Fatalf("Receive(MaxMessages 3) = %d messages, %v; want 1–3", len(msgs), err)
+	}
+
+	invalid := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, sqsloop.ErrInvalidArgument) {
+			t.Errorf("%s: %v, want ErrInvalidArgument", what, err)
+		}
+	}
+	changes := make([]sqsloop.VisibilityChange, sqsloop.MaxBatchSize+1)
+	out := make([]sqsloop.OutgoingMessage, sqsloop.MaxBatchSize+1)
+	for i := range changes {
+		changes[i] = sqsloop.VisibilityChange{ReceiptHandle: msgs[0].ReceiptHandle, Timeout: longLease}
+		out[i] = sqsloop.OutgoingMessage{Body: "x"}
+	}
+	_, err = mb.Delete(ctx, eleven)
+	invalid("Delete with 11 entries", err)
+	_, err = mb.Delete(ctx, nil)
+	invalid("Delete with no entries", err)
+	_, err = mb.ChangeVisibility(ctx, changes)
+	invalid("ChangeVisibility with 11 entries", err)
+	_, err = mb.ChangeVisibility(ctx, nil)
+	invalid("ChangeVisibility with no entries", err)
+	_, err = mb.Send(ctx, out)
+	invalid("Send with 11 entries", err)
+	_, err = mb.Send(ctx, nil)
+	invalid("Send with no entries", err)
+
+	for _, req := range []sqsloop.ReceiveRequest{
+		{MaxMessages: 0, VisibilityTimeout: longLease},
+		{MaxMessages: 11, VisibilityTimeout: longLease},
+		{MaxMessages: 1, VisibilityTimeout: longLease, WaitTime: sqsloop.MaxWaitTime + time.Second},
+		{MaxMessages: 1, VisibilityTimeout: longLease, WaitTime: -time.Second},
+		{MaxMessages: 1, VisibilityTimeout: sqsloop.MaxVisibilityTimeout + time.Second},
+		{MaxMessages: 1, VisibilityTimeout: -time.Second},
+	} {
+		_, err := mb.Receive(ctx, req)
+		invalid(fmt.Sprintf("Receive(%+v)", req), err)
+	}
+	for _, d := range []time.Duration{-time.Second, sqsloop.MaxVisibilityTimeout + time.Second} {
+		errs, err := mb.ChangeVisibility(ctx, []sqsloop.VisibilityChange{{ReceiptHandle: msgs[0].ReceiptHandle, Timeout: d}})
+		if !isCallOrEntry(errs, err, 0, sqsloop.ErrInvalidArgument) {
+			t.Errorf("ChangeVisibility(%v): call %v, entries %v; want ErrInvalidArgument", d, err, errs)
+		}
+	}
+	AckAll(ctx, t, mb, msgs...)
+}

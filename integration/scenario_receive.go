@@ -1,0 +1,232 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+type receiveResult struct {
+	msgs    []*sqsloop.Message
+	err     error
+	elapsed time.Duration
+}
+
+// receiveAsync starts one Receive in a goroutine; the returned channel yields
+// its result. The caller must read the channel before the scenario ends.
+func receiveAsync(ctx context.Context, mb sqsloop.Mailbox, req sqsloop.ReceiveRequest) <-chan receiveResult {
+	ch := make(chan receiveResult, 1)
+	go func() {
+		start := time.Now()
+		msgs, err := mb.Receive(ctx, req)
+		ch <- receiveResult{msgs, err, time.Since(start)}
+	}()
+	return ch
+}
+
+// testLongPollingReturnsEarly: a long poll on an empty queue returns empty
+// and without error when its wait ends; one that is waiting returns as soon
+// as a message is sent, long before its wait ends; and one whose context is
+// cancelled returns the context's error.
+func testLongPollingReturnsEarly(t *testing.T, h Harness) {
+	ctx := t.Context()
+	f := h.Features()
+	q, cleanup := h.NewQueue(ctx, t, QueueOptions{})
+	defer cleanup()
+
+	start := time.Now()
+	msgs, err := q.Mailbox.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1, VisibilityTimeout: longLease, WaitTime: settle})
+	if err != nil || len(msgs) != 0 {
+		t.Fatalf("long poll on an empty queue = %d messages, %v; want none and nil", len(msgs), err)
+	}
+	if f.VirtualTime {
+		if got := time.Since(start); got != settle {
+			t.Errorf("empty long poll returned after %v, want its whole WaitTime %v", got, settle)
+		}
+	}
+
+	pending := receiveAsync(ctx, q.Mailbox, sqsloop.ReceiveRequest{MaxMessages: 1, VisibilityTimeout: longLease, WaitTime: sqsloop.MaxWaitTime})
+	if err := h.Sleep(ctx, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	ids := SendBodies(ctx, t, q.Mailbox, "late")
+	r := <-pending
+	if r.err != nil || len(r.msgs) != 1 || r.msgs[0].ID != ids[0] {
+		t.Fatalf("waiting long poll = %s, %v; want the message sent while it waited", describe(r.msgs), r.err)
+	}
+	// The behaviour under test is "returns before WaitTime": a poll that ran
+	// its whole 20 s would also have found the message.
+	if r.elapsed >= sqsloop.MaxWaitTime {
+		t.Errorf("long poll returned after %v, not before its WaitTime %v", r.elapsed, sqsloop.MaxWaitTime)
+	}
+	if f.VirtualTime && r.elapsed != time.Second {
+		t.Errorf("long poll returned %v after it started, want exactly 1 s (when the message was sent)", r.elapsed)
+	}
+	AckAll(ctx, t, q.Mailbox, r.msgs...)
+
+	cctx, cancel := context.WithCancel(ctx)
+	pending = receiveAsync(cctx, q.Mailbox, sqsloop.ReceiveRequest{MaxMessages: 1, VisibilityTimeout: longLease, WaitTime: sqsloop.MaxWaitTime})
+	if err := h.Sleep(ctx, time.Second); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	cancel()
+	r = <-pending
+	if !errors.Is(r.err, context.Canceled) || len(r.msgs) != 0 {
+		t.Fatalf("long poll whose context was cancelled = %d messages, %v; want none and context.Canceled", len(r.msgs), r.err)
+	}
+	if f.VirtualTime && r.elapsed != time.Second {
+		t.Errorf("cancelled long poll returned %v after it started, want 1 s (when it was cancelled)", r.elapsed)
+	}
+}
+
+// testApproximateReceiveCountIncrements: every receive of the same message
+// counts one more, gives a new receipt handle, and keeps the message ID and
+// the first-receive time.
+func testApproximateReceiveCountIncrements(t *testing.T, h Harness) {
+	ctx := t.Context()
+	q, cleanup := h.NewQueue(ctx, t, QueueOptions{})
+	defer cleanup()
+
+	ids := SendBodies(ctx, t, q.Mailbox, "count me")
+	handles := map[string]bool{}
+	var first time.Time
+	for n := 1; n <= 3; n++ {
+		m := ReceiveOne(ctx, t, q.Mailbox, patience, longLease)
+		if m.ID != ids[0] {
+			t.Fatalf("receive %d: message ID %s, want %s", n, m.ID, ids[0])
+		}
+		if m.ReceiveCount != n || m.Attributes[sqsloop.AttrApproximateReceiveCount] != strconv.Itoa(n) {
+			t.Errorf("receive %d: ReceiveCount %d, attribute %q; want %d", n, m.ReceiveCount, m.Attributes[sqsloop.AttrApproximateReceiveCount], n)
+		}
+		if handles[m.ReceiptHandle] {
+			t.Errorf("receive %d repeated an earlier receipt handle", n)
+		}
+		handles[m.ReceiptHandle] = true
+		if n == 1 {
+			first = m.FirstReceivedAt
+		} else if !m.FirstReceivedAt.Equal(first) {
+			t.Errorf("receive %d: FirstReceivedAt %v, want %v from the first receive", n, m.FirstReceivedAt, first)
+		}
+		if n < 3 {
+			if err := m.Nack(ctx, 0); err != nil {
+				t.Fatalf("Nack: %v", err)
+			}
+			continue
+		}
+		AckAll(ctx, t, q.Mailbox, m)
+	}
+}
+
+// testConcurrentReceiversNeverShareAMessage: receivers polling one queue at
+// the same time each get distinct messages, and together get all of them.
+func testConcurrentReceiversNeverShareAMessage(t *testing.T, h Harness) {
+	ctx := t.Context()
+	q, cleanup := h.NewQueue(ctx, t, QueueOptions{})
+	defer cleanup()
+
+	const total, receivers = 30, 4
+	bodies := make([]string, total)
+	for i := range bodies {
+		bodies[i] = fmt.Sprintf("m%02d", i)
+	}
+	ids := SendBodies(ctx, t, q.Mailbox, bodies...)
+
+	var (
+		mu   sync.Mutex
+		seen = map[string]int{}
+		all  []*sqsloop.Message
+		errs []error
+		wg   sync.WaitGroup
+	)
+	for range receivers {
+		wg.Go(func() {
+			for {
+				msgs, err := q.Mailbox.Receive(ctx, sqsloop.ReceiveRequest{
+					MaxMessages: sqsloop.MaxBatchSize, VisibilityTimeout: longLease, WaitTime: settle,
+				})
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, err)
+				}
+				for _, m := range msgs {
+					seen[m.ID]++
+					all = append(all, m)
+				}
+				done := len(all) >= total
+				mu.Unlock()
+				if err != nil || len(msgs) == 0 || done {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		t.Fatalf("Receive errors: %v", errs)
+	}
+	for id, n := range seen {
+		if n > 1 {
+			t.Errorf("message %s was received %d times by concurrent receivers within its lease", id, n)
+		}
+	}
+	for _, id := range ids {
+		if seen[id] == 0 {
+			t.Errorf("message %s was never received", id)
+		}
+	}
+	AckAll(ctx, t, q.Mailbox, all...)
+	ExpectNone(ctx, t, q.Mailbox, settle)
+}
+
+// testCloseStopsEveryCall: Close ends a waiting long poll with
+// ErrMailboxClosed, every later call fails with ErrMailboxClosed, and a
+// second Close is a no-op.
+func testCloseStopsEveryCall(t *testing.T, h Harness) {
+	ctx := t.Context()
+	q, cleanup := h.NewQueue(ctx, t, QueueOptions{})
+	defer cleanup()
+	mb := q.Mailbox
+
+	SendBodies(ctx, t, mb, "held")
+	m := ReceiveOne(ctx, t, mb, patience, longLease)
+	pending := receiveAsync(ctx, mb, sqsloop.ReceiveRequest{MaxMessages: 1, VisibilityTimeout: longLease, WaitTime: sqsloop.MaxWaitTime})
+	if err := h.Sleep(ctx, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := mb.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	r := <-pending
+	if !errors.Is(r.err, sqsloop.ErrMailboxClosed) || len(r.msgs) != 0 {
+		t.Errorf("long poll waiting at Close = %d messages, %v; want none and ErrMailboxClosed", len(r.msgs), r.err)
+	}
+	if h.Features().VirtualTime && r.elapsed != time.Second {
+		t.Errorf("long poll waiting at Close returned %v after it started, want 1 s (at Close)", r.elapsed)
+	}
+
+	closed := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, sqsloop.ErrMailboxClosed) {
+			t.Errorf("%s after Close: %v, want ErrMailboxClosed", what, err)
+		}
+	}
+	_, err := mb.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1, VisibilityTimeout: longLease})
+	closed("Receive", err)
+	_, err = mb.Send(ctx, []sqsloop.OutgoingMessage{{Body: "late"}})
+	closed("Send", err)
+	_, err = mb.ChangeVisibility(ctx, []sqsloop.VisibilityChange{{ReceiptHandle: m.ReceiptHandle, Timeout: longLease}})
+	closed("ChangeVisibility", err)
+	_, err = mb.Delete(ctx, []string{m.ReceiptHandle})
+	closed("Delete", err)
+	closed("Message.Ack", m.Ack(ctx))
+	if err := mb.Close(); err != nil {
+		t.Errorf("second Close: %v, want nil (Close is idempotent)", err)
+	}
+}
