@@ -1,0 +1,233 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/heartbeat"
+	"github.com/sqsloop/sqsloop/visibility"
+)
+
+// quietLogger drops the consumer's records (lease-lost WARNs are expected
+// here).
+var quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// e2eConfig: 2 s leases (whole seconds, as SQS counts them), looked at every
+// 500 ms and extended by 2 s, 1 s long polls.
+func e2eConfig() consumer.Config {
+	return consumer.Config{
+		Concurrency:       4,
+		VisibilityTimeout: 2 * time.Second,
+		WaitTime:          time.Second,
+		Visibility:        visibility.Config{Interval: 500 * time.Millisecond, Extension: 2 * time.Second},
+		ShutdownTimeout:   30 * time.Second,
+		Logger:            quietLogger,
+	}
+}
+
+// runConsumer starts c; stop begins its drain and returns Run's error.
+func runConsumer(c *consumer.Consumer) (stop func() error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	return func() error { cancel(); return <-done }
+}
+
+// beat beats ctx's heartbeat every period for d, waiting with h.Sleep.
+func beat(ctx context.Context, h Harness, d, period time.Duration) error {
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		heartbeat.Beat(ctx)
+		if err := h.Sleep(ctx, period); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// A handler that beats for 3× the visibility timeout keeps its message: no
+// other receiver sees it, and it is acked once.
+func TestE2EBeatingHandlerOutlivesItsLease(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, h Harness) {
+		ctx := t.Context()
+		q, cleanup := h.NewQueue(ctx, t, QueueOptions{VisibilityTimeout: 2 * time.Second})
+		defer cleanup()
+		SendBodies(ctx, t, q.Mailbox, "long job")
+		started := make(chan struct{})
+		c, err := consumer.New(q.Mailbox, func(ctx context.Context, m *sqsloop.Message) error {
+			close(started)
+			return beat(ctx, h, 6*time.Second, 200*time.Millisecond)
+		}, e2eConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := runConsumer(c)
+		<-started
+		ExpectNone(ctx, t, q.Mailbox, 5*time.Second) // a redelivery would arrive here
+		if err := h.Sleep(ctx, 2*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		st := c.Stats()
+		if st.Acked != 1 || st.Redelivered != 0 || st.LeasesLost != 0 || st.Extensions < 6 {
+			t.Fatalf("%s: stats %+v: want acked once, no redelivery, no lost lease, ≥ 6 extensions", h.Name(), st)
+		}
+		ExpectNone(ctx, t, q.Mailbox, time.Second)
+	})
+}
+
+// A handler that stops beating loses its message to a second consumer.
+func TestE2EStuckHandlerLosesItsMessage(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, h Harness) {
+		ctx := t.Context()
+		q, cleanup := h.NewQueue(ctx, t, QueueOptions{VisibilityTimeout: 2 * time.Second})
+		defer cleanup()
+		SendBodies(ctx, t, q.Mailbox, "stuck job")
+
+		release := make(chan struct{})
+		taken := make(chan struct{})
+		one := e2eConfig()
+		one.Concurrency = 1
+		stuck, err := consumer.New(q.Mailbox, func(ctx context.Context, m *sqsloop.Message) error {
+			heartbeat.Beat(ctx)
+			close(taken)
+			<-release // hangs without beating
+			return nil
+		}, one)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stopStuck := runConsumer(stuck)
+		<-taken
+
+		got := make(chan string, 1)
+		second, err := consumer.New(q.Mailbox, func(ctx context.Context, m *sqsloop.Message) error {
+			got <- m.Body
+			return nil
+		}, e2eConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		stopSecond := runConsumer(second)
+		select {
+		case body := <-got:
+			if body != "stuck job" {
+				t.Fatalf("second consumer got %q", body)
+			}
+		case <-time.After(patience):
+			t.Fatalf("%s: the stuck handler's message never reached the second consumer", h.Name())
+		}
+		close(release)
+		if err := stopSecond(); err != nil {
+			t.Fatal(err)
+		}
+		if err := stopStuck(); err != nil {
+			t.Fatal(err)
+		}
+		if st := stuck.Stats(); st.LeasesLost != 1 {
+			t.Fatalf("%s: stuck consumer stats %+v: want its lease lost", h.Name(), st)
+		}
+		if st := second.Stats(); st.Acked != 1 {
+			t.Fatalf("%s: second consumer stats %+v: want the message acked", h.Name(), st)
+		}
+	})
+}
+
+// heldMailbox holds the messages of its second receive until the receive's
+// context ends: they arrive just as the shutdown begins, received but not
+// started.
+type heldMailbox struct {
+	sqsloop.Mailbox
+	calls atomic.Int32
+	held  atomic.Int32
+}
+
+func (m *heldMailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*sqsloop.Message, error) {
+	msgs, err := m.Mailbox.Receive(ctx, req)
+	if m.calls.Add(1) == 2 {
+		m.held.Store(int32(len(msgs)))
+		<-ctx.Done()
+	}
+	return msgs, err
+}
+
+// A shutdown gives received-but-unstarted messages back at once — a second
+// receiver has them within 1 s — and acks the in-flight ones.
+func TestE2EShutdownGivesBackUnstarted(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, h Harness) {
+		ctx := t.Context()
+		q, cleanup := h.NewQueue(ctx, t, QueueOptions{VisibilityTimeout: 30 * time.Second})
+		defer cleanup()
+		bodies := make([]string, 20)
+		for i := range bodies {
+			bodies[i] = fmt.Sprint("job-", i)
+		}
+		SendBodies(ctx, t, q.Mailbox, bodies...)
+
+		mb := &heldMailbox{Mailbox: q.Mailbox}
+		cfg := e2eConfig()
+		cfg.Concurrency = 20
+		cfg.VisibilityTimeout = 30 * time.Second // only a nack can make them visible within the test
+		cfg.Visibility = visibility.Config{Interval: 5 * time.Second, Extension: 30 * time.Second}
+		c, err := consumer.New(mb, func(ctx context.Context, m *sqsloop.Message) error {
+			return beat(ctx, h, 3*time.Second, 200*time.Millisecond)
+		}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runDone := make(chan error, 1)
+		go func() { runDone <- c.Run(context.Background()) }()
+		for mb.calls.Load() < 2 || c.Stats().Started == 0 {
+			if err := h.Sleep(ctx, 50*time.Millisecond); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The second receive may still be taking messages: wait for it.
+		for mb.held.Load() == 0 && c.Stats().Received < 20 {
+			if err := h.Sleep(ctx, 50*time.Millisecond); err != nil {
+				t.Fatal(err)
+			}
+		}
+		inFlight := c.Stats().Started
+		began := time.Now()
+		shutdown := make(chan error, 1)
+		go func() { shutdown <- c.Shutdown(context.Background()) }()
+
+		want := int(mb.held.Load())
+		var back []*sqsloop.Message
+		for len(back) < want && time.Since(began) <= time.Second {
+			msgs, err := q.Mailbox.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 10, VisibilityTimeout: longLease, WaitTime: time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			back = append(back, msgs...)
+		}
+		if len(back) != want || want == 0 {
+			t.Fatalf("%s: a second receiver got %d of the %d unstarted messages within %v of the shutdown",
+				h.Name(), len(back), want, time.Since(began))
+		}
+		t.Logf("%s: %d unstarted messages visible to a second receiver %v after the shutdown began",
+			h.Name(), want, time.Since(began).Round(time.Millisecond))
+		if err := <-shutdown; err != nil {
+			t.Fatal(err)
+		}
+		if err := <-runDone; err != nil {
+			t.Fatal(err)
+		}
+		st := c.Stats()
+		if st.Acked != inFlight || st.DrainNacked != int64(want) || st.AckFailed != 0 {
+			t.Fatalf("%s: stats %+v: want the %d in-flight acked and %d given back", h.Name(), st, inFlight, want)
+		}
+	})
+}
