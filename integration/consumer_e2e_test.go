@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -228,6 +229,65 @@ func TestE2EShutdownGivesBackUnstarted(t *testing.T) {
 		st := c.Stats()
 		if st.Acked != inFlight || st.DrainNacked != int64(want) || st.AckFailed != 0 {
 			t.Fatalf("%s: stats %+v: want the %d in-flight acked and %d given back", h.Name(), st, inFlight, want)
+		}
+	})
+}
+
+// On a FIFO queue the consumer keeps each message group's order and runs one
+// message of a group at a time, while groups run side by side.
+func TestE2EFIFOGroupsKeepOrder(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, h Harness) {
+		if !h.Features().FIFO {
+			t.Skipf("%s: no FIFO queues", h.Name())
+		}
+		ctx := t.Context()
+		q, cleanup := h.NewQueue(ctx, t, QueueOptions{FIFO: true, VisibilityTimeout: 2 * time.Second})
+		defer cleanup()
+		var out []sqsloop.OutgoingMessage
+		for i := range 12 {
+			body := fmt.Sprint(i)
+			out = append(out, sqsloop.OutgoingMessage{Body: body, MessageGroupID: fmt.Sprint("g", i%3), DeduplicationID: body})
+		}
+		SendAll(ctx, t, q.Mailbox, out...)
+
+		var mu sync.Mutex
+		order := map[string][]string{}
+		busy := map[string]bool{}
+		all := make(chan struct{})
+		c, err := consumer.New(q.Mailbox, func(ctx context.Context, m *sqsloop.Message) error {
+			mu.Lock()
+			if busy[m.MessageGroupID] {
+				t.Errorf("%s: two messages of group %s at once", h.Name(), m.MessageGroupID)
+			}
+			busy[m.MessageGroupID] = true
+			mu.Unlock()
+			err := beat(ctx, h, 100*time.Millisecond, 50*time.Millisecond)
+			mu.Lock()
+			busy[m.MessageGroupID] = false
+			order[m.MessageGroupID] = append(order[m.MessageGroupID], m.Body)
+			if len(order["g0"])+len(order["g1"])+len(order["g2"]) == 12 {
+				close(all)
+			}
+			mu.Unlock()
+			return err
+		}, e2eConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := runConsumer(c)
+		select {
+		case <-all:
+		case <-time.After(patience):
+			t.Errorf("%s: not every message was handled", h.Name())
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if got := fmt.Sprint(order["g0"], order["g1"], order["g2"]); got != "[0 3 6 9] [1 4 7 10] [2 5 8 11]" {
+			t.Fatalf("%s: order per group %s", h.Name(), got)
 		}
 	})
 }
