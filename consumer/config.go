@@ -68,13 +68,13 @@ type Config struct {
 	Backoff BackoffFunc
 
 	// ShutdownTimeout is the drain budget: how long in-flight handlers may
-	// run after shutdown begins before their contexts are cancelled. ≥ 0;
-	// default 25 s.
+	// run after shutdown begins before their contexts are cancelled. > 0;
+	// 0 means the default, 25 s.
 	ShutdownTimeout time.Duration
 
 	// AckWindow is how long an ack or nack waits for others to fill its
-	// batch call, 0–1 s; a batch also goes out as soon as it has 10 entries.
-	// Default 50 ms.
+	// batch call, > 0 and ≤ 1 s; a batch also goes out as soon as it has 10
+	// entries. 0 means the default, 50 ms.
 	AckWindow time.Duration
 
 	// Middleware wraps the handler, Middleware[0] outermost, inside the
@@ -118,11 +118,14 @@ func (c Config) withDefaults() Config {
 
 // Validate reports every problem with c (zero fields taking their
 // defaults), joined with errors.Join; each names its field and the allowed
-// range. It returns nil for a valid Config.
+// range and wraps sqsloop.ErrInvalidArgument (errors.Is). It returns nil for
+// a valid Config.
 func (c Config) Validate() error {
 	d := c.withDefaults()
 	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf(format+": %w", append(args, sqsloop.ErrInvalidArgument)...))
+	}
 	if d.Concurrency < 1 || d.Concurrency > MaxConcurrency {
 		bad("Concurrency: must be between 1 and %d, got %d", MaxConcurrency, d.Concurrency)
 	}
@@ -136,10 +139,10 @@ func (c Config) Validate() error {
 		bad("WaitTime: must be between 1s and 20s (SQS WaitTimeSeconds), got %v", d.WaitTime)
 	}
 	if d.ShutdownTimeout < 0 {
-		bad("ShutdownTimeout: must be >= 0, got %v", d.ShutdownTimeout)
+		bad("ShutdownTimeout: must be > 0 (0 means %v), got %v", DefaultShutdownTimeout, d.ShutdownTimeout)
 	}
 	if d.AckWindow < 0 || d.AckWindow > time.Second {
-		bad("AckWindow: must be between 0 and 1s, got %v", d.AckWindow)
+		bad("AckWindow: must be > 0 and at most 1s (0 means %v), got %v", DefaultAckWindow, d.AckWindow)
 	}
 	for i, mw := range d.Middleware {
 		if mw == nil {
@@ -148,14 +151,18 @@ func (c Config) Validate() error {
 	}
 	if err := d.Visibility.Validate(); err != nil {
 		for _, e := range unjoin(err) {
-			bad("Visibility.%v", e)
+			errs = append(errs, fmt.Errorf("Visibility.%w", e))
 		}
-	} else if vis := d.Visibility.Interval; !d.Visibility.Disabled {
+	} else if !d.Visibility.Disabled {
+		vis := d.Visibility.Interval
 		if vis == 0 {
 			vis = visibility.DefaultInterval
 		}
 		if vis >= d.VisibilityTimeout/2 {
 			bad("Visibility.Interval: must be less than VisibilityTimeout/2 (%v), got %v", d.VisibilityTimeout/2, vis)
+		}
+		if m := d.Visibility.MaxExtension; m > 0 && m < d.VisibilityTimeout {
+			bad("Visibility.MaxExtension: must be 0 or at least VisibilityTimeout (%v), got %v", d.VisibilityTimeout, m)
 		}
 	}
 	return errors.Join(errs...)

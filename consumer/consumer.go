@@ -45,6 +45,8 @@ type Consumer struct {
 	drainOne sync.Once
 	done     chan struct{} // closed when Run returns
 
+	waiting waiting // FIFO runs with messages waiting behind a running one
+
 	mu             sync.Mutex
 	cancelHandlers context.CancelCauseFunc // set while Run runs
 }
@@ -109,6 +111,7 @@ func (c *Consumer) Stats() Stats {
 // before Run makes a later Run return at once; after Run it returns nil.
 func (c *Consumer) Shutdown(ctx context.Context) error {
 	c.drainOne.Do(func() { close(c.drainReq) })
+	c.state.CompareAndSwap(stateRunning, stateDraining)
 	if c.state.Load() == stateNew {
 		return nil
 	}
@@ -134,9 +137,10 @@ func (c *Consumer) cancelInFlight() {
 // called, or the mailbox fails for good (closed, queue not found); then it
 // drains (see the package doc) and returns once every goroutine it started
 // has stopped and every message it received is acked or given back. It
-// returns nil after a drain asked for by ctx or Shutdown, an error wrapping
-// sqsloop.ErrMailboxClosed or sqsloop.ErrQueueNotFound when the mailbox
-// failed, and ErrAlreadyStarted if Run was called before.
+// returns nil after a drain asked for by ctx or Shutdown; the receive's error
+// when the mailbox failed for good (it wraps sqsloop.ErrMailboxClosed,
+// sqsloop.ErrQueueNotFound or sqsloop.ErrInvalidArgument); and
+// ErrAlreadyStarted if Run was called before.
 func (c *Consumer) Run(ctx context.Context) error {
 	if !c.state.CompareAndSwap(stateNew, stateRunning) {
 		return ErrAlreadyStarted
@@ -169,30 +173,52 @@ func (c *Consumer) Run(ctx context.Context) error {
 		case <-c.drainReq:
 		case <-recvCtx.Done():
 		}
+		c.state.CompareAndSwap(stateRunning, stateDraining) // Running() turns false at once
 		stopRecv()
 	}()
 
 	free := newSlots(c.cfg.Concurrency)
-	handlers := newPool(c.cfg.Concurrency, func(run []*sqsloop.Message) {
-		defer free.release(len(run))
-		c.process(handlerCtx, run, set)
+	handlers := newPool(c.cfg.Concurrency, func(r *run) {
+		defer free.release(len(r.msgs))
+		c.process(handlerCtx, r, set)
 	})
 	runErr := c.receiveLoop(recvCtx, handlerCtx, free, handlers)
 	stopRecv()
 	<-watchDone
 	c.state.Store(stateDraining)
 
+	c.giveBackWaiting(base)
 	handlers.close()
-	c.awaitHandlers(handlers)
+	c.awaitHandlers(handlers, stopExt)
 	set.close()
 	stopExt()
 	<-extDone
 	return runErr
 }
 
-// awaitHandlers waits for in-flight handlers, cancelling their contexts when
-// the drain budget runs out.
-func (c *Consumer) awaitHandlers(handlers *pool) {
+// giveBackWaiting nacks at once the messages that wait behind a running one
+// of their FIFO group: received, not started.
+func (c *Consumer) giveBackWaiting(ctx context.Context) {
+	var msgs []*sqsloop.Message
+	for _, r := range c.waiting.all() {
+		first, end := r.rest()
+		for i := first; i < end; i++ {
+			if c.ext.Detach(r.leases[i]) == nil {
+				msgs = append(msgs, r.msgs[i])
+			}
+		}
+	}
+	for len(msgs) > 0 {
+		n := min(len(msgs), sqsloop.MaxBatchSize)
+		c.nackUnstarted(ctx, msgs[:n])
+		msgs = msgs[n:]
+	}
+}
+
+// awaitHandlers waits for in-flight handlers. When the drain budget runs
+// out it cancels their contexts and stops the extender, whose calls in
+// flight would otherwise hold up their Detach.
+func (c *Consumer) awaitHandlers(handlers *pool, stopExt context.CancelFunc) {
 	idle := make(chan struct{})
 	go func() { handlers.wait(); close(idle) }()
 	budget := time.NewTimer(c.cfg.ShutdownTimeout)
@@ -204,6 +230,7 @@ func (c *Consumer) awaitHandlers(handlers *pool) {
 		c.cfg.Logger.Warn("consumer: drain budget exhausted; cancelling in-flight handlers",
 			"shutdown_timeout", c.cfg.ShutdownTimeout)
 		c.cancelInFlight()
+		stopExt()
 	}
 	<-idle
 }

@@ -44,6 +44,12 @@ func (c *Consumer) receiveLoop(recvCtx, handlerCtx context.Context, free slots, 
 			VisibilityTimeout: c.cfg.VisibilityTimeout,
 			WaitTime:          c.cfg.WaitTime,
 		})
+		if len(msgs) > n {
+			c.cfg.Logger.Error("consumer: the mailbox returned more messages than asked for; giving back the extra",
+				slog.Int("asked", n), slog.Int("got", len(msgs)))
+			c.nackUnstarted(context.WithoutCancel(handlerCtx), msgs[n:])
+			msgs = msgs[:n]
+		}
 		free.release(n - len(msgs))
 		if len(msgs) > 0 {
 			c.st.received.Add(int64(len(msgs)))
@@ -55,7 +61,7 @@ func (c *Consumer) receiveLoop(recvCtx, handlerCtx context.Context, free slots, 
 		}
 		if recvCtx.Err() != nil {
 			// Shutdown began while these were on their way: give them back.
-			c.nackUnstarted(handlerCtx, msgs)
+			c.nackUnstarted(context.WithoutCancel(handlerCtx), msgs)
 			free.release(len(msgs))
 			return nil
 		}
@@ -73,8 +79,8 @@ func (c *Consumer) receiveLoop(recvCtx, handlerCtx context.Context, free slots, 
 			continue
 		}
 		backoff = receiveBackoffMin
-		for _, run := range groupRuns(msgs) {
-			handlers.submit(run)
+		for _, r := range groupRuns(msgs) {
+			handlers.submit(r)
 		}
 	}
 }
@@ -160,80 +166,99 @@ func (c *Consumer) nackUnstarted(ctx context.Context, msgs []*sqsloop.Message) {
 	}
 }
 
-// groupRuns splits msgs into runs to process in order: one per message group
-// on a FIFO queue (SQS keeps order within a group), one per message
-// otherwise.
-func groupRuns(msgs []*sqsloop.Message) [][]*sqsloop.Message {
-	runs := make([][]*sqsloop.Message, 0, len(msgs))
-	var index map[string]int
-	for i, m := range msgs {
-		if m.MessageGroupID == "" {
-			runs = append(runs, msgs[i:i+1:i+1]) // capacity 1: an append copies
-			continue
-		}
-		if index == nil {
-			index = map[string]int{}
-		}
-		if j, ok := index[m.MessageGroupID]; ok {
-			runs[j] = append(runs[j], m)
-			continue
-		}
-		index[m.MessageGroupID] = len(runs)
-		runs = append(runs, msgs[i:i+1:i+1])
-	}
-	return runs
-}
-
-// process handles a run of messages in order. All of them share one
-// heartbeat and keep their leases while the run progresses; if one fails,
-// the rest of its group is given back unprocessed so order holds.
-func (c *Consumer) process(ctx context.Context, run []*sqsloop.Message, set *settler) {
+// process handles r's messages in order. They share one heartbeat: the
+// running handler's beats, and each message finished, keep the waiting ones
+// alive. If one fails, the rest of its group is given back unprocessed so
+// that order holds; a waiting message whose lease was lost is left to its
+// redelivery.
+func (c *Consumer) process(ctx context.Context, r *run, set *settler) {
 	hb := heartbeat.New()
 	hctx := heartbeat.NewContext(ctx, hb)
-	var cancel context.CancelCauseFunc
-	if c.cfg.Visibility.CancelOnLeaseLost {
-		hctx, cancel = context.WithCancelCause(hctx)
-		defer cancel(nil)
-	}
 	var one [1]*visibility.Lease
-	leases := one[:0]
-	for _, m := range run {
-		leases = append(leases, c.ext.Attach(m, hb, cancel))
+	r.leases = one[:0]
+	var cancels []context.CancelCauseFunc
+	var ctxs []context.Context
+	for _, m := range r.msgs {
+		var cancel context.CancelCauseFunc
+		if c.cfg.Visibility.CancelOnLeaseLost {
+			var mctx context.Context
+			mctx, cancel = context.WithCancelCause(hctx)
+			ctxs, cancels = append(ctxs, mctx), append(cancels, cancel)
+		}
+		r.leases = append(r.leases, c.ext.Attach(m, hb, cancel))
 	}
-	failed := false
-	for i, m := range run {
-		if failed || ctx.Err() != nil {
-			// An earlier message of the group failed, or the drain budget ran
-			// out before this one started: give it back untouched.
-			c.ext.Detach(leases[i])
+	defer func() {
+		for _, cancel := range cancels {
+			cancel(nil)
+		}
+	}()
+	if len(r.msgs) > 1 {
+		c.waiting.add(r)
+		defer c.waiting.remove(r)
+	}
+	for {
+		i, ok := r.take()
+		if !ok {
+			return
+		}
+		m, lease := r.msgs[i], r.leases[i]
+		if i > 0 && c.ext.Err(lease) != nil {
+			c.ext.Detach(lease) // lapsed while waiting: it is being redelivered
+			continue
+		}
+		if ctx.Err() != nil {
+			// The drain budget ran out before this one started.
+			c.ext.Detach(lease)
 			set.nack(m, 0)
 			continue
 		}
+		mctx := hctx
+		if ctxs != nil {
+			mctx = ctxs[i]
+		}
 		c.st.started.Add(1)
-		err := c.handler(hctx, m)
-		lost := c.ext.Detach(leases[i])
+		err := c.handler(mctx, m)
+		hb.Beat() // a finished message is progress for the ones waiting
+		lost := c.ext.Detach(lease)
 		if err == nil {
 			c.st.succeeded.Add(1)
 			set.ack(m)
 			continue
 		}
-		failed = true
-		c.st.failed.Add(1)
-		var pe *PanicError
-		if errors.As(err, &pe) {
-			c.st.panics.Add(1)
+		c.failed(mctx, m, err, lost, set)
+		if first, end := r.rest(); first < end {
+			c.giveBack(r, first, end, set)
 		}
-		if lost != nil {
-			// The lease is gone and the message visible or redelivered
-			// already: a nack has nothing left to give back.
-			continue
+	}
+}
+
+// failed accounts for a handler's error and nacks m with its delay.
+func (c *Consumer) failed(ctx context.Context, m *sqsloop.Message, err, lost error, set *settler) {
+	c.st.failed.Add(1)
+	var pe *PanicError
+	if errors.As(err, &pe) {
+		c.st.panics.Add(1)
+	}
+	if lost != nil {
+		// The lease is gone and the message visible or redelivered
+		// already: a nack has nothing left to give back.
+		return
+	}
+	delay := nackDelay(err)
+	if errors.Is(context.Cause(ctx), ErrDrainTimeout) {
+		delay = 0 // interrupted by the drain, not failed: give it back at once
+	}
+	c.cfg.Logger.Debug("consumer: handler failed; nacking", slog.String("message_id", m.ID),
+		slog.Duration("delay", delay), slog.Any("error", err))
+	set.nack(m, delay)
+}
+
+// giveBack detaches r's messages first..end-1, not started, and nacks them
+// at once, keeping their group's order for the next receiver.
+func (c *Consumer) giveBack(r *run, first, end int, set *settler) {
+	for i := first; i < end; i++ {
+		if c.ext.Detach(r.leases[i]) == nil {
+			set.nack(r.msgs[i], 0)
 		}
-		delay := nackDelay(err)
-		if errors.Is(context.Cause(hctx), ErrDrainTimeout) {
-			delay = 0 // interrupted by the drain, not failed: give it back at once
-		}
-		c.cfg.Logger.Debug("consumer: handler failed; nacking", slog.String("message_id", m.ID),
-			slog.Duration("delay", delay), slog.Any("error", err))
-		set.nack(m, delay)
 	}
 }

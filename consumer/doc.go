@@ -16,10 +16,15 @@
 //     detach, then nack with the retry back-off; after the queue's
 //     maxReceiveCount SQS moves the message to the dead-letter queue.
 //  5. Shutdown (Run's context cancelled, or Shutdown called): receiving
-//     stops; messages received but not started are nacked at once
-//     (visibility 0); in-flight handlers finish while the extender keeps
-//     their leases, up to Config.ShutdownTimeout; then their contexts are
-//     cancelled, their messages nacked, and Run returns.
+//     stops and Running turns false; messages received but not started
+//     (including FIFO messages waiting behind a running one of their group)
+//     are nacked at once (visibility 0); in-flight handlers finish while the
+//     extender keeps their leases, up to Config.ShutdownTimeout; then their
+//     contexts are cancelled, their messages nacked, and Run returns.
+//
+// On a FIFO queue, messages of one message group run one after another on
+// one handler goroutine, in the order SQS delivered them; if one fails, the
+// rest of the group is given back unprocessed, so order holds.
 //
 // Delivery is at least once: a handler must tolerate seeing a message twice.
 package consumer

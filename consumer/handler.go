@@ -9,8 +9,10 @@ import (
 // Handler processes one message. It returns nil to ack the message, or an
 // error to nack it (it will be delivered again after the retry back-off; wrap
 // the error with NackAfter to choose the delay). A long handler proves it is
-// alive with heartbeat.Beat(ctx); without beats its lease lapses after the
-// visibility timeout and another worker gets the message.
+// alive with heartbeat.Beat(ctx), at least once per visibility.Config.Interval
+// (60 s by default); without beats its lease lapses after the visibility
+// timeout and another worker gets the message. A handler that finishes
+// within Config.VisibilityTimeout need not beat at all.
 //
 // ctx is cancelled when the consumer's drain budget runs out, and, with
 // visibility.Config.CancelOnLeaseLost, when the lease is lost

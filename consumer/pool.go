@@ -1,30 +1,26 @@
 package consumer
 
-import (
-	"sync"
-
-	"github.com/sqsloop/sqsloop"
-)
+import "sync"
 
 // pool runs message runs on at most size long-lived goroutines, started as
 // they are first needed: no goroutine per message, and a handler's stack,
 // once grown, is reused. Only the receive loop calls submit and close.
 type pool struct {
 	size    int
-	handle  func([]*sqsloop.Message)
-	work    chan []*sqsloop.Message
+	handle  func(*run)
+	work    chan *run
 	workers int // started so far; touched by the submitting goroutine only
 	wg      sync.WaitGroup
 }
 
-func newPool(size int, handle func([]*sqsloop.Message)) *pool {
-	return &pool{size: size, handle: handle, work: make(chan []*sqsloop.Message)}
+func newPool(size int, handle func(*run)) *pool {
+	return &pool{size: size, handle: handle, work: make(chan *run)}
 }
 
 // submit hands run to an idle worker, starting one if none is idle and
 // fewer than size run. The caller holds a handler slot for the run, so
 // with all size workers started one of them is, or is about to be, idle.
-func (p *pool) submit(run []*sqsloop.Message) {
+func (p *pool) submit(run *run) {
 	if p.workers < p.size {
 		select {
 		case p.work <- run:
@@ -38,7 +34,7 @@ func (p *pool) submit(run []*sqsloop.Message) {
 	p.work <- run
 }
 
-func (p *pool) worker(first []*sqsloop.Message) {
+func (p *pool) worker(first *run) {
 	defer p.wg.Done()
 	p.handle(first)
 	for run := range p.work {

@@ -21,8 +21,10 @@ type Stats struct {
 	// Nacked and NackFailed count ChangeMessageVisibilityBatch entries
 	// that gave messages back (failures and the drain).
 	Nacked, NackFailed int64
-	// DrainNacked counts received-but-unstarted messages given back at once
-	// when shutdown began.
+	// DrainNacked counts received-but-unstarted messages given back at once:
+	// those a receive returned as shutdown began, those waiting behind a
+	// running message of their FIFO group, and any a mailbox returned beyond
+	// what was asked for.
 	DrainNacked int64
 	// ReceiveCalls and ReceiveErrors count ReceiveMessage calls.
 	ReceiveCalls, ReceiveErrors int64

@@ -21,6 +21,9 @@ const (
 	// message (transient errors: network, throttling) make its lease count as
 	// lost: 3.
 	DefaultMaxFailures = 3
+	// MaxMaxFailures bounds MaxFailures: the tries are spread over one
+	// Interval, so more would make a hot loop.
+	MaxMaxFailures = 10
 )
 
 // Policy decides whether a due lease is extended.
@@ -51,10 +54,12 @@ func (p Policy) String() string {
 // enabled, heartbeat-gated, every 60 s at most, 300 s each time.
 //
 // How it times: the extender looks at each lease once per Interval (the
-// first time Interval after the receive). A lease whose handler beat since
-// its last extension is extended to now + Extension; one that did not beat
-// is not, and lapses at its deadline. So a handler that stops beating loses
-// its message at most Interval + Extension after its last beat.
+// first time Interval after the receive), and once more Interval/2 before
+// its deadline. A lease whose handler beat since its last extension is
+// extended to now + Extension; one that did not beat is not, and lapses at
+// its deadline. So a handler keeps its message by beating at least once per
+// Interval, and one that stops beating loses it at most Interval + Extension
+// after its last beat.
 //
 // Timing rule: Interval must be less than Extension/2, and less than half of
 // the visibility timeout messages are received with (the consumer checks
@@ -77,8 +82,8 @@ type Config struct {
 
 	// Extension is the visibility timeout requested by each extension,
 	// counted from when it is sent. Range: 1 s–12 h (SQS's VisibilityTimeout
-	// is 0–43,200 s); SQS counts whole seconds, so it is rounded up. Default
-	// 300 s.
+	// is 0–43,200 s); SQS counts whole seconds, so it is rounded up to one.
+	// Default 300 s.
 	Extension time.Duration
 
 	// MaxExtension bounds how long a message may stay hidden in total,
@@ -88,7 +93,8 @@ type Config struct {
 	MaxExtension time.Duration
 
 	// MaxFailures is how many consecutive transient failures to extend one
-	// message make its lease count as lost. Range ≥ 0; 0 means 3.
+	// message make its lease count as lost, tried within one Interval.
+	// Range 0–10; 0 means 3.
 	MaxFailures int
 
 	// CancelOnLeaseLost cancels the handler's context (the cancel function
@@ -134,15 +140,18 @@ func (c Config) ceiling() time.Duration {
 }
 
 // Validate reports every problem with c (zero fields taking their defaults),
-// joined with errors.Join; each names its field and the allowed range. It
-// returns nil for a valid Config. A disabled Config is always valid.
+// joined with errors.Join; each names its field and the allowed range and
+// wraps sqsloop.ErrInvalidArgument (errors.Is). It returns nil for a valid
+// Config. A disabled Config is always valid.
 func (c Config) Validate() error {
 	if c.Disabled {
 		return nil
 	}
 	d := c.withDefaults()
 	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf(format+": %w", append(args, sqsloop.ErrInvalidArgument)...))
+	}
 	if d.Policy != HeartbeatGated && d.Policy != FixedInterval {
 		bad("Policy: must be HeartbeatGated or FixedInterval, got %d", int(d.Policy))
 	}
@@ -160,8 +169,8 @@ func (c Config) Validate() error {
 	if d.Policy == FixedInterval && d.MaxExtension == 0 {
 		bad("MaxExtension: required with the FixedInterval policy, so a stuck handler cannot hold its message for 12h")
 	}
-	if d.MaxFailures < 0 {
-		bad("MaxFailures: must be >= 0 (0 means %d), got %d", DefaultMaxFailures, d.MaxFailures)
+	if d.MaxFailures < 0 || d.MaxFailures > MaxMaxFailures {
+		bad("MaxFailures: must be between 0 and %d (0 means %d), got %d", MaxMaxFailures, DefaultMaxFailures, d.MaxFailures)
 	}
 	return errors.Join(errs...)
 }

@@ -2,6 +2,7 @@ package visibility_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"time"
@@ -51,6 +52,8 @@ func ExampleExtender() {
 func ExampleConfig_Validate() {
 	err := visibility.Config{Interval: 3 * time.Minute, Extension: 5 * time.Minute}.Validate()
 	fmt.Println(err)
+	fmt.Println(errors.Is(err, sqsloop.ErrInvalidArgument))
 	// Output:
-	// Interval: must be less than Extension/2 (2m30s), got 3m0s
+	// Interval: must be less than Extension/2 (2m30s), got 3m0s: sqsloop: invalid argument
+	// true
 }

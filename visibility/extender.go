@@ -21,6 +21,14 @@ type Changer interface {
 // maxParallelCalls bounds the batch calls one sweep has in flight at once.
 const maxParallelCalls = 4
 
+// maxCallTimeout bounds one ChangeMessageVisibilityBatch call (also bounded
+// by Interval/2, so a hung call cannot hold up the next look at the leases):
+// a call that times out counts as a transient failure.
+const maxCallTimeout = 10 * time.Second
+
+// ErrAlreadyRunning is returned by a second concurrent Extender.Run.
+var ErrAlreadyRunning = errors.New("visibility: Extender.Run already running")
+
 // Extender extends the leases of every message attached to it from one
 // goroutine (Run). Attach and Detach are safe for concurrent use with each
 // other and with Run.
@@ -99,9 +107,10 @@ func (e *Extender) Attach(m *sqsloop.Message, hb *heartbeat.Heartbeat, cancel co
 }
 
 // Detach stops serving l. If an extension of l is in flight it waits for it
-// to finish, so that an ack or nack sent after Detach returns cannot be
-// overtaken by an extension. It returns the *LeaseLostError l was lost with,
-// or nil if the lease held. Safe to call once per lease.
+// to finish (at most one call's timeout: Interval/2, capped at 10 s), so
+// that an ack or nack sent after Detach returns cannot be overtaken by an
+// extension. It returns the *LeaseLostError l was lost with, or nil if the
+// lease held. Safe to call once per lease, from any goroutine.
 func (e *Extender) Detach(l *Lease) error {
 	e.mu.Lock()
 	if l.index >= 0 {
@@ -113,6 +122,14 @@ func (e *Extender) Detach(l *Lease) error {
 	if ch != nil {
 		<-ch
 	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return l.lost
+}
+
+// Err returns the *LeaseLostError l was lost with, or nil while it holds.
+// Safe for concurrent use.
+func (e *Extender) Err(l *Lease) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return l.lost
@@ -144,10 +161,10 @@ func (e *Extender) nextDue(l *Lease) time.Time {
 
 // Run extends due leases until ctx is done, then returns nil. It is the
 // extender's one goroutine; leases still attached when it returns are no
-// longer extended. A second concurrent Run returns an error.
+// longer extended. A second concurrent Run returns ErrAlreadyRunning.
 func (e *Extender) Run(ctx context.Context) error {
 	if !e.running.CompareAndSwap(false, true) {
-		return errors.New("visibility: Extender.Run called twice")
+		return ErrAlreadyRunning
 	}
 	defer e.running.Store(false)
 	timer := time.NewTimer(time.Hour)

@@ -40,11 +40,10 @@ func (e *Extender) sweep(ctx context.Context, now time.Time) {
 			later = append(later, l)
 		default:
 			// No proof of work since the last extension: no extension. Look
-			// again an Interval later; the lease lapses at its deadline.
-			l.due = now.Add(e.cfg.Interval)
-			if l.due.After(l.deadline) {
-				l.due = l.deadline
-			}
+			// again an Interval later, and a last time Interval/2 before the
+			// deadline (an extension sent then still lands); at the deadline
+			// the lease has lapsed.
+			l.due = e.nextLook(l, now)
 			later = append(later, l)
 		}
 	}
@@ -96,6 +95,19 @@ func (e *Extender) sweep(ctx context.Context, now time.Time) {
 	}
 }
 
+// nextLook is when to look again at l, not alive at now.
+func (e *Extender) nextLook(l *Lease, now time.Time) time.Time {
+	last := l.deadline.Add(-e.cfg.Interval / 2)
+	next := now.Add(e.cfg.Interval)
+	switch {
+	case next.Before(last):
+		return next
+	case now.Before(last):
+		return last
+	}
+	return l.deadline
+}
+
 // alive reports whether l has earned an extension. Called with e.mu held.
 func (e *Extender) alive(l *Lease) bool {
 	if l.final {
@@ -110,7 +122,7 @@ func (e *Extender) alive(l *Lease) bool {
 // request builds l's extension at now, clamped to the ceiling. ok is false
 // when the ceiling leaves less than a second to ask for.
 func (e *Extender) request(l *Lease, now time.Time) (pending, bool) {
-	vt := e.cfg.Extension
+	vt := wholeSeconds(e.cfg.Extension) // as SQS will count it
 	if now.Add(vt).After(l.ceiling) {
 		vt = l.ceiling.Sub(now).Truncate(time.Second)
 		if vt < time.Second {
@@ -137,12 +149,14 @@ func (e *Extender) send(ctx context.Context, batch []pending) []error {
 				changes[i] = sqsloop.VisibilityChange{ReceiptHandle: p.l.msg.ReceiptHandle, Timeout: p.vt}
 			}
 			e.calls.Add(1)
+			callCtx, cancel := context.WithTimeout(ctx, min(e.cfg.Interval/2, maxCallTimeout))
+			defer cancel()
 			for n := int64(len(chunk)); ; {
 				if old := e.largest.Load(); n <= old || e.largest.CompareAndSwap(old, n) {
 					break
 				}
 			}
-			errs, err := e.mb.ChangeVisibility(ctx, changes)
+			errs, err := e.mb.ChangeVisibility(callCtx, changes)
 			for i := range out {
 				switch {
 				case err != nil:
@@ -172,7 +186,7 @@ func (e *Extender) apply(l *Lease, p pending, err error, sentAt time.Time) bool 
 		l.failures, l.lastErr = 0, nil
 		l.due = e.nextDue(l)
 		return false
-	case errors.Is(err, sqsloop.ErrReceiptHandleExpired), errors.Is(err, sqsloop.ErrLeaseCeiling):
+	case permanent(err):
 		e.markLost(l, err)
 		return true
 	}
@@ -192,6 +206,25 @@ func (e *Extender) apply(l *Lease, p pending, err error, sentAt time.Time) bool 
 		l.due = l.deadline
 	}
 	return false
+}
+
+// permanent reports whether err ends a lease at once rather than being
+// tried again: the handle is stale, the ceiling is reached, or the mailbox
+// or queue is gone or rejects the request.
+func permanent(err error) bool {
+	for _, target := range []error{sqsloop.ErrReceiptHandleExpired, sqsloop.ErrLeaseCeiling,
+		sqsloop.ErrMailboxClosed, sqsloop.ErrQueueNotFound, sqsloop.ErrInvalidArgument} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}
+
+// wholeSeconds rounds d up to a whole number of seconds, as SQS counts
+// visibility timeouts.
+func wholeSeconds(d time.Duration) time.Duration {
+	return (d + time.Second - 1).Truncate(time.Second)
 }
 
 // endReason is why l's deadline passed without an extension.
