@@ -287,3 +287,58 @@ func TestQueueWarnings(t *testing.T) {
 		t.Errorf("warnings for a fitting queue: %q", ws)
 	}
 }
+
+// slowReceives makes every receive take a 100 ms round trip and records how
+// many are in flight at once.
+type slowReceives struct {
+	sqsloop.Mailbox
+	mu            sync.Mutex
+	inFlight, max int
+}
+
+func (s *slowReceives) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*sqsloop.Message, error) {
+	s.mu.Lock()
+	s.inFlight++
+	s.max = max(s.max, s.inFlight)
+	s.mu.Unlock()
+	defer func() { s.mu.Lock(); s.inFlight--; s.mu.Unlock() }()
+	time.Sleep(100 * time.Millisecond)
+	return s.Mailbox.Receive(ctx, req)
+}
+
+// With room for several full batches, several receives are in flight at
+// once (one per 10 handler slots), and handlers never exceed Concurrency.
+func TestConcurrentReceivesFollowConcurrency(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, memmailbox.QueueConfig{})
+		send(t, q, bodies(2000)...)
+		mb := &slowReceives{Mailbox: q}
+		cfg := fast()
+		cfg.Concurrency = 40
+		var running, peak atomic.Int32
+		c := mustNew(t, mb, func(ctx context.Context, m *sqsloop.Message) error {
+			n := running.Add(1)
+			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+			}
+			time.Sleep(10 * time.Millisecond)
+			running.Add(-1)
+			return nil
+		}, cfg)
+		stop := start(t, c)
+		time.Sleep(10 * time.Second)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		mb.mu.Lock()
+		defer mb.mu.Unlock()
+		if mb.max != 4 {
+			t.Fatalf("%d receives in flight at most, want 4 (40 slots / 10)", mb.max)
+		}
+		if p := peak.Load(); p > 40 {
+			t.Fatalf("%d handlers at once, want ≤ 40", p)
+		}
+		if st := c.Stats(); st.Acked != 2000 {
+			t.Fatalf("stats %+v: want all 2000 acked", st)
+		}
+	})
+}

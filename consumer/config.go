@@ -45,6 +45,10 @@ const (
 // VisibilityTimeout loses its message, draining or not.
 type Config struct {
 	// Concurrency is how many handlers run at once, 1–100,000. Default 10.
+	// It also sets how many receives may be in flight at once: one per full
+	// batch (MaxMessages) of handler slots, at most 16. A receive holds its
+	// slots for a round trip, so with fast handlers and a distant queue,
+	// throughput is about Concurrency per round trip: raise it.
 	Concurrency int
 
 	// MaxMessages is the most messages one receive asks for, 1–10 (SQS's

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/visibility"
 )
@@ -182,7 +184,13 @@ func (c *Consumer) Run(ctx context.Context) error {
 		defer free.release(len(r.msgs))
 		c.process(handlerCtx, r, set)
 	})
-	runErr := c.receiveLoop(recvCtx, handlerCtx, free, handlers)
+	// Several receives in flight when Concurrency holds several full
+	// batches: a receive holds its slots for a round trip.
+	receivers, rctx := errgroup.WithContext(recvCtx)
+	for range c.receivers() {
+		receivers.Go(func() error { return c.receiveLoop(rctx, handlerCtx, free, handlers) })
+	}
+	runErr := receivers.Wait()
 	stopRecv()
 	<-watchDone
 	c.state.Store(stateDraining)
@@ -194,6 +202,16 @@ func (c *Consumer) Run(ctx context.Context) error {
 	stopExt()
 	<-extDone
 	return runErr
+}
+
+// maxReceivers bounds the receive calls a consumer has in flight at once.
+const maxReceivers = 16
+
+// receivers is how many receive loops run: one per full batch
+// (MaxMessages) of handler slots, at least one, at most maxReceivers. Each
+// asks for full batches, so requests per message stay at their floor.
+func (c *Consumer) receivers() int {
+	return min(max(c.cfg.Concurrency/c.cfg.MaxMessages, 1), maxReceivers)
 }
 
 // giveBackWaiting nacks at once the messages that wait behind a running one

@@ -90,15 +90,18 @@ func (c *Consumer) receiveLoop(recvCtx, handlerCtx context.Context, free slots, 
 // two messages cost as many requests as receives of ten.
 const gatherWindow = 10 * time.Millisecond
 
-// gather takes one free handler slot, waiting for it, then up to
-// MaxMessages in all, waiting at most gatherWindow for busy ones to free up.
+// gather takes one free handler slot, waiting for it, then up to its share
+// of them (at most MaxMessages), waiting at most gatherWindow for busy ones
+// to free up.
 // It returns how many it holds; ok is false when ctx ended first.
 func (c *Consumer) gather(ctx context.Context, free slots) (n int, ok bool) {
 	if !free.acquire(ctx) {
 		return 0, false
 	}
 	n = 1
-	want := min(c.cfg.MaxMessages, c.cfg.Concurrency)
+	// Each receive loop aims at its share of the slots, so that concurrent
+	// loops do not wait on each other.
+	want := min(c.cfg.MaxMessages, max(1, c.cfg.Concurrency/c.receivers()))
 	for n < want && free.tryAcquire() {
 		n++
 	}
