@@ -166,43 +166,67 @@ func (c *Consumer) Run(ctx context.Context) error {
 
 	set := newSettler(base, c.mb, c.cfg.AckWindow, c.cfg.Logger, &c.st)
 
-	// Receiving stops when ctx is done or Shutdown is called.
-	recvCtx, stopRecv := context.WithCancel(ctx)
-	watchDone := make(chan struct{})
-	go func() {
-		defer close(watchDone)
-		select {
-		case <-c.drainReq:
-		case <-recvCtx.Done():
-		}
-		c.state.CompareAndSwap(stateRunning, stateDraining) // Running() turns false at once
-		stopRecv()
-	}()
-
 	free := newSlots(c.cfg.Concurrency)
 	handlers := newPool(c.cfg.Concurrency, func(r *run) {
 		defer free.release(len(r.msgs))
 		c.process(handlerCtx, r, set)
 	})
+
+	// Receiving stops when ctx is done, Shutdown is called, or a receive
+	// loop fails for good. Receive calls in flight then get receiveGrace to
+	// come back, so that messages SQS already handed out are given back
+	// rather than left hidden for their visibility timeout.
+	recvCtx, stopRecv := context.WithCancel(ctx)
+	defer stopRecv()
+	receivers, rctx := errgroup.WithContext(recvCtx)
+	callCtx, cancelCalls := context.WithCancel(base)
+	defer cancelCalls()
+	receiversDone := make(chan struct{})
+	watchDone := make(chan struct{})
+	var drainBegan time.Time // set by the watcher; read after watchDone
+	go func() {
+		defer close(watchDone)
+		select {
+		case <-c.drainReq:
+		case <-rctx.Done():
+		}
+		c.state.CompareAndSwap(stateRunning, stateDraining) // Running() turns false at once
+		drainBegan = time.Now()
+		stopRecv()
+		c.giveBackWaiting(base)
+		grace := time.NewTimer(receiveGrace)
+		defer grace.Stop()
+		select {
+		case <-grace.C:
+			cancelCalls()
+		case <-receiversDone:
+		}
+	}()
 	// Several receives in flight when Concurrency holds several full
 	// batches: a receive holds its slots for a round trip.
-	receivers, rctx := errgroup.WithContext(recvCtx)
 	for range c.receivers() {
-		receivers.Go(func() error { return c.receiveLoop(rctx, handlerCtx, free, handlers) })
+		receivers.Go(func() error { return c.receiveLoop(rctx, callCtx, handlerCtx, free, handlers) })
 	}
 	runErr := receivers.Wait()
+	close(receiversDone)
 	stopRecv()
 	<-watchDone
 	c.state.Store(stateDraining)
 
-	c.giveBackWaiting(base)
+	c.giveBackWaiting(base) // runs submitted while the drain began
 	handlers.close()
-	c.awaitHandlers(handlers, stopExt)
+	c.awaitHandlers(handlers, c.cfg.ShutdownTimeout-time.Since(drainBegan), stopExt)
 	set.close()
 	stopExt()
 	<-extDone
 	return runErr
 }
+
+// receiveGrace is how long a receive call in flight when shutdown begins may
+// take to come back (its messages are then given back at once) before it is
+// abandoned: an abandoned call's messages stay hidden for their visibility
+// timeout.
+const receiveGrace = 500 * time.Millisecond
 
 // maxReceivers bounds the receive calls a consumer has in flight at once.
 const maxReceivers = 16
@@ -233,13 +257,13 @@ func (c *Consumer) giveBackWaiting(ctx context.Context) {
 	}
 }
 
-// awaitHandlers waits for in-flight handlers. When the drain budget runs
-// out it cancels their contexts and stops the extender, whose calls in
+// awaitHandlers waits for in-flight handlers. When the drain budget (what is
+// left of it) runs out it cancels their contexts and stops the extender, whose calls in
 // flight would otherwise hold up their Detach.
-func (c *Consumer) awaitHandlers(handlers *pool, stopExt context.CancelFunc) {
+func (c *Consumer) awaitHandlers(handlers *pool, budgetLeft time.Duration, stopExt context.CancelFunc) {
 	idle := make(chan struct{})
 	go func() { handlers.wait(); close(idle) }()
-	budget := time.NewTimer(c.cfg.ShutdownTimeout)
+	budget := time.NewTimer(max(budgetLeft, 0))
 	defer budget.Stop()
 	select {
 	case <-idle:

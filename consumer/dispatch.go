@@ -22,10 +22,11 @@ const (
 // drainNackTimeout bounds the call that gives back unstarted messages.
 const drainNackTimeout = 5 * time.Second
 
-// receiveLoop receives while recvCtx lives and hands each message (each
-// run of one message group on a FIFO queue) to the handler pool. It returns nil when recvCtx is done,
+// receiveLoop receives while recvCtx lives, making its calls with callCtx,
+// and hands each message (each run of one message group on a FIFO queue) to
+// the handler pool. It returns nil when recvCtx is done,
 // or the mailbox's error when it failed for good.
-func (c *Consumer) receiveLoop(recvCtx, handlerCtx context.Context, free slots, handlers *pool) error {
+func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, free slots, handlers *pool) error {
 	backoff := receiveBackoffMin
 	for {
 		select {
@@ -38,8 +39,12 @@ func (c *Consumer) receiveLoop(recvCtx, handlerCtx context.Context, free slots, 
 		if !ok {
 			return nil
 		}
+		if recvCtx.Err() != nil {
+			free.release(n)
+			return nil
+		}
 		c.st.receiveCalls.Add(1)
-		msgs, err := c.mb.Receive(recvCtx, sqsloop.ReceiveRequest{
+		msgs, err := c.mb.Receive(callCtx, sqsloop.ReceiveRequest{
 			MaxMessages:       n,
 			VisibilityTimeout: c.cfg.VisibilityTimeout,
 			WaitTime:          c.cfg.WaitTime,
@@ -117,7 +122,7 @@ func (c *Consumer) gather(ctx context.Context, free slots) (n int, ok bool) {
 		case <-t.C:
 			return n, true
 		case <-ctx.Done():
-			return n, true // receive will see ctx and give the slots back
+			return n, true // the caller sees ctx and gives the slots back
 		}
 	}
 	return n, true

@@ -13,17 +13,22 @@ import (
 	"github.com/sqsloop/sqsloop/memmailbox"
 )
 
-// lateMailbox holds the messages of its second receive until the receive's
-// context is cancelled: they arrive just as shutdown begins.
+// lateMailbox holds the messages of its second receive until release is
+// closed (or the call's context ends): the test releases them just after
+// shutdown begins.
 type lateMailbox struct {
 	sqsloop.Mailbox
-	calls atomic.Int32
+	calls   atomic.Int32
+	release chan struct{}
 }
 
 func (l *lateMailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*sqsloop.Message, error) {
 	msgs, err := l.Mailbox.Receive(ctx, req)
 	if l.calls.Add(1) == 2 {
-		<-ctx.Done()
+		select {
+		case <-l.release:
+		case <-ctx.Done():
+		}
 	}
 	return msgs, err
 }
@@ -34,7 +39,7 @@ func TestShutdownGivesBackUnstartedAndFinishesInFlight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newQueue(t, memmailbox.QueueConfig{})
 		send(t, q, bodies(20)...)
-		mb := &lateMailbox{Mailbox: q}
+		mb := &lateMailbox{Mailbox: q, release: make(chan struct{})}
 		cfg := fast()
 		cfg.Concurrency = 20
 		var finished atomic.Int32
@@ -59,6 +64,8 @@ func TestShutdownGivesBackUnstartedAndFinishesInFlight(t *testing.T) {
 		if c.Running() {
 			t.Fatal("Running() = true during the drain")
 		}
+		close(mb.release) // the receive in flight comes back with 10 messages
+		synctest.Wait()
 		if st := q.Stats(); st.Visible != 10 || st.InFlight != 10 {
 			t.Fatalf("at shutdown: queue %+v; want the 10 unstarted visible at once", st)
 		}

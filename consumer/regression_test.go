@@ -59,7 +59,7 @@ func TestShutdownWithADoneContextStillGivesBackUnstarted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newQueue(t, memmailbox.QueueConfig{})
 		send(t, q, bodies(20)...)
-		mb := &lateMailbox{Mailbox: q}
+		mb := &lateMailbox{Mailbox: q, release: make(chan struct{})}
 		cfg := fast()
 		cfg.Concurrency = 20
 		c := mustNew(t, mb, func(ctx context.Context, m *sqsloop.Message) error {

@@ -144,20 +144,24 @@ func TestE2EStuckHandlerLosesItsMessage(t *testing.T) {
 	})
 }
 
-// heldMailbox holds the messages of its second receive until the receive's
-// context ends: they arrive just as the shutdown begins, received but not
-// started.
+// heldMailbox holds the messages of its second receive until release is
+// closed (or the call's context ends): the test releases them just after
+// the shutdown begins, so they arrive received but not started.
 type heldMailbox struct {
 	sqsloop.Mailbox
-	calls atomic.Int32
-	held  atomic.Int32
+	calls   atomic.Int32
+	held    atomic.Int32
+	release chan struct{}
 }
 
 func (m *heldMailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*sqsloop.Message, error) {
 	msgs, err := m.Mailbox.Receive(ctx, req)
 	if m.calls.Add(1) == 2 {
 		m.held.Store(int32(len(msgs)))
-		<-ctx.Done()
+		select {
+		case <-m.release:
+		case <-ctx.Done():
+		}
 	}
 	return msgs, err
 }
@@ -176,7 +180,7 @@ func TestE2EShutdownGivesBackUnstarted(t *testing.T) {
 		}
 		SendBodies(ctx, t, q.Mailbox, bodies...)
 
-		mb := &heldMailbox{Mailbox: q.Mailbox}
+		mb := &heldMailbox{Mailbox: q.Mailbox, release: make(chan struct{})}
 		cfg := e2eConfig()
 		cfg.Concurrency = 20
 		cfg.VisibilityTimeout = 30 * time.Second // only a nack can make them visible within the test
@@ -204,6 +208,12 @@ func TestE2EShutdownGivesBackUnstarted(t *testing.T) {
 		began := time.Now()
 		shutdown := make(chan error, 1)
 		go func() { shutdown <- c.Shutdown(context.Background()) }()
+		for c.Running() {
+			if err := h.Sleep(ctx, time.Millisecond); err != nil {
+				t.Fatal(err)
+			}
+		}
+		close(mb.release)
 
 		want := int(mb.held.Load())
 		var back []*sqsloop.Message
