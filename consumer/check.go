@@ -44,8 +44,8 @@ func queueWarnings(cfg Config, attrs sqsloop.QueueAttributes) []string {
 	if interval == 0 {
 		interval = visibility.DefaultInterval
 	}
-	if !cfg.Visibility.Disabled && attrs.VisibilityTimeout > 0 && interval >= attrs.VisibilityTimeout/2 {
-		ws = append(ws, "Visibility.Interval ("+interval.String()+") is not under half the queue's visibility timeout ("+
+	if !cfg.Visibility.Disabled && attrs.VisibilityTimeout > 0 && interval > attrs.VisibilityTimeout/2 {
+		ws = append(ws, "Visibility.Interval ("+interval.String()+") is more than half the queue's visibility timeout ("+
 			attrs.VisibilityTimeout.String()+"); the consumer receives with its own VisibilityTimeout ("+
 			cfg.VisibilityTimeout.String()+"), but anything that receives with the queue default will lose leases")
 	}

@@ -38,7 +38,7 @@ const (
 // 1 s to 5 min, and a 25 s drain.
 //
 // Timing rules: Visibility.Interval < Visibility.Extension/2 and
-// Visibility.Interval < VisibilityTimeout/2, so every lease gets its first
+// Visibility.Interval ≤ VisibilityTimeout/2, so every lease gets its first
 // extension with time to spare; ShutdownTimeout should end before the
 // platform kills the process (ECS and Kubernetes: 30 s after SIGTERM by
 // default). With extension disabled, a handler running past
@@ -162,8 +162,8 @@ func (c Config) Validate() error {
 		if vis == 0 {
 			vis = visibility.DefaultInterval
 		}
-		if vis >= d.VisibilityTimeout/2 {
-			bad("Visibility.Interval: must be less than VisibilityTimeout/2 (%v), got %v", d.VisibilityTimeout/2, vis)
+		if vis > d.VisibilityTimeout/2 {
+			bad("Visibility.Interval: must be at most VisibilityTimeout/2 (%v), got %v", d.VisibilityTimeout/2, vis)
 		}
 		if m := d.Visibility.MaxExtension; m > 0 && m < d.VisibilityTimeout {
 			bad("Visibility.MaxExtension: must be 0 or at least VisibilityTimeout (%v), got %v", d.VisibilityTimeout, m)

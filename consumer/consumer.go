@@ -202,10 +202,12 @@ func (c *Consumer) Run(ctx context.Context) error {
 		case <-receiversDone:
 		}
 	}()
-	// Several receives in flight when Concurrency holds several full
-	// batches: a receive holds its slots for a round trip.
+	// Several receives in flight: a receive holds its slots for a round
+	// trip, so the next one gathers while it is on the wire.
+	token := make(chan struct{}, 1)
+	token <- struct{}{}
 	for range c.receivers() {
-		receivers.Go(func() error { return c.receiveLoop(rctx, callCtx, handlerCtx, free, handlers) })
+		receivers.Go(func() error { return c.receiveLoop(rctx, callCtx, handlerCtx, free, token, handlers) })
 	}
 	runErr := receivers.Wait()
 	close(receiversDone)
@@ -232,10 +234,15 @@ const receiveGrace = 500 * time.Millisecond
 const maxReceivers = 16
 
 // receivers is how many receive loops run: one per full batch
-// (MaxMessages) of handler slots, at least one, at most maxReceivers. Each
-// asks for full batches, so requests per message stay at their floor.
+// (MaxMessages) of handler slots, plus one to gather the next batch while
+// the others' receives are on the wire; at most maxReceivers, and one when
+// a single handler slot leaves nothing to overlap. Each asks for full
+// batches, so requests per message stay at their floor.
 func (c *Consumer) receivers() int {
-	return min(max(c.cfg.Concurrency/c.cfg.MaxMessages, 1), maxReceivers)
+	if c.cfg.Concurrency == 1 {
+		return 1
+	}
+	return min(c.cfg.Concurrency/c.cfg.MaxMessages+1, maxReceivers)
 }
 
 // giveBackWaiting nacks at once the messages that wait behind a running one

@@ -26,7 +26,7 @@ const drainNackTimeout = 5 * time.Second
 // and hands each message (each run of one message group on a FIFO queue) to
 // the handler pool. It returns nil when recvCtx is done,
 // or the mailbox's error when it failed for good.
-func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, free slots, handlers *pool) error {
+func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, free slots, token chan struct{}, handlers *pool) error {
 	backoff := receiveBackoffMin
 	for {
 		select {
@@ -35,7 +35,7 @@ func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, fre
 		default:
 		}
 		// Never receive more than can start at once.
-		n, ok := c.gather(recvCtx, free)
+		n, ok := c.gather(recvCtx, free, token)
 		if !ok {
 			return nil
 		}
@@ -95,18 +95,24 @@ func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, fre
 // two messages cost as many requests as receives of ten.
 const gatherWindow = 10 * time.Millisecond
 
-// gather takes one free handler slot, waiting for it, then up to its share
-// of them (at most MaxMessages), waiting at most gatherWindow for busy ones
-// to free up.
-// It returns how many it holds; ok is false when ctx ended first.
-func (c *Consumer) gather(ctx context.Context, free slots) (n int, ok bool) {
+// gather takes one free handler slot, waiting for it, then up to
+// MaxMessages in all, waiting at most gatherWindow for busy ones to free
+// up. One receive loop gathers at a time (it holds the gathering token), so
+// concurrent loops never split the slots between them and wait on each
+// other; while one loop's receive is on the wire, the next gathers. It
+// returns how many slots it holds; ok is false when ctx ended first.
+func (c *Consumer) gather(ctx context.Context, free slots, token chan struct{}) (n int, ok bool) {
+	select {
+	case <-token:
+	case <-ctx.Done():
+		return 0, false
+	}
+	defer func() { token <- struct{}{} }()
 	if !free.acquire(ctx) {
 		return 0, false
 	}
 	n = 1
-	// Each receive loop aims at its share of the slots, so that concurrent
-	// loops do not wait on each other.
-	want := min(c.cfg.MaxMessages, max(1, c.cfg.Concurrency/c.receivers()))
+	want := min(c.cfg.MaxMessages, c.cfg.Concurrency)
 	for n < want && free.tryAcquire() {
 		n++
 	}

@@ -34,6 +34,12 @@ func startFauxqs(ctx context.Context, dir string) (*SQSServer, error) {
 	if dir == "" {
 		dir = "."
 	}
+	// The node binary runs with dir as its working directory: its path must
+	// not be relative to dir a second time.
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("fauxqs directory: %w", err)
+	}
 	node := filepath.Join(dir, "node_modules", "node", "bin", "node")
 	for _, need := range []string{node, filepath.Join(dir, "node_modules", "fauxqs", "package.json"), filepath.Join(dir, "fauxqs.mjs")} {
 		if _, err := os.Stat(need); err != nil {

@@ -105,3 +105,20 @@ func TestPackageJSONPinsFauxqs(t *testing.T) {
 		t.Errorf("package-lock.json does not lock fauxqs at %s", FauxqsVersion)
 	}
 }
+
+// fauxqs starts from a directory given relative to the working directory,
+// not only from ".".
+func TestFauxqsStartsFromARelativeDir(t *testing.T) {
+	if _, err := os.Stat("node_modules/fauxqs"); err != nil {
+		t.Skip("fauxqs not installed (npm ci --prefix integration)")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), DefaultStartTimeout)
+	defer cancel()
+	s, err := startFauxqs(ctx, "../integration")
+	if err != nil {
+		t.Fatalf("startFauxqs(../integration): %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

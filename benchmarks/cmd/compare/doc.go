@@ -1,0 +1,19 @@
+// Command compare measures sqsloop beside the SQS consumers people write
+// today, on one SQS-compatible server, in one run: for each scenario and
+// each repetition it runs every implementation in turn (sqsloop, a naive
+// hand-rolled loop, gocloud.dev/pubsub with its awssnssqs driver), each on a
+// fresh queue preloaded with the scenario's messages, and reports wall time,
+// messages/s, the consumer's SQS requests by action (counted on the wire
+// and cross-checked against an SDK middleware), requests per message, the
+// consumer process's CPU time per message, duplicates and messages left
+// undeleted, as a markdown table of medians. It then measures sqsloop's
+// drain: how soon after Shutdown the unstarted messages are visible again.
+//
+// The server is the one at SQS_ENDPOINT when that is set, else the one
+// package integration would start for its tests (LocalStack when a Docker
+// engine answers, else fauxqs from integration/node_modules).
+//
+// Usage (from the benchmarks directory):
+//
+//	go run ./cmd/compare [-reps 3] [-scenarios fast,fast-20k,fast-rtt10ms,slow] [-drain=true] [-cpuprofile DIR]
+package main

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/sqsloop/sqsloop/benchmarks/wire"
+)
+
+// median returns the median of xs (the mean of the middle two for an even
+// count), 0 for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func medianOf(rs []result, f func(result) float64) float64 {
+	xs := make([]float64, len(rs))
+	for i, r := range rs {
+		xs[i] = f(r)
+	}
+	return median(xs)
+}
+
+func maxOf(rs []result, f func(result) float64) float64 {
+	m := 0.0
+	for _, r := range rs {
+		m = max(m, f(r))
+	}
+	return m
+}
+
+// shortAction names the action columns of the table.
+var shortAction = map[string]string{
+	wire.ReceiveMessage:               "Receive",
+	wire.DeleteMessage:                "Delete",
+	wire.DeleteMessageBatch:           "DeleteBatch",
+	wire.ChangeMessageVisibility:      "ChangeVis",
+	wire.ChangeMessageVisibilityBatch: "ChangeVisBatch",
+}
+
+// group is the runs of one implementation on one scenario.
+type group struct {
+	scenario, impl string
+	runs           []result
+}
+
+// groups gathers results by scenario and implementation, in first-seen
+// order.
+func groups(rs []result) []group {
+	var out []group
+	for _, r := range rs {
+		i := slices.IndexFunc(out, func(g group) bool { return g.scenario == r.scenario && g.impl == r.impl })
+		if i < 0 {
+			out = append(out, group{scenario: r.scenario, impl: r.impl})
+			i = len(out) - 1
+		}
+		out[i].runs = append(out[i].runs, r)
+	}
+	return out
+}
+
+// writeTable writes the markdown table of medians, one row per scenario
+// and implementation.
+func writeTable(w io.Writer, rs []result) {
+	cols := []string{"scenario", "impl", "runs", "wall s", "all handled s", "msgs/s"}
+	for _, a := range wire.ConsumerActions {
+		cols = append(cols, shortAction[a])
+	}
+	cols = append(cols, "other", "req/msg", "CPU µs/msg", "server CPU µs/msg", "duplicates", "undeleted")
+	fmt.Fprintf(w, "| %s |\n", strings.Join(cols, " | "))
+	fmt.Fprintf(w, "|%s\n", strings.Repeat(" --- |", len(cols)))
+	for _, g := range groups(rs) {
+		failed := 0
+		for _, r := range g.runs {
+			if r.err != nil || r.countCheck != nil {
+				failed++
+			}
+		}
+		runs := fmt.Sprint(len(g.runs))
+		if failed > 0 {
+			runs += fmt.Sprintf(" (%d failed)", failed)
+		}
+		row := []string{g.scenario, g.impl, runs,
+			fmt.Sprintf("%.2f", medianOf(g.runs, func(r result) float64 { return r.wall.Seconds() })),
+			fmt.Sprintf("%.2f", medianOf(g.runs, func(r result) float64 { return r.allHandled.Seconds() })),
+			fmt.Sprintf("%.0f", medianOf(g.runs, result.msgsPerSec)),
+		}
+		known := map[string]bool{}
+		for _, a := range wire.ConsumerActions {
+			known[a] = true
+			row = append(row, fmt.Sprintf("%g", medianOf(g.runs, func(r result) float64 { return float64(r.requests[a]) })))
+		}
+		row = append(row,
+			fmt.Sprintf("%g", medianOf(g.runs, func(r result) float64 { return float64(other(r.requests, known)) })),
+			fmt.Sprintf("%.3f", medianOf(g.runs, result.reqPerMsg)),
+			fmt.Sprintf("%.0f", medianOf(g.runs, result.cpuPerMsg)),
+			serverCPU(g.runs),
+			medMax(g.runs, func(r result) float64 { return float64(r.duplicates) }),
+			medMax(g.runs, func(r result) float64 { return float64(r.left.total()) }),
+		)
+		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
+	}
+}
+
+// other counts requests of actions not in known (GetQueueAttributes, …).
+func other(c wire.Counts, known map[string]bool) int64 {
+	var n int64
+	for a, v := range c {
+		if !known[a] {
+			n += v
+		}
+	}
+	return n
+}
+
+// medMax formats a median, adding the maximum when it differs.
+func medMax(rs []result, f func(result) float64) string {
+	med, mx := medianOf(rs, f), maxOf(rs, f)
+	if med == mx {
+		return fmt.Sprintf("%g", med)
+	}
+	return fmt.Sprintf("%g (max %g)", med, mx)
+}
+
+// serverCPU formats the median server CPU per message, or "n/a" when the
+// server is not our child process.
+func serverCPU(rs []result) string {
+	for _, r := range rs {
+		if !r.hasServerCPU {
+			return "n/a"
+		}
+	}
+	return fmt.Sprintf("%.0f", medianOf(rs, result.serverCPUPerMsg))
+}
