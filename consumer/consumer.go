@@ -227,8 +227,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 // receiveGrace is how long a receive call in flight when shutdown begins may
 // take to come back (its messages are then given back at once) before it is
 // abandoned: an abandoned call's messages stay hidden for their visibility
-// timeout.
-const receiveGrace = 500 * time.Millisecond
+// timeout. 100 ms covers an answer already on the wire from an in-region
+// SQS endpoint without holding every drain up for a long poll's full wait.
+const receiveGrace = 100 * time.Millisecond
 
 // maxReceivers bounds the receive calls a consumer has in flight at once.
 const maxReceivers = 16
