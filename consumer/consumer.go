@@ -172,10 +172,25 @@ func (c *Consumer) Run(ctx context.Context) error {
 		c.process(handlerCtx, r, set)
 	})
 
-	// Receiving stops when ctx is done, Shutdown is called, or a receive
-	// loop fails for good. Receive calls in flight then get receiveGrace to
-	// come back, so that messages SQS already handed out are given back
-	// rather than left hidden for their visibility timeout.
+	drainBegan, runErr := c.receive(ctx, base, handlerCtx, free, handlers)
+	c.state.Store(stateDraining)
+
+	c.giveBackWaiting(base) // runs submitted while the drain began
+	handlers.close()
+	c.awaitHandlers(handlers, c.cfg.ShutdownTimeout-time.Since(drainBegan), stopExt)
+	set.close()
+	stopExt()
+	<-extDone
+	return runErr
+}
+
+// receive runs the receive loops until the drain begins: ctx done,
+// Shutdown called, or a loop failing for good (its error is returned). It
+// returns once every loop has stopped, with the moment the drain began.
+// Receive calls in flight then get receiveGrace to come back, so that
+// messages SQS already handed out are given back rather than left hidden
+// for their visibility timeout.
+func (c *Consumer) receive(ctx, base, handlerCtx context.Context, free slots, handlers *pool) (drainBegan time.Time, err error) {
 	recvCtx, stopRecv := context.WithCancel(ctx)
 	defer stopRecv()
 	receivers, rctx := errgroup.WithContext(recvCtx)
@@ -183,7 +198,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	defer cancelCalls()
 	receiversDone := make(chan struct{})
 	watchDone := make(chan struct{})
-	var drainBegan time.Time // set by the watcher; read after watchDone
+	// drainBegan is set by the watcher; read after watchDone.
 	go func() {
 		defer close(watchDone)
 		select {
@@ -209,19 +224,11 @@ func (c *Consumer) Run(ctx context.Context) error {
 	for range c.receivers() {
 		receivers.Go(func() error { return c.receiveLoop(rctx, callCtx, handlerCtx, free, token, handlers) })
 	}
-	runErr := receivers.Wait()
+	err = receivers.Wait()
 	close(receiversDone)
 	stopRecv()
 	<-watchDone
-	c.state.Store(stateDraining)
-
-	c.giveBackWaiting(base) // runs submitted while the drain began
-	handlers.close()
-	c.awaitHandlers(handlers, c.cfg.ShutdownTimeout-time.Since(drainBegan), stopExt)
-	set.close()
-	stopExt()
-	<-extDone
-	return runErr
+	return drainBegan, err
 }
 
 // receiveGrace is how long a receive call in flight when shutdown begins may
