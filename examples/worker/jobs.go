@@ -35,7 +35,8 @@ func listFiles(dir string) ([]string, error) {
 	return files, err
 }
 
-// enqueue sends one file job per file, then the stuck and the failing job.
+// enqueue sends the stuck and the failing job first (so their lapse and
+// retries overlap the file jobs), then one file job per file.
 func enqueue(ctx context.Context, mb sqsloop.Mailbox, files []string) error {
 	var batch []sqsloop.OutgoingMessage
 	add := func(kind, body string) {
@@ -44,11 +45,11 @@ func enqueue(ctx context.Context, mb sqsloop.Mailbox, files []string) error {
 			MessageAttributes: map[string]sqsloop.MessageAttribute{"kind": {DataType: "String", StringValue: kind}},
 		})
 	}
+	add(kindStuck, "a job that stops beating")
+	add(kindFail, "a job that always fails")
 	for _, f := range files {
 		add(kindFile, f)
 	}
-	add(kindStuck, "a job that stops beating")
-	add(kindFail, "a job that always fails")
 	for len(batch) > 0 {
 		n := min(len(batch), sqsloop.MaxBatchSize)
 		res, err := mb.Send(ctx, batch[:n])
