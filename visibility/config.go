@@ -104,7 +104,9 @@ type Config struct {
 	CancelOnLeaseLost bool
 
 	// OnLeaseLost, if set, is called once for each lost lease, from the
-	// extender's goroutine: keep it quick and never block on the network.
+	// extender's goroutine (or from Detach's caller, for a lease whose
+	// deadline passed just before it was detached): keep it quick and never
+	// block on the network.
 	OnLeaseLost func(LeaseLost)
 
 	// Logger receives WARN records for lost leases and failed extensions

@@ -110,7 +110,10 @@ func (e *Extender) Attach(m *sqsloop.Message, hb *heartbeat.Heartbeat, cancel co
 // to finish (at most one call's timeout: Interval/2, capped at 10 s), so
 // that an ack or nack sent after Detach returns cannot be overtaken by an
 // extension. It returns the *LeaseLostError l was lost with, or nil if the
-// lease held. Safe to call once per lease, from any goroutine.
+// lease held. A lease whose deadline has passed is lost even if the
+// extender's goroutine had not noticed yet (and with extension disabled);
+// Detach then reports it itself (log, OnLeaseLost, Stats). Safe to call once
+// per lease, from any goroutine.
 func (e *Extender) Detach(l *Lease) error {
 	e.mu.Lock()
 	if l.index >= 0 {
@@ -123,8 +126,18 @@ func (e *Extender) Detach(l *Lease) error {
 		<-ch
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	return l.lost
+	lapsed := l.lost == nil && !time.Now().Before(l.deadline)
+	if lapsed {
+		// The deadline passed before the extender's goroutine looked at the
+		// lease: it is lost all the same.
+		e.markLost(l, l.endReason())
+	}
+	lost := l.lost
+	e.mu.Unlock()
+	if lapsed {
+		e.report(l)
+	}
+	return lost
 }
 
 // Err returns the *LeaseLostError l was lost with, or nil while it holds.

@@ -329,8 +329,12 @@ func TestDisabledNeverCalls(t *testing.T) {
 			hb.Beat()
 			time.Sleep(time.Second)
 		}
-		if err := e.Detach(l); err != nil || len(rec.snapshot()) != 0 {
-			t.Fatalf("disabled extender: Detach=%v calls=%d", err, len(rec.snapshot()))
+		// Never extended, the 3 s lease lapsed during the 10 s of work.
+		if err := e.Detach(l); !errors.Is(err, ErrLeaseLapsed) || len(rec.snapshot()) != 0 {
+			t.Fatalf("disabled extender: Detach=%v calls=%d, want ErrLeaseLapsed and no call", err, len(rec.snapshot()))
+		}
+		if st := e.Stats(); st.Lost != 1 {
+			t.Fatalf("stats %+v: want the lapsed lease counted", st)
 		}
 	})
 }

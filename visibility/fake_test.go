@@ -2,6 +2,8 @@ package visibility
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -11,7 +13,11 @@ import (
 	"github.com/sqsloop/sqsloop"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// Lost leases and failed extensions are expected here: keep the log quiet.
+	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	goleak.VerifyTestMain(m)
+}
 
 // recorder is a Changer that records every call and answers per entry.
 type recorder struct {

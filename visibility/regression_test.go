@@ -112,3 +112,23 @@ func TestExtensionIsRoundedUpToSeconds(t *testing.T) {
 		}
 	})
 }
+
+// A lease detached after its deadline passed, before the extender's
+// goroutine looked at it, is lost all the same: Detach reports it.
+func TestDetachAfterTheDeadlineReportsTheLoss(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var reported []LeaseLost
+		cfg := fastConfig
+		cfg.OnLeaseLost = func(ll LeaseLost) { reported = append(reported, ll) }
+		e, _ := New(&recorder{}, cfg)
+		// No Run: nobody looks at the lease before Detach.
+		l := e.Attach(message("d", 3*time.Second), heartbeat.New(), nil)
+		time.Sleep(3 * time.Second)
+		if err := e.Detach(l); !errors.Is(err, ErrLeaseLapsed) {
+			t.Fatalf("Detach = %v, want ErrLeaseLapsed", err)
+		}
+		if len(reported) != 1 || e.Stats().Lost != 1 {
+			t.Fatalf("reported %v, stats %+v: want the loss reported once", reported, e.Stats())
+		}
+	})
+}
