@@ -151,7 +151,8 @@ func (c *ShutdownCoordinator) Wait(ctx context.Context) error {
 // bounded by CallbackTimeout). It does not begin shutdown. After Stop,
 // Install returns [ErrCoordinatorStopped], Register does nothing, and
 // signals get their default behaviour again. Stop is idempotent; every call
-// waits.
+// waits, so never call it from a shutdown callback or from the Exit func
+// (both run on goroutines Stop waits for).
 func (c *ShutdownCoordinator) Stop() {
 	c.init()
 	c.mu.Lock()

@@ -14,7 +14,12 @@ type callback struct {
 }
 
 // Register adds a callback that runs when shutdown begins, and returns a
-// function that removes it. Callbacks run one at a time, in registration
+// function that removes it. Callbacks run as shutdown begins, concurrently
+// with the loops' drain (a LoopGroup triggers the coordinator before it
+// stops its loops): use them to stop intake (an HTTP server, a health
+// check), never to close what the loops still use (a mailbox, a database):
+// close those after LoopGroup.Run returns. Never call Stop from a callback:
+// Stop waits for the callbacks, so it would wait for itself. Callbacks run one at a time, in registration
 // order, in a goroutine the coordinator owns (Stop waits for it), so a slow
 // callback delays the ones after it but never the signal handling. All of
 // them share one context that is cancelled CallbackTimeout (default 30 s)

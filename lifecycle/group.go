@@ -95,6 +95,11 @@ func (g *LoopGroup) Add(name string, r Runnable) error {
 // however long they take (an obvious blocked call rather than a leaked
 // goroutine), then returns.
 //
+// A loop whose Run returns nil on its own (not asked to stop) is done, not
+// failed: it shuts the group down and Run reports nothing for it. That is
+// how a finite job ends a group; a loop that must never end should return
+// an error when it does.
+//
 // Run returns nil if every loop stopped cleanly, else the [*LoopError] of
 // each failing loop joined with [errors.Join]: a Run error other than
 // [context.Canceled] after the group asked the loop to stop, a Shutdown

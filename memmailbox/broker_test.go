@@ -215,3 +215,15 @@ func TestMissingQueueHandleStaysMissing(t *testing.T) {
 	wantErr(t, err, sqsloop.ErrQueueNotFound, `"late"`)
 	send(t, b.Queue("late"), bodies("x")...)
 }
+
+func TestQueueAttributesAfterBrokerClose(t *testing.T) {
+	b := memmailbox.NewBroker()
+	q, err := b.CreateQueue("attrs", memmailbox.QueueConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if _, err := q.QueueAttributes(context.Background()); !errors.Is(err, sqsloop.ErrMailboxClosed) {
+		t.Fatalf("QueueAttributes after Broker.Close = %v, want ErrMailboxClosed", err)
+	}
+}

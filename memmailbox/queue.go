@@ -91,7 +91,11 @@ func (q *Queue) QueueAttributes(ctx context.Context) (sqsloop.QueueAttributes, e
 	if err := ctx.Err(); err != nil {
 		return sqsloop.QueueAttributes{}, err
 	}
+	if err := q.lock(s); err != nil { // closed by Broker.Close
+		return sqsloop.QueueAttributes{}, err
+	}
 	c := s.cfg
+	s.mu.Unlock()
 	return sqsloop.QueueAttributes{
 		VisibilityTimeout: c.VisibilityTimeout,
 		Delay:             c.Delay,
