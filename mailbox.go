@@ -61,8 +61,12 @@ type SendResult struct {
 // given. All methods are safe for concurrent use.
 //
 // Errors: a method returns a non-nil error (its second result) when the call
-// as a whole failed, in which case no entry is known to have been applied;
-// otherwise each entry's error is in the per-entry result (nil on success).
+// as a whole failed (no or too many entries, a closed mailbox, a missing
+// queue, the transport), in which case no entry is known to have been
+// applied; otherwise each entry's error is in the per-entry result (nil on
+// success). An entry that is invalid on its own (an empty receipt handle, a
+// duration out of range) fails alone, with an error wrapping
+// ErrInvalidArgument; the other entries of its batch are applied.
 // Errors wrap the package's sentinels: ErrReceiptHandleExpired,
 // ErrLeaseCeiling, ErrQueueNotFound, ErrMailboxClosed, ErrInvalidArgument;
 // anything else is transient (network, throttling) and may be retried by the

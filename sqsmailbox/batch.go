@@ -16,12 +16,14 @@ import (
 // call (SQS caps a batch at 10 entries). Entry i has Id "i".
 //
 // The call returns an error, and no per-entry results, when it fails as a
-// whole: an empty or oversized batch or an empty receipt handle (wrapping
-// sqsloop.ErrInvalidArgument, naming the field), a closed Mailbox
+// whole: an empty or oversized batch (wrapping sqsloop.ErrInvalidArgument,
+// naming the field), a closed Mailbox
 // (sqsloop.ErrMailboxClosed), a missing queue (sqsloop.ErrQueueNotFound),
 // ctx's error, or a transient failure. Otherwise it returns one error per
 // receipt handle, in input order, read from both the Successful and the Failed
-// lists of the answer: nil when deleted, an error wrapping
+// lists of the answer: an error wrapping sqsloop.ErrInvalidArgument (naming
+// the field) for an empty receipt handle, which is not sent while the others
+// are (no call at all when none is valid); nil when deleted, an error wrapping
 // sqsloop.ErrReceiptHandleExpired for a stale handle, and an error saying "no
 // result for entry" for an entry the answer did not mention. Receipt handles
 // are never put in error messages. Safe for concurrent use.
@@ -33,12 +35,17 @@ func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error,
 	if err := checkBatch("receiptHandles", len(receiptHandles)); err != nil {
 		return nil, err
 	}
-	entries := make([]types.DeleteMessageBatchRequestEntry, len(receiptHandles))
+	invalid := make([]error, len(receiptHandles))
+	var entries []types.DeleteMessageBatchRequestEntry
 	for i, h := range receiptHandles {
 		if h == "" {
-			return nil, fmt.Errorf("sqsmailbox: receiptHandles[%d]: must not be empty: %w", i, sqsloop.ErrInvalidArgument)
+			invalid[i] = fmt.Errorf("sqsmailbox: receiptHandles[%d]: must not be empty: %w", i, sqsloop.ErrInvalidArgument)
+			continue
 		}
-		entries[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(h)}
+		entries = append(entries, types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(h)})
+	}
+	if len(entries) == 0 {
+		return invalid, nil
 	}
 	out, err := m.client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries})
 	if err != nil {
@@ -51,7 +58,7 @@ func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error,
 	for i, s := range out.Successful {
 		ok[i] = s.Id
 	}
-	return m.entryErrors(op, "DeleteMessageBatch", len(entries), ok, out.Failed), nil
+	return m.entryErrors(op, "DeleteMessageBatch", invalid, ok, out.Failed), nil
 }
 
 // ChangeVisibility sets the visibility timeout of 1–10 in-flight messages,
@@ -61,9 +68,10 @@ func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error,
 // (sqsloop.MaxVisibilityTimeout) and is rounded up to whole seconds. Entry i
 // has Id "i".
 //
-// Call errors are as for Delete (the field named is changes[i].Timeout or
-// changes[i].ReceiptHandle). Per-entry errors, in input order: nil on
-// success, sqsloop.ErrReceiptHandleExpired for a stale handle,
+// Call errors are as for Delete. Per-entry errors, in input order: an error
+// wrapping sqsloop.ErrInvalidArgument naming changes[i].Timeout or
+// changes[i].ReceiptHandle for an entry out of range (not sent; the others
+// are), nil on success, sqsloop.ErrReceiptHandleExpired for a stale handle,
 // sqsloop.ErrLeaseCeiling when the new timeout would keep the message hidden
 // past 12 hours after the receive that produced its receipt handle, and "no
 // result for entry" for an entry the answer did not mention. Safe for
@@ -76,19 +84,25 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 	if err := checkBatch("changes", len(changes)); err != nil {
 		return nil, err
 	}
-	entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(changes))
+	invalid := make([]error, len(changes))
+	var entries []types.ChangeMessageVisibilityBatchRequestEntry
 	for i, c := range changes {
 		if c.ReceiptHandle == "" {
-			return nil, fmt.Errorf("sqsmailbox: changes[%d].ReceiptHandle: must not be empty: %w", i, sqsloop.ErrInvalidArgument)
+			invalid[i] = fmt.Errorf("sqsmailbox: changes[%d].ReceiptHandle: must not be empty: %w", i, sqsloop.ErrInvalidArgument)
+			continue
 		}
 		if err := checkDuration(fmt.Sprintf("changes[%d].Timeout", i), c.Timeout, sqsloop.MaxVisibilityTimeout); err != nil {
-			return nil, err
+			invalid[i] = err
+			continue
 		}
-		entries[i] = types.ChangeMessageVisibilityBatchRequestEntry{
+		entries = append(entries, types.ChangeMessageVisibilityBatchRequestEntry{
 			Id:                aws.String(strconv.Itoa(i)),
 			ReceiptHandle:     aws.String(c.ReceiptHandle),
 			VisibilityTimeout: seconds(c.Timeout), // a value field the SDK always serializes, 0 included
-		}
+		})
+	}
+	if len(entries) == 0 {
+		return invalid, nil
 	}
 	out, err := m.client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries})
 	if err != nil {
@@ -101,7 +115,7 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 	for i, s := range out.Successful {
 		ok[i] = s.Id
 	}
-	return m.entryErrors(op, "ChangeMessageVisibilityBatch", len(entries), ok, out.Failed), nil
+	return m.entryErrors(op, "ChangeMessageVisibilityBatch", invalid, ok, out.Failed), nil
 }
 
 // Send enqueues 1–10 messages with one SendMessageBatch call. Entry i has Id
@@ -111,11 +125,11 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 // refuse a per-message delay, accept the entry). MessageGroupID and
 // DeduplicationID are sent when not empty (FIFO queues).
 //
-// Call errors are as for Delete (the field named is msgs[i].Body or
-// msgs[i].Delay). Otherwise there is one SendResult per message, in input
-// order: MessageID on success, else Err (e.g. wrapping
-// sqsloop.ErrInvalidArgument when SQS rejected the entry as malformed, or "no
-// result for entry"). Safe for concurrent use.
+// Call errors are as for Delete. Otherwise there is one SendResult per
+// message, in input order: MessageID on success, else Err (wrapping
+// sqsloop.ErrInvalidArgument and naming msgs[i].Body or msgs[i].Delay for an
+// entry invalid here, which is not sent while the others are; wrapping it
+// too when SQS rejected the entry as malformed; or "no result for entry"). Safe for concurrent use.
 func (m *Mailbox) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error) {
 	const op = "send to"
 	if err := m.checkOpen(op); err != nil {
@@ -124,22 +138,32 @@ func (m *Mailbox) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]s
 	if err := checkBatch("msgs", len(msgs)); err != nil {
 		return nil, err
 	}
-	entries := make([]types.SendMessageBatchRequestEntry, len(msgs))
+	invalid := make([]error, len(msgs))
+	var entries []types.SendMessageBatchRequestEntry
 	for i, msg := range msgs {
 		if msg.Body == "" {
-			return nil, fmt.Errorf("sqsmailbox: msgs[%d].Body: must not be empty (SQS takes 1 byte or more): %w", i, sqsloop.ErrInvalidArgument)
+			invalid[i] = fmt.Errorf("sqsmailbox: msgs[%d].Body: must not be empty (SQS takes 1 byte or more): %w", i, sqsloop.ErrInvalidArgument)
+			continue
 		}
 		if err := checkDuration(fmt.Sprintf("msgs[%d].Delay", i), msg.Delay, sqsloop.MaxDelay); err != nil {
-			return nil, err
+			invalid[i] = err
+			continue
 		}
-		entries[i] = types.SendMessageBatchRequestEntry{
+		entries = append(entries, types.SendMessageBatchRequestEntry{
 			Id:                     aws.String(strconv.Itoa(i)),
 			MessageBody:            aws.String(msg.Body),
 			DelaySeconds:           seconds(msg.Delay),
 			MessageAttributes:      toSQSAttributes(msg.MessageAttributes),
 			MessageGroupId:         nonEmpty(msg.MessageGroupID),
 			MessageDeduplicationId: nonEmpty(msg.DeduplicationID),
+		})
+	}
+	results := make([]sqsloop.SendResult, len(msgs))
+	if len(entries) == 0 {
+		for i := range results {
+			results[i].Err = invalid[i]
 		}
+		return results, nil
 	}
 	out, err := m.client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries})
 	if err != nil {
@@ -152,33 +176,39 @@ func (m *Mailbox) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]s
 	for i, s := range out.Successful {
 		ok[i] = s.Id
 	}
-	errs := m.entryErrors(op, "SendMessageBatch", len(entries), ok, out.Failed)
-	results := make([]sqsloop.SendResult, len(entries))
+	errs := m.entryErrors(op, "SendMessageBatch", invalid, ok, out.Failed)
 	for i := range results {
 		results[i].Err = errs[i]
 	}
 	for _, s := range out.Successful {
-		if i, found := entryIndex(s.Id, len(entries)); found && results[i].Err == nil {
+		if i, found := entryIndex(s.Id, len(msgs)); found && results[i].Err == nil {
 			results[i].MessageID = aws.ToString(s.MessageId)
 		}
 	}
 	return results, nil
 }
 
-// entryErrors matches a batch answer to the n entries sent (Ids "0".."n-1"):
-// nil for an entry listed as successful, its error for one listed as failed
-// (failed wins if both), and errNoResult for one listed in neither. Ids the
-// request did not carry are ignored.
-func (m *Mailbox) entryErrors(op, call string, n int, succeeded []*string, failed []types.BatchResultErrorEntry) []error {
+// entryErrors matches a batch answer to the entries of the input (Id "i" is
+// input entry i): invalid[i], when not nil, for an entry that failed local
+// validation and was not sent; nil for an entry listed as successful, its
+// error for one listed as failed (failed wins if both), and errNoResult for
+// one listed in neither. Ids the request did not carry are ignored.
+func (m *Mailbox) entryErrors(op, call string, invalid []error, succeeded []*string, failed []types.BatchResultErrorEntry) []error {
+	n := len(invalid)
 	errs := make([]error, n)
 	seen := make([]bool, n)
+	for i, e := range invalid {
+		if e != nil {
+			errs[i], seen[i] = e, true
+		}
+	}
 	for _, id := range succeeded {
-		if i, ok := entryIndex(id, n); ok {
+		if i, ok := entryIndex(id, n); ok && invalid[i] == nil {
 			seen[i] = true
 		}
 	}
 	for _, f := range failed {
-		if i, ok := entryIndex(f.Id, n); ok {
+		if i, ok := entryIndex(f.Id, n); ok && invalid[i] == nil {
 			seen[i] = true
 			errs[i] = m.entryError(op, i, f)
 		}

@@ -220,35 +220,53 @@ func TestBatchValidation(t *testing.T) {
 	for i := range long {
 		long[i] = sqsloop.VisibilityChange{ReceiptHandle: "rh"}
 	}
+	// first returns the call's error, else the first entry error.
+	first := func(errs []error, err error) error {
+		if err != nil {
+			return err
+		}
+		for _, e := range errs {
+			if e != nil {
+				return e
+			}
+		}
+		return nil
+	}
+	firstSend := func(res []sqsloop.SendResult, err error) error {
+		errs := make([]error, len(res))
+		for i, r := range res {
+			errs[i] = r.Err
+		}
+		return first(errs, err)
+	}
+	// Call-level problems fail the call; an invalid entry fails alone, is
+	// not sent, and the valid entries of the batch still go out (calls 1).
 	cases := []struct {
 		name  string
 		call  func(m *Mailbox) error
 		field string
+		calls int
 	}{
-		{"delete none", func(m *Mailbox) error { _, err := m.Delete(t.Context(), nil); return err }, "receiptHandles"},
-		{"delete 11", func(m *Mailbox) error { _, err := m.Delete(t.Context(), handles(11)); return err }, "receiptHandles"},
-		{"delete empty handle", func(m *Mailbox) error { _, err := m.Delete(t.Context(), []string{"a", ""}); return err }, "receiptHandles[1]"},
-		{"change none", func(m *Mailbox) error { _, err := m.ChangeVisibility(t.Context(), nil); return err }, "changes"},
-		{"change 11", func(m *Mailbox) error { _, err := m.ChangeVisibility(t.Context(), long); return err }, "changes"},
+		{"delete none", func(m *Mailbox) error { return first(m.Delete(t.Context(), nil)) }, "receiptHandles", 0},
+		{"delete 11", func(m *Mailbox) error { return first(m.Delete(t.Context(), handles(11))) }, "receiptHandles", 0},
+		{"delete empty handle", func(m *Mailbox) error { return first(m.Delete(t.Context(), []string{"a", ""})) }, "receiptHandles[1]", 1},
+		{"change none", func(m *Mailbox) error { return first(m.ChangeVisibility(t.Context(), nil)) }, "changes", 0},
+		{"change 11", func(m *Mailbox) error { return first(m.ChangeVisibility(t.Context(), long)) }, "changes", 0},
 		{"change empty handle", func(m *Mailbox) error {
-			_, err := m.ChangeVisibility(t.Context(), []sqsloop.VisibilityChange{{}})
-			return err
-		}, "changes[0].ReceiptHandle"},
+			return first(m.ChangeVisibility(t.Context(), []sqsloop.VisibilityChange{{}}))
+		}, "changes[0].ReceiptHandle", 0},
 		{"change past 12h", func(m *Mailbox) error {
-			_, err := m.ChangeVisibility(t.Context(), []sqsloop.VisibilityChange{{ReceiptHandle: "a"}, {ReceiptHandle: "b", Timeout: 12*time.Hour + time.Second}})
-			return err
-		}, "changes[1].Timeout"},
+			return first(m.ChangeVisibility(t.Context(), []sqsloop.VisibilityChange{{ReceiptHandle: "a"}, {ReceiptHandle: "b", Timeout: 12*time.Hour + time.Second}}))
+		}, "changes[1].Timeout", 1},
 		{"change negative", func(m *Mailbox) error {
-			_, err := m.ChangeVisibility(t.Context(), []sqsloop.VisibilityChange{{ReceiptHandle: "a", Timeout: -time.Second}})
-			return err
-		}, "changes[0].Timeout"},
-		{"send none", func(m *Mailbox) error { _, err := m.Send(t.Context(), nil); return err }, "msgs"},
-		{"send 11", func(m *Mailbox) error { _, err := m.Send(t.Context(), make([]sqsloop.OutgoingMessage, 11)); return err }, "msgs"},
-		{"send empty body", func(m *Mailbox) error { _, err := m.Send(t.Context(), []sqsloop.OutgoingMessage{{}}); return err }, "msgs[0].Body"},
+			return first(m.ChangeVisibility(t.Context(), []sqsloop.VisibilityChange{{ReceiptHandle: "a", Timeout: -time.Second}}))
+		}, "changes[0].Timeout", 0},
+		{"send none", func(m *Mailbox) error { return firstSend(m.Send(t.Context(), nil)) }, "msgs", 0},
+		{"send 11", func(m *Mailbox) error { return firstSend(m.Send(t.Context(), make([]sqsloop.OutgoingMessage, 11))) }, "msgs", 0},
+		{"send empty body", func(m *Mailbox) error { return firstSend(m.Send(t.Context(), []sqsloop.OutgoingMessage{{}})) }, "msgs[0].Body", 0},
 		{"send delay past 15 min", func(m *Mailbox) error {
-			_, err := m.Send(t.Context(), []sqsloop.OutgoingMessage{{Body: "a", Delay: 16 * time.Minute}})
-			return err
-		}, "msgs[0].Delay"},
+			return firstSend(m.Send(t.Context(), []sqsloop.OutgoingMessage{{Body: "ok"}, {Body: "a", Delay: 16 * time.Minute}}))
+		}, "msgs[1].Delay", 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -258,10 +276,34 @@ func TestBatchValidation(t *testing.T) {
 			if !errors.Is(err, sqsloop.ErrInvalidArgument) || !strings.Contains(err.Error(), c.field) {
 				t.Fatalf("err = %v, want ErrInvalidArgument naming %s", err, c.field)
 			}
-			if f.calls() != 0 {
-				t.Errorf("calls = %d, want 0", f.calls())
+			if f.calls() != c.calls {
+				t.Errorf("calls = %d, want %d", f.calls(), c.calls)
 			}
 		})
+	}
+}
+
+// An invalid entry fails alone: the valid ones of its batch are sent, with
+// their own Ids, and their results land at their own places.
+func TestInvalidEntryFailsAlone(t *testing.T) {
+	f := &fakeAPI{}
+	m := newTestMailbox(t, f)
+	errs, err := m.ChangeVisibility(t.Context(), []sqsloop.VisibilityChange{
+		{ReceiptHandle: "a", Timeout: time.Minute},
+		{ReceiptHandle: "b", Timeout: 13 * time.Hour},
+		{ReceiptHandle: "c"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs[0] != nil || errs[2] != nil || !errors.Is(errs[1], sqsloop.ErrInvalidArgument) {
+		t.Fatalf("errs = %v, want only entry 1 failed", errs)
+	}
+	f.mu.Lock()
+	in := f.changes[len(f.changes)-1]
+	f.mu.Unlock()
+	if len(in.Entries) != 2 || aws.ToString(in.Entries[0].Id) != "0" || aws.ToString(in.Entries[1].Id) != "2" {
+		t.Fatalf("sent %+v, want entries 0 and 2", in.Entries)
 	}
 }
 
