@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"time"
 )
 
 // ShutdownCoordinator turns SIGTERM/SIGINT (or a call to Trigger) into one
@@ -40,14 +41,15 @@ type ShutdownCoordinator struct {
 	// wg counts the watch goroutine and the callback runner; Stop waits.
 	wg sync.WaitGroup
 
-	mu        sync.Mutex
-	triggered bool
-	installed bool
-	stopped   bool
-	queue     []*callback   // callbacks not yet started, in registration order
-	running   bool          // a callback runner goroutine is active
-	idle      chan struct{} // closed while no runner is active
-	errs      []error       // callback errors, in the order they returned
+	mu          sync.Mutex
+	triggered   bool
+	triggeredAt time.Time // when shutdown began; the callbacks' budget counts from here
+	installed   bool
+	stopped     bool
+	queue       []*callback   // callbacks not yet started, in registration order
+	running     bool          // a callback runner goroutine is active
+	idle        chan struct{} // closed while no runner is active
+	errs        []error       // callback errors, in the order they returned
 }
 
 // NewShutdownCoordinator returns a coordinator configured by cfg, after
@@ -96,6 +98,7 @@ func (c *ShutdownCoordinator) trigger(cause error) bool {
 		return false
 	}
 	c.triggered = true
+	c.triggeredAt = time.Now()
 	c.cancel(cause)
 	c.startRunnerLocked()
 	return true

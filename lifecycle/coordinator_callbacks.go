@@ -67,7 +67,10 @@ func (c *ShutdownCoordinator) startRunnerLocked() {
 
 // runCallbacks runs queued callbacks in order until the queue is empty.
 func (c *ShutdownCoordinator) runCallbacks() {
-	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.CallbackTimeout)
+	c.mu.Lock()
+	deadline := c.triggeredAt.Add(c.cfg.CallbackTimeout) // one budget for every callback, late ones too
+	c.mu.Unlock()
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	for {
 		cb := c.next()

@@ -400,3 +400,24 @@ type fakeSignal struct{}
 
 func (fakeSignal) String() string { return "fake" }
 func (fakeSignal) Signal()        {}
+
+// A callback registered late shares the budget counted from the start of
+// shutdown; it does not get a fresh CallbackTimeout.
+func TestLateCallbackSharesTheBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := newTestCoordinator(t, CoordinatorConfig{CallbackTimeout: 5 * time.Second})
+		defer c.Stop()
+		began := time.Now()
+		c.Trigger()
+		time.Sleep(4 * time.Second)
+		ended := make(chan time.Time, 1)
+		c.Register("late", func(ctx context.Context) error {
+			<-ctx.Done()
+			ended <- time.Now()
+			return nil
+		})
+		if got := (<-ended).Sub(began); got != 5*time.Second {
+			t.Fatalf("late callback's context ended %v after shutdown began, want 5s", got)
+		}
+	})
+}
