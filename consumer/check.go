@@ -2,11 +2,11 @@ package consumer
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/visibility"
 )
 
 // queueCheckTimeout bounds the start-up GetQueueAttributes call.
@@ -40,23 +40,18 @@ func (c *Consumer) checkQueue(ctx context.Context) {
 // queueWarnings lists what in attrs fights cfg (with defaults applied).
 func queueWarnings(cfg Config, attrs sqsloop.QueueAttributes) []string {
 	var ws []string
-	interval := cfg.Visibility.Interval
-	if interval == 0 {
-		interval = visibility.DefaultInterval
+	if interval := cfg.Visibility.Interval; !cfg.Visibility.Disabled && attrs.VisibilityTimeout > 0 && interval > attrs.VisibilityTimeout/2 {
+		ws = append(ws, fmt.Sprintf("Visibility.Interval (%v) is more than half the queue's visibility timeout (%v); "+
+			"the consumer receives with its own VisibilityTimeout (%v), but anything that receives with the queue default will lose leases",
+			interval, attrs.VisibilityTimeout, cfg.VisibilityTimeout))
 	}
-	if !cfg.Visibility.Disabled && attrs.VisibilityTimeout > 0 && interval > attrs.VisibilityTimeout/2 {
-		ws = append(ws, "Visibility.Interval ("+interval.String()+") is more than half the queue's visibility timeout ("+
-			attrs.VisibilityTimeout.String()+"); the consumer receives with its own VisibilityTimeout ("+
-			cfg.VisibilityTimeout.String()+"), but anything that receives with the queue default will lose leases")
-	}
-	lease := cfg.VisibilityTimeout
-	if cfg.Visibility.Disabled && cfg.ShutdownTimeout > lease {
-		ws = append(ws, "ShutdownTimeout ("+cfg.ShutdownTimeout.String()+") exceeds VisibilityTimeout ("+lease.String()+
-			") with extension disabled: messages still in flight late in a drain become visible and run twice")
+	if cfg.Visibility.Disabled && cfg.ShutdownTimeout > cfg.VisibilityTimeout {
+		ws = append(ws, fmt.Sprintf("ShutdownTimeout (%v) exceeds VisibilityTimeout (%v) with extension disabled: "+
+			"messages still in flight late in a drain become visible and run twice", cfg.ShutdownTimeout, cfg.VisibilityTimeout))
 	}
 	if attrs.MaxReceiveCount > 0 && attrs.MaxReceiveCount <= lowMaxReceiveCount {
-		ws = append(ws, "the queue's maxReceiveCount is low; every interrupted delivery (a deploy, a lost lease) counts, "+
-			"so a few deploys can push healthy messages into the dead-letter queue "+attrs.DeadLetterQueue)
+		ws = append(ws, fmt.Sprintf("the queue's maxReceiveCount (%d) is low; every interrupted delivery (a deploy, a lost lease) "+
+			"counts, so a few deploys can push healthy messages into the dead-letter queue %s", attrs.MaxReceiveCount, attrs.DeadLetterQueue))
 	}
 	return ws
 }

@@ -45,9 +45,10 @@ const (
 // VisibilityTimeout loses its message, draining or not.
 type Config struct {
 	// Concurrency is how many handlers run at once, 1–100,000. Default 10.
-	// It also sets how many receives may be in flight at once: one per full
-	// batch (MaxMessages) of handler slots, at most 16. A receive holds its
-	// slots for a round trip, so with fast handlers and a distant queue,
+	// It also sets how many receive loops run: one per full batch
+	// (MaxMessages) of handler slots, plus one that gathers the next batch
+	// while the others' receives are on the wire; at most 16. A receive holds
+	// its slots for a round trip, so with fast handlers and a distant queue,
 	// throughput is about Concurrency per round trip: raise it.
 	Concurrency int
 
@@ -117,6 +118,9 @@ func (c Config) withDefaults() Config {
 	if c.Visibility.Logger == nil {
 		c.Visibility.Logger = c.Logger
 	}
+	if c.Visibility.Interval == 0 {
+		c.Visibility.Interval = visibility.DefaultInterval // the timing checks compare it
+	}
 	return c
 }
 
@@ -158,11 +162,7 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("Visibility.%w", e))
 		}
 	} else if !d.Visibility.Disabled {
-		vis := d.Visibility.Interval
-		if vis == 0 {
-			vis = visibility.DefaultInterval
-		}
-		if vis > d.VisibilityTimeout/2 {
+		if vis := d.Visibility.Interval; vis > d.VisibilityTimeout/2 {
 			bad("Visibility.Interval: must be at most VisibilityTimeout/2 (%v), got %v", d.VisibilityTimeout/2, vis)
 		}
 		if m := d.Visibility.MaxExtension; m > 0 && m < d.VisibilityTimeout {

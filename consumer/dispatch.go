@@ -166,11 +166,7 @@ func (c *Consumer) nackUnstarted(ctx context.Context, msgs []*sqsloop.Message) {
 	}
 	errs, err := c.mb.ChangeVisibility(ctx, changes)
 	for i, m := range msgs {
-		e := err
-		if e == nil && i < len(errs) {
-			e = errs[i]
-		}
-		if e != nil {
+		if e := entryError(errs, err, i); e != nil {
 			c.st.nackFailed.Add(1)
 			c.cfg.Logger.Warn("consumer: could not give back an unstarted message; it becomes visible when its lease ends",
 				slog.String("message_id", m.ID), slog.Any("error", e))
@@ -188,8 +184,7 @@ func (c *Consumer) nackUnstarted(ctx context.Context, msgs []*sqsloop.Message) {
 func (c *Consumer) process(ctx context.Context, r *run, set *settler) {
 	hb := heartbeat.New()
 	hctx := heartbeat.NewContext(ctx, hb)
-	var one [1]*visibility.Lease
-	r.leases = one[:0]
+	r.leases = make([]*visibility.Lease, 0, len(r.msgs))
 	var cancels []context.CancelCauseFunc
 	var ctxs []context.Context
 	for _, m := range r.msgs {

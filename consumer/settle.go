@@ -118,14 +118,23 @@ func (s *settler) send(b []settlement, ack bool) {
 		errs, err = s.mb.ChangeVisibility(ctx, changes)
 	}
 	for i, e := range b {
-		entryErr := err
-		if entryErr == nil && i < len(errs) {
-			entryErr = errs[i]
-		} else if entryErr == nil {
-			entryErr = errors.New("consumer: no result for entry")
-		}
-		s.account(e, ack, entryErr)
+		s.account(e, ack, entryError(errs, err, i))
 	}
+}
+
+// errNoResult is the error of a batch entry the mailbox gave no result for.
+var errNoResult = errors.New("consumer: no result for entry")
+
+// entryError is entry i's outcome of a batch call that returned errs and
+// err: the call's error if it failed as a whole, else the entry's own.
+func entryError(errs []error, err error, i int) error {
+	switch {
+	case err != nil:
+		return err
+	case i < len(errs):
+		return errs[i]
+	}
+	return errNoResult
 }
 
 func (s *settler) account(e settlement, ack bool, err error) {

@@ -92,7 +92,7 @@ func run(ctx context.Context, o options, coord *lifecycle.ShutdownCoordinator, o
 	if derr != nil {
 		log.Warn("worker: could not count the dead-letter queue", "error", derr)
 	}
-	sum.fill(c.Stats(), dead, h.bytes.Load(), time.Since(began), mon.drained)
+	sum.st, sum.deadLettered, sum.bytes, sum.wall, sum.drained = c.Stats(), dead, h.bytes.Load(), time.Since(began), mon.drained
 	if mq, ok := q.(*memQueue); ok {
 		sum.leftInFlight = mq.inFlight()
 	}

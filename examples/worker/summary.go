@@ -19,10 +19,6 @@ type summary struct {
 	leftInFlight int // messages still hidden when the run ended: must be 0
 }
 
-func (s *summary) fill(st consumer.Stats, deadLettered int, bytes int64, wall time.Duration, drained bool) {
-	s.st, s.deadLettered, s.bytes, s.wall, s.drained = st, deadLettered, bytes, wall, drained
-}
-
 // normalAcked reports whether every job but the failing one was acked: the
 // files and the stuck job (after its redelivery).
 func (s *summary) normalAcked() bool { return s.st.Acked == int64(s.files+1) }
