@@ -27,6 +27,15 @@ var (
 	// InvalidParameterValue.
 	ErrLeaseCeiling = errors.New("sqsloop: visibility past the 12-hour ceiling")
 
+	// ErrAccessDenied means the caller is not allowed to make the call, or
+	// could not prove who it is: SQS answered AccessDenied,
+	// InvalidClientTokenId, UnrecognizedClientException,
+	// SignatureDoesNotMatch, ExpiredToken or a KMS access error, or the SDK
+	// found no credentials to sign with. It does not heal by retrying at
+	// once (an IAM change may take a few seconds to propagate, no more), so
+	// the consumer treats it as permanent after a few consecutive failures.
+	ErrAccessDenied = errors.New("sqsloop: access denied")
+
 	// ErrInvalidArgument means a request was malformed: caught before it
 	// reached the queue (an empty batch, more than MaxBatchSize entries, a
 	// duration out of the range SQS accepts; the wrapping error names the
