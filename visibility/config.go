@@ -17,13 +17,12 @@ const (
 	// DefaultExtension is the visibility timeout each extension asks for,
 	// counted from the moment it is sent: 300 s.
 	DefaultExtension = 300 * time.Second
-	// DefaultMaxFailures is how many consecutive failed extensions of one
-	// message (transient errors: network, throttling) make its lease count as
-	// lost: 3.
-	DefaultMaxFailures = 3
-	// MaxMaxFailures bounds MaxFailures: the tries are spread over one
-	// Interval, so more would make a hot loop.
-	MaxMaxFailures = 10
+	// DefaultAckWindow is how long a decided ack, nack or give-back may
+	// wait for others to share its batch call: 50 ms (a batch of 10 goes
+	// at once).
+	DefaultAckWindow = 50 * time.Millisecond
+	// MaxAckWindow bounds AckWindow: 1 s.
+	MaxAckWindow = time.Second
 )
 
 // Policy decides whether a due lease is extended.
@@ -50,8 +49,9 @@ func (p Policy) String() string {
 	return fmt.Sprintf("Policy(%d)", int(p))
 }
 
-// Config tunes an Extender. The zero Config is valid and means: extension
-// enabled, heartbeat-gated, every 60 s at most, 300 s each time.
+// Config tunes a Manager. The zero Config is valid and means: extension
+// enabled, heartbeat-gated, every 60 s at most, 300 s each time; acks and
+// nacks batched within 50 ms.
 //
 // How it times: the extender looks at each lease once per Interval (the
 // first time Interval after the receive), and once more Interval/2 before
@@ -64,11 +64,12 @@ func (p Policy) String() string {
 // Timing rule: Interval must be less than Extension/2, and less than half of
 // the visibility timeout messages are received with (the consumer checks
 // that), so that every lease is looked at, and a failed extension tried
-// again, well before it lapses.
+// again at the next look, before it lapses.
 type Config struct {
 	// Disabled turns lease extension off: messages stay hidden for the
-	// receive's visibility timeout only. (The "Enabled, default true"
-	// is spelled Disabled so that the zero Config means the default.)
+	// receive's visibility timeout only. Acks, nacks and give-backs are
+	// sent all the same. (Spelled Disabled, not Enabled, so that the zero
+	// Config means the default.)
 	Disabled bool
 
 	// Policy is HeartbeatGated (default) or FixedInterval.
@@ -92,26 +93,24 @@ type Config struct {
 	// cannot hold a message forever.
 	MaxExtension time.Duration
 
-	// MaxFailures is how many consecutive transient failures to extend one
-	// message make its lease count as lost, tried within one Interval.
-	// Range 0–10; 0 means 3.
-	MaxFailures int
+	// AckWindow is how long a decided ack, nack or give-back waits for
+	// others to fill its batch call, > 0 and ≤ 1 s; a batch also goes out as
+	// soon as it has 10 entries. 0 means 50 ms.
+	AckWindow time.Duration
 
 	// CancelOnLeaseLost cancels the handler's context (the cancel function
-	// given to Attach) when its lease is lost, with a cause that matches
+	// given to Hold) when its lease is lost, with a cause that matches
 	// ErrLeaseLost and the reason (errors.Is). Default false: the handler
 	// carries on, and its ack will likely fail.
 	CancelOnLeaseLost bool
 
 	// OnLeaseLost, if set, is called once for each lost lease, from the
-	// extender's goroutine (or from Detach's caller, for a lease whose
-	// deadline passed just before it was detached): keep it quick and never
-	// block on the network.
+	// Manager's goroutine: keep it quick and never block on the network.
 	OnLeaseLost func(LeaseLost)
 
-	// Logger receives WARN records for lost leases and failed extensions
-	// (message IDs only; receipt handles are never logged). Default
-	// slog.Default().
+	// Logger receives WARN records for lost leases and failed calls, and
+	// ERROR records for acks that failed for good (message IDs only;
+	// receipt handles are never logged). Default slog.Default().
 	Logger *slog.Logger
 }
 
@@ -124,8 +123,8 @@ func (c Config) withDefaults() Config {
 	if c.Extension == 0 {
 		c.Extension = DefaultExtension
 	}
-	if c.MaxFailures == 0 {
-		c.MaxFailures = DefaultMaxFailures
+	if c.AckWindow == 0 {
+		c.AckWindow = DefaultAckWindow
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -144,15 +143,18 @@ func (c Config) ceiling() time.Duration {
 // Validate reports every problem with c (zero fields taking their defaults),
 // joined with errors.Join; each names its field and the allowed range and
 // wraps sqsloop.ErrInvalidArgument (errors.Is). It returns nil for a valid
-// Config. A disabled Config is always valid.
+// Config. Of a disabled Config only AckWindow is checked.
 func (c Config) Validate() error {
-	if c.Disabled {
-		return nil
-	}
 	d := c.withDefaults()
 	var errs []error
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf(format+": %w", append(args, sqsloop.ErrInvalidArgument)...))
+	}
+	if d.AckWindow < 0 || d.AckWindow > MaxAckWindow {
+		bad("AckWindow: must be > 0 and at most 1s (0 means %v), got %v", DefaultAckWindow, d.AckWindow)
+	}
+	if c.Disabled {
+		return errors.Join(errs...)
 	}
 	if d.Policy != HeartbeatGated && d.Policy != FixedInterval {
 		bad("Policy: must be HeartbeatGated or FixedInterval, got %d", int(d.Policy))
@@ -170,9 +172,6 @@ func (c Config) Validate() error {
 	}
 	if d.Policy == FixedInterval && d.MaxExtension == 0 {
 		bad("MaxExtension: required with the FixedInterval policy, so a stuck handler cannot hold its message for 12h")
-	}
-	if d.MaxFailures < 0 || d.MaxFailures > MaxMaxFailures {
-		bad("MaxFailures: must be between 0 and %d (0 means %d), got %d", MaxMaxFailures, DefaultMaxFailures, d.MaxFailures)
 	}
 	return errors.Join(errs...)
 }

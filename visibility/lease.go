@@ -8,25 +8,100 @@ import (
 	"github.com/sqsloop/sqsloop/heartbeat"
 )
 
-// Lease is one message attached to an Extender. Its fields are owned by the
-// Extender and guarded by its mutex; callers only hand it back to Detach.
+// decision is what the holder of a lease decided to do with its message.
+type decision uint8
+
+const (
+	holding  decision = iota // still being handled: extend while alive
+	acking                   // delete it (DeleteMessageBatch)
+	nacking                  // make it visible after delay (a failed message)
+	givenUp                  // make it visible at once (unstarted, or the drain)
+)
+
+// Lease is one received message held by a Manager, from Hold until its
+// ack, nack or give-back has been sent (or its lease is lost). Its methods
+// are safe for concurrent use; its fields are guarded by the Manager's
+// mutex and changed only by the Manager.
 type Lease struct {
+	m      *Manager
 	msg    *sqsloop.Message
 	hb     *heartbeat.Heartbeat
 	cancel context.CancelCauseFunc
 
-	deadline time.Time // when the message becomes visible unless extended
+	deadline time.Time // when the queue makes the message visible unless changed
 	lastExt  time.Time // last successful extension, or the receive
 	ceiling  time.Time // receive + the configured ceiling (≤ 12 h)
-	due      time.Time // when the extender looks at this lease next
+	due      time.Time // when the Manager looks at this lease next
+	capped   bool      // the last extension was clamped to the ceiling
+	lastErr  error     // the last extension's transient error, nil after a success
 
-	failures int
-	lastErr  error
-	final    bool          // the last extension was clamped to the ceiling
-	index    int           // position in the heap; -1 when not in it
-	sending  chan struct{} // closed when the batch carrying this lease is done
-	detached bool
-	lost     error
+	decided decision
+	delay   time.Duration // nack delay
+	tries   int           // failed attempts of the ack or nack
+	late    bool          // acked after the lease was lost: one attempt, counted apart
+	lost    error         // *LeaseLostError once lost
+	done    bool          // no longer tracked: settled, or abandoned at the end of Run
+
+	index  int  // position in the heap; -1 when not in it
+	queued bool // waiting in the ack or nack queue
+	busy   bool // a call about this lease is on the wire
+}
+
+// Message returns the message the lease holds.
+func (l *Lease) Message() *sqsloop.Message { return l.msg }
+
+// Ack decides that the message was processed: the Manager stops
+// extending it on beats, deletes it (DeleteMessageBatch, coalesced with
+// other acks within Config.AckWindow), and, if the delete fails
+// transiently, keeps the lease alive and tries again with back-off until
+// the delete succeeds, the receipt handle turns out stale, a permanent
+// error ends it, or the lease is lost. A lease already lost is still acked
+// once (on a standard queue the newest receipt handle may still delete a
+// message nobody received again), counted apart in Stats.LateAcked.
+//
+// Ack never blocks and never does I/O. Only the first decision about a
+// lease (Ack, Nack or GiveBack) counts; later ones, and any after the
+// Manager's Run has returned, are ignored. Safe for concurrent use.
+func (l *Lease) Ack() { l.m.decide(l, acking, 0) }
+
+// Nack decides that the message failed: the Manager stops extending it
+// and makes it visible again after delay (ChangeMessageVisibilityBatch;
+// clamped to 0–12 h, rounded up to whole seconds by SQS), retrying a
+// transient failure while the lease holds. A lease already lost is not
+// nacked: its message is visible, or delivered again, already. Never
+// blocks; only the first decision counts. Safe for concurrent use.
+func (l *Lease) Nack(delay time.Duration) {
+	l.m.decide(l, nacking, min(max(delay, 0), sqsloop.MaxVisibilityTimeout))
+}
+
+// GiveBack decides to return the message unprocessed: visibility 0 at
+// once, so another receiver can take it (messages received but not
+// started, and the drain). Counted in Stats.GivenBack rather than Nacked.
+// Never blocks; only the first decision counts. Safe for concurrent use.
+func (l *Lease) GiveBack() { l.m.decide(l, givenUp, 0) }
+
+// Err returns the *LeaseLostError the lease was lost with (it matches
+// ErrLeaseLost and its reason with errors.Is), or nil while it holds. A
+// lease whose deadline has passed is lost even before the Manager's loop
+// notices. Safe for concurrent use.
+func (l *Lease) Err() error {
+	l.m.mu.Lock()
+	defer l.m.mu.Unlock()
+	if l.lost == nil && !l.done && !time.Now().Before(l.deadline) {
+		return &LeaseLostError{MessageID: l.msg.ID, Reason: l.endReason()}
+	}
+	return l.lost
+}
+
+// endReason is why l's deadline passed without an extension.
+func (l *Lease) endReason() error {
+	switch {
+	case l.capped:
+		return sqsloop.ErrLeaseCeiling
+	case l.lastErr != nil:
+		return l.lastErr
+	}
+	return ErrLeaseLapsed
 }
 
 // leaseHeap orders leases by due time; it implements container/heap.

@@ -1,0 +1,186 @@
+package visibility
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// maxCalls bounds the batch calls a Manager has on the wire at once.
+const maxCalls = 16
+
+// maxCallTimeout bounds one batch call; an extension call is also bounded
+// by Interval/2, so a hung call cannot hold up the next look at its
+// leases. A call that times out is a transient failure.
+const maxCallTimeout = 10 * time.Second
+
+// FlushTimeout bounds how long Run, once its context is done, keeps
+// sending the acks, nacks and give-backs already decided (and retrying
+// those that fail) before it returns: 1 s. What is still unsent then is
+// abandoned: those messages become visible when their leases end.
+const FlushTimeout = time.Second
+
+// Run is the Manager's one loop: it extends alive leases as they come
+// due and sends the decided acks, nacks and give-backs, until ctx is done.
+// Then it stops extending, sends what was decided (for at most
+// FlushTimeout), waits for every call it started, and returns nil. Leases
+// still holding then are no longer extended; decisions made after Run
+// returns are ignored. Run may be called once: a second call returns
+// ErrAlreadyRunning.
+func (m *Manager) Run(ctx context.Context) error {
+	if !m.running.CompareAndSwap(false, true) {
+		return ErrAlreadyRunning
+	}
+	callCtx, cancelCalls := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelCalls()
+	s := startSenders(m, callCtx)
+
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	done := ctx.Done()
+	var flushBy time.Time
+	for {
+		now := time.Now()
+		flushing := done == nil
+		m.mu.Lock()
+		out := m.plan(now, flushing)
+		next := m.nextWake(flushing)
+		left := m.settling()
+		lost := m.takeLost()
+		m.mu.Unlock()
+		m.report(lost)
+		s.queue(out)
+		if flushing && ((!left && s.idle()) || !now.Before(flushBy)) {
+			break
+		}
+		if flushing && (next.IsZero() || flushBy.Before(next)) {
+			next = flushBy
+		}
+		var fire <-chan time.Time
+		if !next.IsZero() {
+			timer.Reset(next.Sub(now))
+			fire = timer.C
+		}
+		select {
+		case <-done:
+			done = nil
+			flushBy = time.Now().Add(FlushTimeout)
+		case <-m.wake:
+		case <-fire:
+		case c := <-s.results:
+			s.returned(c)
+		}
+	}
+	cancelCalls()
+	s.stop()
+	m.abandon()
+	return nil
+}
+
+// abandon ends every lease still tracked once Run stops: decided calls
+// never sent count as failed.
+func (m *Manager) abandon() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.stopped = true
+	count := func(l *Lease) {
+		switch l.decided {
+		case acking:
+			m.st.ackFailed.Add(1)
+		case nacking, givenUp:
+			m.st.nackFailed.Add(1)
+		}
+		m.finish(l)
+	}
+	for _, l := range m.leases {
+		count(l)
+	}
+	for _, l := range m.acks {
+		count(l)
+	}
+	for _, l := range m.nacks {
+		count(l)
+	}
+	m.leases, m.acks, m.nacks = nil, nil, nil
+	if n := m.st.held.Load(); n > 0 {
+		m.cfg.Logger.Warn("visibility: leases still held when the manager stopped; their messages become visible when their leases end",
+			slog.Int64("leases", n))
+	}
+}
+
+// senders runs the batch calls on a fixed set of goroutines, never more
+// than maxCalls at once; calls beyond that wait in order. Only Run's
+// goroutine uses a senders' methods.
+type senders struct {
+	m        *Manager
+	ctx      context.Context
+	work     chan *call
+	results  chan *call
+	wg       sync.WaitGroup
+	inflight int
+	waiting  []*call
+}
+
+func startSenders(m *Manager, ctx context.Context) *senders {
+	s := &senders{m: m, ctx: ctx, work: make(chan *call), results: make(chan *call, maxCalls)}
+	s.wg.Add(maxCalls)
+	for range maxCalls {
+		go func() {
+			defer s.wg.Done()
+			for c := range s.work {
+				m.send(ctx, c)
+				s.results <- c
+			}
+		}()
+	}
+	return s
+}
+
+// queue sends calls, as many as there is room for, in order.
+func (s *senders) queue(calls []*call) {
+	s.waiting = append(s.waiting, calls...)
+	for s.inflight < maxCalls && len(s.waiting) > 0 {
+		c := s.waiting[0]
+		s.waiting[0] = nil
+		s.waiting = s.waiting[1:]
+		s.inflight++
+		s.work <- c
+	}
+}
+
+// returned applies a call's outcome and sends a waiting call in its place.
+func (s *senders) returned(c *call) {
+	s.inflight--
+	s.m.mu.Lock()
+	s.m.apply(c, time.Now())
+	s.m.mu.Unlock()
+	s.queue(nil)
+}
+
+func (s *senders) idle() bool { return s.inflight == 0 && len(s.waiting) == 0 }
+
+// stop waits for the calls on the wire (their context is cancelled by
+// then), applies their outcomes, and ends the goroutines. Calls still
+// waiting are never sent.
+func (s *senders) stop() {
+	waiting := s.waiting
+	s.waiting = nil
+	for s.inflight > 0 {
+		c := <-s.results
+		s.inflight--
+		s.m.mu.Lock()
+		s.m.apply(c, time.Now())
+		s.m.mu.Unlock()
+	}
+	close(s.work)
+	s.wg.Wait()
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	for _, c := range waiting {
+		for _, l := range c.leases {
+			l.busy = false
+			s.m.leases.Push(l) // not in heap order: abandon only counts them
+		}
+	}
+}
