@@ -1,12 +1,8 @@
 package consumer
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/sqsloop/sqsloop"
 )
 
 // Defaults of the retry back-off of failed messages.
@@ -55,39 +51,12 @@ func (e *NackError) Error() string { return fmt.Sprintf("%v (retry in %v)", e.Er
 // Unwrap returns the handler's error.
 func (e *NackError) Unwrap() error { return e.Err }
 
-// NackAfter wraps err so that its message is nacked with delay (0–12 h)
-// instead of the back-off. A nil err stays nil.
+// NackAfter wraps err so that its message is nacked with delay (clamped to
+// 0–12 h, rounded up to whole seconds by SQS) instead of Config.Backoff. A
+// nil err stays nil.
 func NackAfter(err error, delay time.Duration) error {
 	if err == nil {
 		return nil
 	}
 	return &NackError{Delay: delay, Err: err}
-}
-
-// Backoff is the middleware that gives a failed message its retry delay from
-// f(receive count), unless the handler chose one with NackAfter. The consumer
-// installs it with Config.Backoff.
-func Backoff(f BackoffFunc) Middleware {
-	return func(next Handler) Handler {
-		return func(ctx context.Context, m *sqsloop.Message) error {
-			err := next(ctx, m)
-			if err == nil {
-				return nil
-			}
-			var ne *NackError
-			if errors.As(err, &ne) {
-				return err
-			}
-			return NackAfter(err, f(m.ReceiveCount))
-		}
-	}
-}
-
-// nackDelay is the delay a handler error asks for, clamped to SQS's range.
-func nackDelay(err error) time.Duration {
-	var ne *NackError
-	if !errors.As(err, &ne) {
-		return 0
-	}
-	return min(max(ne.Delay, 0), sqsloop.MaxVisibilityTimeout)
 }

@@ -33,12 +33,11 @@ func TestInvalidConfigNamesTheField(t *testing.T) {
 		{Config{WaitTime: 21 * time.Second}, "WaitTime:"},
 		{Config{WaitTime: -time.Second}, "WaitTime:"},
 		{Config{ShutdownTimeout: -time.Second}, "ShutdownTimeout:"},
-		{Config{AckWindow: 2 * time.Second}, "AckWindow:"},
+		{Config{Visibility: visibility.Config{AckWindow: 2 * time.Second}}, "Visibility.AckWindow:"},
 		{Config{Middleware: []Middleware{nil}}, "Middleware[0]:"},
 		{Config{Visibility: visibility.Config{Interval: -1}}, "Visibility.Interval:"},
 		{Config{Visibility: visibility.Config{Extension: 13 * time.Hour}}, "Visibility.Extension:"},
-		{Config{Visibility: visibility.Config{MaxFailures: -2}}, "Visibility.MaxFailures:"},
-		{Config{VisibilityTimeout: 90 * time.Second}, "Visibility.Interval:"}, // 60 s ≥ 90 s/2
+		{Config{VisibilityTimeout: 90 * time.Second, Visibility: visibility.Config{Interval: time.Minute}}, "Visibility.Interval:"}, // 60 s ≥ 90 s/2
 	} {
 		t.Run(tc.field, func(t *testing.T) {
 			_, err := New(q, noop, tc.cfg)
@@ -156,7 +155,7 @@ func TestPanicIsAFailureAndTheLoopGoesOn(t *testing.T) {
 }
 
 func TestRecoverMakesAPanicError(t *testing.T) {
-	h := Recover(quiet)(func(context.Context, *sqsloop.Message) error { panic(errors.New("inner")) })
+	h := recoverPanics(quiet)(func(context.Context, *sqsloop.Message) error { panic(errors.New("inner")) })
 	err := h(context.Background(), &sqsloop.Message{ID: "m"})
 	var pe *PanicError
 	if !errors.As(err, &pe) || len(pe.Stack) == 0 || pe.Unwrap() == nil {

@@ -25,24 +25,24 @@ const (
 	// DefaultShutdownTimeout is the drain budget: 25 s, inside the 30 s that
 	// ECS and Kubernetes give a task between SIGTERM and SIGKILL.
 	DefaultShutdownTimeout = 25 * time.Second
-	// DefaultAckWindow is how long an ack or nack may wait for others to
-	// share its batch call: 50 ms (a batch also goes out when it has 10).
-	DefaultAckWindow = 50 * time.Millisecond
 	// MaxConcurrency bounds Config.Concurrency.
 	MaxConcurrency = 100_000
 )
 
 // Config tunes a Consumer. The zero Config is valid: 10 handlers, receives of
 // up to 10 messages long-polling 20 s, a 5 min visibility timeout extended
-// while handlers beat (visibility defaults), exponential retry back-off from
-// 1 s to 5 min, and a 25 s drain.
+// by 5 min, looked at every minute, while handlers beat, exponential retry
+// back-off from 1 s to 5 min, and a 25 s drain.
 //
 // Timing rules: Visibility.Interval < Visibility.Extension/2 and
 // Visibility.Interval ≤ VisibilityTimeout/2, so every lease gets its first
-// extension with time to spare; ShutdownTimeout should end before the
-// platform kills the process (ECS and Kubernetes: 30 s after SIGTERM by
-// default). With extension disabled, a handler running past
-// VisibilityTimeout loses its message, draining or not.
+// extension with time to spare. Left zero, Visibility.Extension is
+// VisibilityTimeout and Visibility.Interval is a fifth of the smaller of
+// the two, which keeps both rules (VisibilityTimeout 30 s: extended by 30 s,
+// looked at every 6 s, so handlers beat at least every 6 s).
+// ShutdownTimeout should end before the platform kills the process (ECS and
+// Kubernetes: 30 s after SIGTERM by default). With extension disabled, a
+// handler running past VisibilityTimeout loses its message, draining or not.
 type Config struct {
 	// Concurrency is how many handlers run at once, 1–100,000. Default 10.
 	// It also sets how many receive loops run: one per full batch
@@ -65,25 +65,24 @@ type Config struct {
 	// Default 20 s.
 	WaitTime time.Duration
 
-	// Visibility tunes the lease extender; see visibility.Config.
+	// Visibility tunes the lease owner (extension, ack batching); see
+	// visibility.Config. Left zero, Interval and Extension follow
+	// VisibilityTimeout (see Config), and Logger is Config.Logger.
 	Visibility visibility.Config
 
-	// Backoff gives a failed message's nack delay from its receive count.
-	// Default ExponentialBackoff(1 s, 5 min).
+	// Backoff gives a failed message's nack delay from its receive count,
+	// for an error or a panic alike, unless the error carries its own delay
+	// (NackAfter). Default ExponentialBackoff(1 s, 5 min).
 	Backoff BackoffFunc
 
 	// ShutdownTimeout is the drain budget: how long in-flight handlers may
-	// run after shutdown begins before their contexts are cancelled. > 0;
-	// 0 means the default, 25 s.
+	// run after shutdown begins before their contexts are cancelled. After
+	// it, handlers get DrainGrace to return; then what they still hold is
+	// given back and Run returns. > 0; 0 means the default, 25 s.
 	ShutdownTimeout time.Duration
 
-	// AckWindow is how long an ack or nack waits for others to fill its
-	// batch call, > 0 and ≤ 1 s; a batch also goes out as soon as it has 10
-	// entries. 0 means the default, 50 ms.
-	AckWindow time.Duration
-
 	// Middleware wraps the handler, Middleware[0] outermost, inside the
-	// consumer's own panic recovery and retry back-off.
+	// consumer's own panic recovery.
 	Middleware []Middleware
 
 	// Logger receives the consumer's records. Default slog.Default().
@@ -109,17 +108,21 @@ func (c Config) withDefaults() Config {
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = DefaultShutdownTimeout
 	}
-	if c.AckWindow == 0 {
-		c.AckWindow = DefaultAckWindow
-	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
 	if c.Visibility.Logger == nil {
 		c.Visibility.Logger = c.Logger
 	}
-	if c.Visibility.Interval == 0 {
-		c.Visibility.Interval = visibility.DefaultInterval // the timing checks compare it
+	if c.VisibilityTimeout >= time.Second && c.VisibilityTimeout <= sqsloop.MaxVisibilityTimeout {
+		// Else Validate reports VisibilityTimeout, and the lease owner
+		// keeps its own defaults rather than adding confusing errors.
+		if c.Visibility.Extension == 0 {
+			c.Visibility.Extension = c.VisibilityTimeout
+		}
+		if c.Visibility.Interval == 0 {
+			c.Visibility.Interval = min(c.VisibilityTimeout, c.Visibility.Extension) / 5
+		}
 	}
 	return c
 }
@@ -148,9 +151,6 @@ func (c Config) Validate() error {
 	}
 	if d.ShutdownTimeout < 0 {
 		bad("ShutdownTimeout: must be > 0 (0 means %v), got %v", DefaultShutdownTimeout, d.ShutdownTimeout)
-	}
-	if d.AckWindow < 0 || d.AckWindow > time.Second {
-		bad("AckWindow: must be > 0 and at most 1s (0 means %v), got %v", DefaultAckWindow, d.AckWindow)
 	}
 	for i, mw := range d.Middleware {
 		if mw == nil {

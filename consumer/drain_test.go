@@ -79,7 +79,7 @@ func TestShutdownGivesBackUnstartedAndFinishesInFlight(t *testing.T) {
 			t.Fatalf("Run = %v", err)
 		}
 		st := c.Stats()
-		if st.Acked != 10 || st.DrainNacked != 10 || st.Started != 10 || finished.Load() != 10 {
+		if st.Acked != 10 || st.GivenBack != 10 || st.Started != 10 || finished.Load() != 10 {
 			t.Fatalf("stats %+v: want 10 acked in-flight, 10 given back unstarted", st)
 		}
 		if qs := q.Stats(); qs.Visible != 10 || qs.InFlight != 0 || qs.Deleted != 10 {
@@ -109,7 +109,7 @@ func TestDrainKeepsExtendingLeases(t *testing.T) {
 }
 
 // When the drain budget runs out, in-flight handlers are cancelled with
-// ErrDrainTimeout and their messages given back at once.
+// ErrDrainTimeout, their messages given back at once, and Run says so.
 func TestDrainBudgetCancelsHandlers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newQueue(t, memmailbox.QueueConfig{})
@@ -125,8 +125,8 @@ func TestDrainBudgetCancelsHandlers(t *testing.T) {
 		stop := start(t, c)
 		time.Sleep(time.Second)
 		began := time.Now()
-		if err := stop(); err != nil {
-			t.Fatal(err)
+		if err := stop(); !errors.Is(err, ErrDrainTimeout) {
+			t.Fatalf("Run = %v, want ErrDrainTimeout", err)
 		}
 		if d := time.Since(began); d != 5*time.Second {
 			t.Fatalf("drain took %v, want the 5s budget", d)

@@ -5,47 +5,47 @@ import (
 	"sync/atomic"
 )
 
-// pool runs message runs on at most size long-lived goroutines, started as
+// pool runs message sequences on at most size long-lived goroutines, started as
 // they are first needed: no goroutine per message, and a handler's stack,
 // once grown, is reused. The receive loops call submit, concurrently; close
 // comes after the last submit.
 type pool struct {
 	size    int32
-	handle  func(*run)
-	work    chan *run
+	handle  func(*sequence)
+	work    chan *sequence
 	workers atomic.Int32 // started so far
 	wg      sync.WaitGroup
 }
 
-func newPool(size int, handle func(*run)) *pool {
-	return &pool{size: int32(size), handle: handle, work: make(chan *run)}
+func newPool(size int, handle func(*sequence)) *pool {
+	return &pool{size: int32(size), handle: handle, work: make(chan *sequence)}
 }
 
-// submit hands run to an idle worker, starting one if none is idle and
-// fewer than size run. The caller holds a handler slot for the run, so
+// submit hands s to an idle worker, starting one if none is idle and
+// fewer than size run. The caller holds a handler slot for the sequence, so
 // with all size workers started one of them is, or is about to be, idle.
-func (p *pool) submit(run *run) {
+func (p *pool) submit(s *sequence) {
 	if p.workers.Load() < p.size {
 		select {
-		case p.work <- run:
+		case p.work <- s:
 			return
 		default:
 		}
 		if p.workers.Add(1) <= p.size {
 			p.wg.Add(1)
-			go p.worker(run)
+			go p.worker(s)
 			return
 		}
 		p.workers.Add(-1)
 	}
-	p.work <- run
+	p.work <- s
 }
 
-func (p *pool) worker(first *run) {
+func (p *pool) worker(first *sequence) {
 	defer p.wg.Done()
 	p.handle(first)
-	for run := range p.work {
-		p.handle(run)
+	for s := range p.work {
+		p.handle(s)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 )
 
 // PanicError is the error a Handler's panic turns into: the message is
-// nacked like any failure and the loop goes on.
+// nacked with the retry back-off like any failure, and the loop goes on.
 type PanicError struct {
 	// Value is what the handler panicked with.
 	Value any
@@ -27,9 +27,10 @@ func (e *PanicError) Unwrap() error {
 	return err
 }
 
-// Recover turns a panic in the handler into a *PanicError, logged at ERROR
-// with its stack. The consumer always installs it outermost.
-func Recover(logger *slog.Logger) Middleware {
+// recoverPanics turns a panic in the handler (or a middleware) into a
+// *PanicError, logged at ERROR with its stack. The consumer installs it
+// outermost; the message is then nacked with the back-off like any failure.
+func recoverPanics(logger *slog.Logger) Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, m *sqsloop.Message) (err error) {
 			defer func() {

@@ -72,10 +72,12 @@ func TestShutdownWithADoneContextStillGivesBackUnstarted(t *testing.T) {
 		cancel()
 		_ = c.Shutdown(done) // e.g. a LoopGroup whose shutdown deadline already passed
 		<-runErr
-		st := c.Stats()
-		_ = st
-		if st.DrainNacked != 10 {
-			t.Errorf("want the 10 unstarted messages given back at once; DrainNacked=%d NackFailed=%d", st.DrainNacked, st.NackFailed)
+		// 10 unstarted, and 10 in flight interrupted by the done context.
+		if st := c.Stats(); st.GivenBack != 20 || st.Started != 10 {
+			t.Errorf("stats %+v: want the 10 unstarted and the 10 interrupted given back", st)
+		}
+		if qs := q.Stats(); qs.Visible != 20 {
+			t.Errorf("queue %+v: want all 20 visible again", qs)
 		}
 	})
 }
@@ -190,7 +192,7 @@ func TestShutdownGivesBackWaitingFIFOMessagesAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		<-runErr
-		if st := c.Stats(); st.Acked != 1 || st.Started != 1 || st.DrainNacked != 3 {
+		if st := c.Stats(); st.Acked != 1 || st.Started != 1 || st.GivenBack != 3 {
 			t.Fatalf("stats %+v: want the running one acked, 3 given back", st)
 		}
 	})

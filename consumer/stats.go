@@ -16,16 +16,21 @@ type Stats struct {
 	Succeeded, Failed int64
 	// Panics counts handler panics.
 	Panics int64
-	// Acked and AckFailed count DeleteMessageBatch entries.
-	Acked, AckFailed int64
-	// Nacked and NackFailed count ChangeMessageVisibilityBatch entries
-	// that gave messages back (failures and the drain).
-	Nacked, NackFailed int64
-	// DrainNacked counts received-but-unstarted messages given back at once:
-	// those a receive returned as shutdown began, those waiting behind a
-	// running message of their FIFO group, and any a mailbox returned beyond
-	// what was asked for.
-	DrainNacked int64
+	// Abandoned counts handlers still running DrainGrace after the drain
+	// budget cancelled them: their messages were given back and Run did
+	// not wait for them.
+	Abandoned int64
+	// Acked counts messages deleted while their lease held. LateAcked
+	// counts acks sent after the lease was lost: SQS may report those as
+	// deleted while deleting nothing (an old receipt handle), so the
+	// message may run again. AckFailed counts acks that failed for good;
+	// AckRetries failed ack attempts that were tried again.
+	Acked, LateAcked, AckFailed, AckRetries int64
+	// Nacked counts failed messages made visible again after their
+	// back-off; GivenBack unstarted, interrupted or abandoned messages made
+	// visible at once; NackFailed those whose nack failed for good (they
+	// become visible when their lease ends).
+	Nacked, GivenBack, NackFailed int64
 	// ReceiveCalls and ReceiveErrors count ReceiveMessage calls.
 	ReceiveCalls, ReceiveErrors int64
 	// Extensions is how many lease extensions succeeded, in ExtensionCalls
@@ -34,13 +39,15 @@ type Stats struct {
 	// LargestExtensionBatch is the most entries one extension call carried.
 	LargestExtensionBatch int64
 	// LeasesLost counts leases lost (stale receipt handle, no heartbeat,
-	// the 12-hour ceiling, repeated failures).
+	// the 12-hour ceiling, extensions or an ack failing until the lease
+	// ended).
 	LeasesLost int64
 }
 
-// counters are the consumer's live counts.
+// counters are the consumer's live counts; running is a gauge of handlers
+// running now.
 type counters struct {
 	received, redelivered, started, succeeded, failed, panics atomic.Int64
-	acked, ackFailed, nacked, nackFailed, drainNacked         atomic.Int64
+	running, abandoned                                        atomic.Int64
 	receiveCalls, receiveErrors                               atomic.Int64
 }

@@ -237,7 +237,7 @@ func TestE2EShutdownGivesBackUnstarted(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := c.Stats()
-		if st.Acked != inFlight || st.DrainNacked != int64(want) || st.AckFailed != 0 {
+		if st.Acked != inFlight || st.GivenBack != int64(want) || st.AckFailed != 0 {
 			t.Fatalf("%s: stats %+v: want the %d in-flight acked and %d given back", h.Name(), st, inFlight, want)
 		}
 	})

@@ -157,6 +157,12 @@ func (m *Manager) settle(l *Lease, now time.Time) bool {
 	case l.lost != nil:
 		m.finish(l) // nothing to give back: visible, or delivered again, already
 		return false
+	case l.decided == givenUp:
+		// A give-back does not wait for its window: the message is wanted
+		// elsewhere now (the drain, or a group that must keep its order).
+		m.enqueue(&m.nacks, &m.nacksAt, l, now)
+		m.nacksAt = now.Add(-m.cfg.AckWindow)
+		return true
 	}
 	return m.enqueue(&m.nacks, &m.nacksAt, l, now)
 }

@@ -227,9 +227,9 @@ func (r drainResult) logLine() string {
 	if r.reached >= 0 {
 		reached = r.reached.Round(time.Millisecond).String()
 	}
-	s := fmt.Sprintf("drain %-8s rep %d: started %d→%d, visible at signal %d, expected %d; unstarted visible after %s (poll every %s); Shutdown took %s; received %d, drainNacked %d; final %+v",
+	s := fmt.Sprintf("drain %-8s rep %d: started %d→%d, visible at signal %d, expected %d; unstarted visible after %s (poll every %s); Shutdown took %s; received %d, givenBack %d; final %+v",
 		r.c.name, r.rep, r.startedAtSignal, r.started, r.atSignal, r.expected, reached, r.poll.Round(100*time.Microsecond), r.shutdown.Round(time.Millisecond),
-		r.stats.Received, r.stats.DrainNacked, r.final)
+		r.stats.Received, r.stats.GivenBack, r.final)
 	if r.err != nil {
 		s += "  ERROR: " + r.err.Error()
 	}
@@ -263,7 +263,7 @@ func writeDrainTable(w io.Writer, rs []drainResult) {
 			polls = append(polls, float64(r.poll))
 			shut = append(shut, float64(r.shutdown))
 			inFlight = max(inFlight, r.final.inFlight)
-			nacked += r.stats.DrainNacked
+			nacked += r.stats.GivenBack
 			sep := ""
 			if i > 0 {
 				sep = ", "

@@ -44,7 +44,7 @@ func consumeSQSLoop(ctx context.Context, j job) (string, error) {
 	shutErr := c.Shutdown(stopCtx)
 	err = errors.Join(waitErr, shutErr, <-runErr)
 	st := c.Stats()
-	note := fmt.Sprintf("receives=%d acked=%d ackFailed=%d extensions=%d in %d calls (largest %d) leasesLost=%d drainNacked=%d",
-		st.ReceiveCalls, st.Acked, st.AckFailed, st.Extensions, st.ExtensionCalls, st.LargestExtensionBatch, st.LeasesLost, st.DrainNacked)
+	note := fmt.Sprintf("receives=%d acked=%d ackFailed=%d extensions=%d in %d calls (largest %d) leasesLost=%d givenBack=%d",
+		st.ReceiveCalls, st.Acked, st.AckFailed, st.Extensions, st.ExtensionCalls, st.LargestExtensionBatch, st.LeasesLost, st.GivenBack)
 	return note, err
 }

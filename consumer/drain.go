@@ -1,0 +1,80 @@
+package consumer
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// DrainGrace is how long handlers whose contexts were cancelled because the
+// drain budget ran out get to return, before the messages they still hold
+// are given back (visibility 0, no more extensions) and Run returns: 500 ms.
+// A handler still running then is abandoned: Run no longer waits for it,
+// its goroutine is left to the process's exit, and what it returns later
+// is ignored (its message was given back).
+const DrainGrace = 500 * time.Millisecond
+
+// giveBackWaiting gives back at once the messages that wait behind a
+// running one of their FIFO group: received, not started.
+func (c *Consumer) giveBackWaiting() {
+	for _, s := range c.waiting.all() {
+		first, end := s.rest()
+		for _, l := range s.leases[first:end] {
+			l.GiveBack()
+		}
+	}
+}
+
+// awaitHandlers waits for in-flight handlers for what is left of the drain
+// budget. When it runs out it cancels their contexts (cause
+// ErrDrainTimeout), waits DrainGrace, gives back what the handlers still
+// running hold, and returns an error wrapping ErrDrainTimeout; nil when
+// every handler finished within the budget.
+func (c *Consumer) awaitHandlers(handlers *pool, budgetLeft time.Duration) error {
+	// idle outlives Run only while abandoned handlers run: it ends with them.
+	idle := make(chan struct{})
+	go func() { handlers.wait(); close(idle) }()
+	budget := time.NewTimer(max(budgetLeft, 0))
+	defer budget.Stop()
+	select {
+	case <-idle:
+		return nil
+	case <-budget.C:
+	}
+	cancelled := c.st.running.Load()
+	c.cfg.Logger.Warn("consumer: drain budget exhausted; cancelling in-flight handlers",
+		slog.Duration("shutdown_timeout", c.cfg.ShutdownTimeout), slog.Int64("handlers", cancelled))
+	c.cancelInFlight()
+	grace := time.NewTimer(DrainGrace)
+	defer grace.Stop()
+	select {
+	case <-idle:
+		return fmt.Errorf("consumer: %d handlers cancelled after the %v drain budget: %w", cancelled, c.cfg.ShutdownTimeout, ErrDrainTimeout)
+	case <-grace.C:
+	}
+	abandoned := c.st.running.Load()
+	c.st.abandoned.Add(abandoned)
+	c.leases.GiveBackAll()
+	c.cfg.Logger.Error("consumer: handlers ignored their cancelled context; their messages were given back and they are abandoned",
+		slog.Int64("abandoned", abandoned), slog.Duration("grace", DrainGrace))
+	return fmt.Errorf("consumer: %d handlers cancelled after the %v drain budget, %d of them abandoned (still running %v later; left to the process's exit): %w",
+		cancelled, c.cfg.ShutdownTimeout, abandoned, DrainGrace, ErrDrainTimeout)
+}
+
+// drainStarted logs the start of the drain and remembers the counts it
+// reports at the end.
+func (c *Consumer) drainStarted() {
+	c.drainMark = c.Stats()
+	c.cfg.Logger.Info("consumer: drain began; receiving stopped",
+		slog.Int64("in_flight", c.st.running.Load()), slog.Duration("budget", c.cfg.ShutdownTimeout))
+}
+
+// drainEnded logs the end of the drain with what it did.
+func (c *Consumer) drainEnded(began time.Time, err error) {
+	st := c.Stats()
+	c.cfg.Logger.Info("consumer: drain ended",
+		slog.Int64("given_back", st.GivenBack-c.drainMark.GivenBack),
+		slog.Int64("finished", st.Succeeded+st.Failed-c.drainMark.Succeeded-c.drainMark.Failed),
+		slog.Int64("abandoned", st.Abandoned),
+		slog.Duration("took", time.Since(began)), slog.Any("error", err))
+}
