@@ -27,7 +27,7 @@ func BenchmarkReady(b *testing.B) {
 	g, stop := runningGroup(b, 4)
 	defer stop()
 	for b.Loop() {
-		if !g.Ready() {
+		if g.Ready() != nil {
 			b.Fatal("not ready")
 		}
 	}

@@ -9,7 +9,7 @@
 // sending work before the drain.
 //
 // The package imports no other package of the project: a consumer satisfies
-// [Runnable] (and [Shutdowner], [RunningReporter]) by its method set alone.
+// [Runnable] (and [Shutdowner], [ReadyReporter]) by its method set alone.
 //
 // A typical main:
 //

@@ -78,7 +78,7 @@ func Example() {
 		defer close(triggered)
 		<-orders.started
 		<-ticks
-		fmt.Println("ready before shutdown:", group.Ready())
+		fmt.Println("ready before shutdown:", group.Ready() == nil)
 		coord.Trigger()
 		fmt.Println("ready after Trigger:", group.Ready())
 	}()
@@ -91,7 +91,7 @@ func Example() {
 	fmt.Println("live after Run:", group.Live())
 	// Output:
 	// ready before shutdown: true
-	// ready after Trigger: false
+	// ready after Trigger: lifecycle: shutdown begun
 	// Run returned: <nil>
 	// cause: lifecycle: shutdown requested
 	// callbacks: <nil> true

@@ -1,12 +1,17 @@
 package lifecycle
 
-import "net/http"
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
 
 // Health probe paths served by [LoopGroup.HealthHandler].
 const (
 	// LivezPath answers 200 while Run is in progress (draining included).
 	LivezPath = "/livez"
-	// ReadyzPath answers 200 while the group is ready ([LoopGroup.Ready]).
+	// ReadyzPath answers 200 while the group is ready ([LoopGroup.Ready]
+	// returns nil).
 	ReadyzPath = "/readyz"
 )
 
@@ -19,60 +24,72 @@ func (g *LoopGroup) Live() bool {
 	return g.live
 }
 
-// Ready reports whether the group should be sent work: Run is in progress,
-// shutdown has not begun (neither the group's nor the attached
+// Ready reports whether the group should be sent work: nil when Run is in
+// progress, shutdown has not begun (neither the group's nor the attached
 // coordinator's — readiness turns false the moment the coordinator
 // triggers, before the group reacts), every loop's Run is still running,
-// and every loop implementing [RunningReporter] reports Running. It is false
-// before Run and after it returns. Safe for concurrent use; it calls
-// Running on the loops outside the group's lock.
-func (g *LoopGroup) Ready() bool {
+// and every loop implementing [ReadyReporter] reports ready. Otherwise it
+// returns an error saying why (naming the loop), which wraps the loop's own
+// error. It is an error before Run and after it returns. Safe for
+// concurrent use; it calls the loops' Ready outside the group's lock.
+func (g *LoopGroup) Ready() error {
 	if c := g.cfg.Coordinator; c != nil {
 		select {
 		case <-c.Done():
-			return false
+			return errors.New("lifecycle: shutdown begun")
 		default:
 		}
 	}
 	g.mu.Lock()
-	if !g.live || g.draining {
+	switch {
+	case !g.live:
 		g.mu.Unlock()
-		return false
+		return errors.New("lifecycle: group not running")
+	case g.draining:
+		g.mu.Unlock()
+		return errors.New("lifecycle: shutdown begun")
 	}
-	var reporters []RunningReporter
+	type reporter struct {
+		name string
+		r    ReadyReporter
+	}
+	var reporters []reporter
 	for _, l := range g.loops {
 		if l.finished {
 			g.mu.Unlock()
-			return false
+			return fmt.Errorf("lifecycle: loop %q returned", l.name)
 		}
-		if rr, ok := l.r.(RunningReporter); ok {
-			reporters = append(reporters, rr)
+		if rr, ok := l.r.(ReadyReporter); ok {
+			reporters = append(reporters, reporter{l.name, rr})
 		}
 	}
 	g.mu.Unlock()
 	for _, rr := range reporters {
-		if !rr.Running() {
-			return false
+		if err := rr.r.Ready(); err != nil {
+			return fmt.Errorf("lifecycle: loop %q not ready: %w", rr.name, err)
 		}
 	}
-	return true
+	return nil
 }
 
 // HealthHandler returns an [http.Handler] serving two probes for the group:
 // GET or HEAD [LivezPath] ("/livez") answers 200 "ok" when [LoopGroup.Live],
 // else 503 "unavailable"; GET or HEAD [ReadyzPath] ("/readyz") answers 200
-// "ok" when [LoopGroup.Ready], else 503 "unavailable". Other methods get 405, other paths 404. Paths
+// "ok" when [LoopGroup.Ready] returns nil, else 503 "unavailable: " and the
+// reason. Other methods get 405, other paths 404. Paths
 // are matched exactly; mount it under a prefix with [http.StripPrefix]. The
 // handler is safe for concurrent use and never blocks on the loops (beyond
 // their Running methods).
 func (g *LoopGroup) HealthHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var ok bool
+		var why error
 		switch r.URL.Path {
 		case LivezPath:
-			ok = g.Live()
+			if !g.Live() {
+				why = errors.New("not running")
+			}
 		case ReadyzPath:
-			ok = g.Ready()
+			why = g.Ready()
 		default:
 			http.NotFound(w, r)
 			return
@@ -84,9 +101,9 @@ func (g *LoopGroup) HealthHandler() http.Handler {
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
-		if !ok {
+		if why != nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte("unavailable\n"))
+			_, _ = w.Write([]byte("unavailable: " + why.Error() + "\n"))
 			return
 		}
 		w.WriteHeader(http.StatusOK)

@@ -37,7 +37,7 @@ func TestReadinessFlipsAtShutdownStart(t *testing.T) {
 		c.Trigger()
 		// No synctest.Wait: readiness must be false the moment shutdown
 		// begins, before the group's goroutine has reacted.
-		if g.Ready() || probe(h, "GET", ReadyzPath) != 503 {
+		if g.Ready() == nil || probe(h, "GET", ReadyzPath) != 503 {
 			t.Error("ready right after Trigger")
 		}
 		synctest.Wait() // the group is now draining d for 10 s
@@ -66,12 +66,12 @@ func TestReadinessFalseWhenGroupShutsDownItself(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		res := runAsync(ctx, g)
 		synctest.Wait()
-		if !g.Ready() {
+		if g.Ready() != nil {
 			t.Fatal("not ready while running")
 		}
 		cancel()
 		synctest.Wait()
-		if g.Ready() {
+		if g.Ready() == nil {
 			t.Error("ready while draining after ctx was cancelled")
 		}
 		if !g.Live() {
@@ -81,19 +81,19 @@ func TestReadinessFalseWhenGroupShutsDownItself(t *testing.T) {
 	})
 }
 
-func TestReadinessAsksRunningReporter(t *testing.T) {
+func TestReadinessAsksReadyReporter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDrainLoop(0)
 		g := newGroup(t, GroupConfig{}, map[string]Runnable{"d": d})
 		ctx, cancel := context.WithCancel(context.Background())
 		res := runAsync(ctx, g)
 		synctest.Wait()
-		if !g.Ready() {
-			t.Fatal("not ready while the loop reports Running")
+		if g.Ready() != nil {
+			t.Fatal("not ready while the loop reports ready")
 		}
 		d.running.Store(false)
-		if g.Ready() {
-			t.Error("ready while the loop reports not Running")
+		if err := g.Ready(); err == nil || !strings.Contains(err.Error(), `loop "d" not ready`) {
+			t.Error("ready while the loop reports not ready")
 		}
 		cancel()
 		<-res

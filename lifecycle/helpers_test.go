@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -75,7 +76,12 @@ func (d *drainLoop) Shutdown(ctx context.Context) error {
 	}
 }
 
-func (d *drainLoop) Running() bool { return d.running.Load() }
+func (d *drainLoop) Ready() error {
+	if !d.running.Load() {
+		return errors.New("not running")
+	}
+	return nil
+}
 
 // ctxErr returns Run's ctx.Err() at the moment Run returned.
 func (d *drainLoop) ctxErr() error {

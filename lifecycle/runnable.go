@@ -23,17 +23,18 @@ type Shutdowner interface {
 	Shutdown(ctx context.Context) error
 }
 
-// RunningReporter is optionally implemented by a [Runnable] that knows
-// better than the group whether it is serving (for example a consumer that
-// has started Run but not yet reached its queue, or has begun draining).
-// [LoopGroup.Ready] asks it in addition to its own bookkeeping. Running must
+// ReadyReporter is optionally implemented by a [Runnable] that knows
+// better than the group whether it is doing its work (for example a
+// consumer that has begun draining, or whose receives have kept failing):
+// Ready returns nil when it is, else an error saying why.
+// [LoopGroup.Ready] asks it in addition to its own bookkeeping. Ready must
 // be safe for concurrent use and must not block.
-type RunningReporter interface {
-	Running() bool
+type ReadyReporter interface {
+	Ready() error
 }
 
 // RunnableFunc adapts a function to [Runnable]. It implements neither
-// [Shutdowner] nor [RunningReporter]: the group stops it by cancelling ctx.
+// [Shutdowner] nor [ReadyReporter]: the group stops it by cancelling ctx.
 type RunnableFunc func(ctx context.Context) error
 
 // Run calls f(ctx).
