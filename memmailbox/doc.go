@@ -20,8 +20,10 @@
 //     after MaxReceiveCount receives.
 //   - FIFO queues: message groups, order within a group, one group in flight
 //     at a time, 5-minute deduplication (explicit or content-based).
-//   - Limits: batches of 1–10 entries, bodies of 1 byte to 256 KiB of the
-//     characters SQS accepts, at most 10 message attributes.
+//   - Limits: batches of 1–10 entries, bodies of 1 byte to 1 MiB
+//     (sqsloop.MaxMessageSize, body and message attributes together; a whole
+//     Send batch too) of the characters SQS accepts, at most 10 message
+//     attributes.
 //
 // What differs: durations are kept exact, not rounded to whole seconds;
 // nothing expires by retention period; the queue is never eventually

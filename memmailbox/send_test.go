@@ -25,7 +25,10 @@ func TestSendRejectsBadMessagesPerEntry(t *testing.T) {
 		words []string
 	}{
 		{"empty body", sqsloop.OutgoingMessage{}, []string{"Body", "empty"}},
-		{"body too big", sqsloop.OutgoingMessage{Body: strings.Repeat("x", memmailbox.MaxMessageSize+1)}, []string{"262145 bytes", "256 KiB"}},
+		{"body too big", sqsloop.OutgoingMessage{Body: strings.Repeat("x", 1<<20+1)}, []string{"1048577 bytes", "1 MiB"}},
+		{"attributes push it over", sqsloop.OutgoingMessage{Body: strings.Repeat("x", 1<<20-10), MessageAttributes: map[string]sqsloop.MessageAttribute{
+			"k": {DataType: "String", StringValue: "12345"}, // 1 + 6 + 5 = 12 bytes
+		}}, []string{"1048578 bytes", "1 MiB"}},
 		{"control character", sqsloop.OutgoingMessage{Body: "a\x00b"}, []string{"Body", "byte 1"}},
 		{"invalid UTF-8", sqsloop.OutgoingMessage{Body: "a\xffb"}, []string{"Body", "byte 1"}},
 		{"delay too long", sqsloop.OutgoingMessage{Body: "x", Delay: 16 * 60e9}, []string{"Delay", "0–15m"}},
@@ -56,7 +59,11 @@ func TestSendRejectsBadMessagesPerEntry(t *testing.T) {
 
 func TestSendAcceptsWhatSQSAccepts(t *testing.T) {
 	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
-	ids := send(t, q, sqsloop.OutgoingMessage{Body: strings.Repeat("x", memmailbox.MaxMessageSize)})
+	// SQS takes 1 MiB (1,048,576 bytes), body and message attributes together.
+	ids := send(t, q, sqsloop.OutgoingMessage{Body: strings.Repeat("x", 1<<20)})
+	ids = append(ids, send(t, q, sqsloop.OutgoingMessage{Body: strings.Repeat("x", 1<<20-12), MessageAttributes: map[string]sqsloop.MessageAttribute{
+		"k": {DataType: "String", StringValue: "12345"},
+	}})...)
 	ids = append(ids, send(t, q,
 		sqsloop.OutgoingMessage{Body: "tab\tnewline\n\r é 😀 \uFFFD", MessageAttributes: map[string]sqsloop.MessageAttribute{
 			"n1":         {DataType: "Number", StringValue: "-1.5e10"},
@@ -73,16 +80,18 @@ func TestSendAcceptsWhatSQSAccepts(t *testing.T) {
 			t.Errorf("message ID %q is not a UUID v4", id)
 		}
 	}
-	if ids[0] == ids[1] {
+	if ids[0] == ids[1] || ids[1] == ids[2] {
 		t.Error("two messages got one ID")
 	}
 }
 
 func TestSendBatchOverSizeFailsTheCall(t *testing.T) {
 	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
-	half := strings.Repeat("x", memmailbox.MaxMessageSize/2)
+	// SQS caps a whole SendMessageBatch at 1 MiB too (the sum of its
+	// messages), not at 10 times a message.
+	half := strings.Repeat("x", 1<<19)
 	_, err := q.Send(context.Background(), bodies(half, half, "x"))
-	wantErr(t, err, sqsloop.ErrInvalidArgument, "batch", "256 KiB")
+	wantErr(t, err, sqsloop.ErrInvalidArgument, "batch", "1048577 bytes", "1 MiB")
 	wantStats(t, q, 0, 0, 0)
 	send(t, q, bodies(half, half)...)
 }
