@@ -20,6 +20,10 @@
 //     after MaxReceiveCount receives.
 //   - FIFO queues: message groups, order within a group, one group in flight
 //     at a time, 5-minute deduplication (explicit or content-based).
+//   - A MessageGroupID on a standard queue (SQS fair queues) is accepted and
+//     reported on receive; as in SQS it neither orders nor holds back
+//     anything. SequenceNumber and MessageDeduplicationId are reported on
+//     FIFO queues only.
 //   - Limits: batches of 1–10 entries, bodies of 1 byte to 1 MiB
 //     (sqsloop.MaxMessageSize, body and message attributes together; a whole
 //     Send batch too) of the characters SQS accepts, at most 10 message
@@ -27,7 +31,9 @@
 //
 // What differs: durations are kept exact, not rounded to whole seconds;
 // nothing expires by retention period; the queue is never eventually
-// consistent (a deleted message never comes back).
+// consistent (a deleted message never comes back); a fair queue does nothing
+// for dwell time across message groups (there is no noisy neighbour to
+// shield a tenant from: every receive takes the oldest visible messages).
 //
 // Expired leases and ended delays are handled lazily, with no background
 // goroutine: Receive, Delete, ChangeVisibility and Stats first sweep what is

@@ -62,8 +62,13 @@ func prepare(i int, m sqsloop.OutgoingMessage, cfg QueueConfig) (*record, time.D
 		delay = m.Delay
 	}
 	if !cfg.FIFO {
+		// SQS takes a MessageGroupId on a standard queue too (fair queues);
+		// there it orders nothing, and the received message reports it.
 		if m.MessageGroupID != "" {
-			return nil, 0, 0, bad("MessageGroupID %q: only a FIFO queue takes one", m.MessageGroupID)
+			if err := validateID(m.MessageGroupID); err != nil {
+				return nil, 0, 0, bad("MessageGroupID %q: %v", m.MessageGroupID, err)
+			}
+			r.group = m.MessageGroupID
 		}
 		if m.DeduplicationID != "" {
 			return nil, 0, 0, bad("DeduplicationID %q: only a FIFO queue takes one", m.DeduplicationID)

@@ -19,10 +19,18 @@ import (
 // already sent within DeduplicationInterval (5 min) succeeds with the first
 // message's ID and enqueues nothing.
 //
+// A standard queue takes a MessageGroupID too, as SQS does for fair queues
+// (the SDK's SendMessage doc): it orders nothing and holds no message back,
+// and the received message reports it (Message.MessageGroupID and the
+// MessageGroupId system attribute). A DeduplicationID is for FIFO queues
+// only, as in SQS.
+//
 // Entry errors wrap sqsloop.ErrInvalidArgument and name the field and range
 // (empty or oversized body, characters SQS rejects, more than 10 or malformed
-// message attributes, Delay out of range or set on a FIFO queue, missing or
-// misplaced MessageGroupID or DeduplicationID); a message may take up to
+// message attributes, Delay out of range or set on a FIFO queue, a
+// MessageGroupID missing on a FIFO queue or not 1–128 letters, digits and
+// ASCII punctuation, a DeduplicationID malformed or on a standard queue); a
+// message may take up to
 // sqsloop.MaxMessageSize (1 MiB), body and message attributes together. The
 // call as a whole fails with sqsloop.ErrInvalidArgument for an empty batch,
 // more than 10 entries, or valid entries adding up to more than

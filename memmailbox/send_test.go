@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/memmailbox"
@@ -33,7 +34,8 @@ func TestSendRejectsBadMessagesPerEntry(t *testing.T) {
 		{"invalid UTF-8", sqsloop.OutgoingMessage{Body: "a\xffb"}, []string{"Body", "byte 1"}},
 		{"delay too long", sqsloop.OutgoingMessage{Body: "x", Delay: 16 * 60e9}, []string{"Delay", "0–15m"}},
 		{"negative delay", sqsloop.OutgoingMessage{Body: "x", Delay: -1}, []string{"Delay", "0–15m"}},
-		{"group on standard", sqsloop.OutgoingMessage{Body: "x", MessageGroupID: "g"}, []string{"MessageGroupID", "FIFO"}},
+		{"bad group on standard", sqsloop.OutgoingMessage{Body: "x", MessageGroupID: "g h"}, []string{"MessageGroupID", "' '"}},
+		{"long group on standard", sqsloop.OutgoingMessage{Body: "x", MessageGroupID: strings.Repeat("g", 129)}, []string{"MessageGroupID", "1–128"}},
 		{"dedup on standard", sqsloop.OutgoingMessage{Body: "x", DeduplicationID: "d"}, []string{"DeduplicationID", "FIFO"}},
 		{"too many attributes", sqsloop.OutgoingMessage{Body: "x", MessageAttributes: tooMany}, []string{"11 attributes", "10"}},
 		{"reserved name", sqsloop.OutgoingMessage{Body: "x", MessageAttributes: map[string]sqsloop.MessageAttribute{"AWS.trace": str("v")}}, []string{`"AWS.trace"`, "reserved"}},
@@ -94,4 +96,41 @@ func TestSendBatchOverSizeFailsTheCall(t *testing.T) {
 	wantErr(t, err, sqsloop.ErrInvalidArgument, "batch", "1048577 bytes", "1 MiB")
 	wantStats(t, q, 0, 0, 0)
 	send(t, q, bodies(half, half)...)
+}
+
+// A standard queue takes a MessageGroupID, as SQS does for fair queues: it
+// orders nothing and holds nothing back (messages of one group are received
+// together and in flight together), and the received message reports it.
+// SequenceNumber and MessageDeduplicationId stay FIFO-only.
+func TestStandardQueueTakesMessageGroupID(t *testing.T) {
+	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	send(t, q,
+		sqsloop.OutgoingMessage{Body: "a1", MessageGroupID: "tenant-a"},
+		sqsloop.OutgoingMessage{Body: "a2", MessageGroupID: "tenant-a"},
+		sqsloop.OutgoingMessage{Body: "none"},
+	)
+	first := receive(t, q, 1, time.Minute)
+	rest := receive(t, q, 10, time.Minute) // a1 is in flight; a2 is not held back
+	got := append(first, rest...)
+	if len(got) != 3 {
+		t.Fatalf("received %q, want all three: a group holds nothing back on a standard queue", bodiesOf(got))
+	}
+	wantStats(t, q, 0, 3, 0)
+	for _, m := range got {
+		want := "tenant-a"
+		if m.Body == "none" {
+			want = ""
+		}
+		if m.MessageGroupID != want {
+			t.Errorf("%s: MessageGroupID = %q, want %q", m.Body, m.MessageGroupID, want)
+		}
+		if v, ok := m.Attributes[sqsloop.AttrMessageGroupID]; v != want || ok != (want != "") {
+			t.Errorf("%s: Attributes[%s] = %q (present %v), want %q", m.Body, sqsloop.AttrMessageGroupID, v, ok, want)
+		}
+		for _, name := range []string{sqsloop.AttrSequenceNumber, sqsloop.AttrMessageDeduplicationID} {
+			if v, ok := m.Attributes[name]; ok {
+				t.Errorf("%s: Attributes[%s] = %q on a standard queue, want none (SQS: FIFO only)", m.Body, name, v)
+			}
+		}
+	}
 }
