@@ -29,5 +29,5 @@ func ExampleMemHarness_Features() {
 	// Output:
 	// virtual time: true
 	// sub-second visibility: true
-	// stale delete fails: true
+	// stale delete fails: false
 }

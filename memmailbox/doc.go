@@ -11,7 +11,11 @@
 //   - Visibility timeout: a received message is in flight, hidden from other
 //     receives until its visibility deadline, then visible again (at least
 //     once delivery). Every receive gives a new receipt handle; an older one
-//     fails Delete and ChangeVisibility with sqsloop.ErrReceiptHandleExpired.
+//     fails ChangeVisibility with sqsloop.ErrReceiptHandleExpired. Delete
+//     with an older one succeeds and deletes nothing on a standard queue
+//     (Stats.StaleDeletes counts it), and fails on a FIFO queue, whose
+//     handles expire with the visibility timeout. A handle the queue never
+//     issued fails either call with sqsloop.ErrReceiptHandleExpired.
 //   - ChangeVisibility counts from now: 0 nacks (visible at once), more
 //     extends; nothing stays hidden past 12 hours after the receive that
 //     produced its handle (sqsloop.ErrLeaseCeiling).
