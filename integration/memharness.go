@@ -27,7 +27,6 @@ func (MemHarness) Features() Features {
 		DLQ:                    true,
 		AttributesReader:       true,
 		SubSecondVisibility:    true,
-		StaleDeleteFails:       false,
 		LeaseCeiling:           true,
 		FIFOBatchesWithinGroup: true,
 		RedriveKeepsMessageID:  true,
