@@ -18,8 +18,8 @@ import (
 // be deleted": the SDK's DeleteMessage doc), a handle this queue issued that
 // no longer holds its message (superseded by a newer receive, or its message
 // already deleted or moved to the DLQ) succeeds and deletes nothing; Stats
-// counts it in StaleDeletes, and the message, if still queued, is delivered
-// again.
+// counts it in StaleDeletes. A message still in the queue stays there, to be
+// deleted by its newest handle or delivered again.
 //
 // A FIFO queue's receipt handle expires with the visibility timeout of the
 // receive that produced it: once the message is visible again or received

@@ -38,8 +38,9 @@ type Stats struct {
 	// message was deleted or moved to the DLQ). SQS answers such a delete
 	// with success ("If you use an old ReceiptHandle, the request will
 	// succeed, but the message might not be deleted": the SDK's
-	// DeleteMessage doc). The message, if still in the queue, will be
-	// delivered again: an ack counted here is not a deletion.
+	// DeleteMessage doc). An ack counted here is not a deletion: a message
+	// still in the queue stays there, to be deleted by its newest receipt
+	// handle or delivered again.
 	StaleDeletes int
 	// ExpiredFound counts in-flight messages the recovery sweep found past
 	// their visibility deadline: leases that lapsed, and nacks with a
