@@ -21,4 +21,12 @@ const (
 	// MaxDelay is the longest delivery delay SQS allows on a message or a
 	// nack (DelaySeconds 900).
 	MaxDelay = 15 * time.Minute
+
+	// MaxMessageSize is the most bytes one sent message may take, its body
+	// and message attributes (names, data types and values) together, and
+	// also the most a whole SendMessageBatch may take, summed over its
+	// messages: 1 MiB (1,048,576 bytes). SQS caps both at 1 MiB (the SDK's
+	// SendMessage and SendMessageBatch docs); a queue's MaximumMessageSize
+	// attribute may set a lower cap (1,024 bytes to 1 MiB).
+	MaxMessageSize = 1 << 20
 )

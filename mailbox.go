@@ -31,7 +31,8 @@ type VisibilityChange struct {
 
 // OutgoingMessage is one entry of a Send batch.
 type OutgoingMessage struct {
-	// Body is the message body; SQS accepts 1 byte to 256 KiB of text.
+	// Body is the message body; SQS accepts 1 byte to 1 MiB of text, body
+	// and message attributes together (MaxMessageSize).
 	Body string
 	// MessageAttributes are user-defined attributes (at most 10 in SQS).
 	MessageAttributes map[string]MessageAttribute

@@ -36,7 +36,8 @@ type Message struct {
 	// same across redeliveries; use it to spot duplicates.
 	ID string
 
-	// Body is the message body as sent (SQS bodies are text, up to 256 KiB).
+	// Body is the message body as sent (SQS bodies are text, up to 1 MiB
+	// with the message attributes: MaxMessageSize).
 	Body string
 
 	// MessageAttributes are the user-defined attributes sent with the message.

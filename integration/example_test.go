@@ -25,9 +25,7 @@ func ExampleMemHarness_Features() {
 	f := integration.MemHarness{}.Features()
 	fmt.Println("virtual time:", f.VirtualTime)
 	fmt.Println("sub-second visibility:", f.SubSecondVisibility)
-	fmt.Println("stale delete fails:", f.StaleDeleteFails)
 	// Output:
 	// virtual time: true
 	// sub-second visibility: true
-	// stale delete fails: true
 }

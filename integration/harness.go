@@ -99,11 +99,6 @@ type Features struct {
 	// the nanosecond. SQS counts whole seconds, and sqsmailbox rounds up.
 	SubSecondVisibility bool
 
-	// StaleDeleteFails: Delete with a stale receipt handle fails its entry
-	// with sqsloop.ErrReceiptHandleExpired. SQS instead reports success and
-	// deletes nothing. Either way the message must survive.
-	StaleDeleteFails bool
-
 	// LeaseCeiling: ChangeVisibility reaching past 12 h after the receive
 	// fails its entry with sqsloop.ErrLeaseCeiling, as SQS does.
 	LeaseCeiling bool
@@ -126,11 +121,6 @@ const (
 	// (SQS counts visibility timeouts in whole seconds), so the scenario did
 	// not check a lease to the millisecond.
 	DiffSubSecondVisibility = "SubSecondVisibility"
-
-	// DiffStaleDeleteSucceeds: the harness lacks Features.StaleDeleteFails;
-	// a delete with a stale receipt handle reported success (and, as checked,
-	// deleted nothing), as SQS does.
-	DiffStaleDeleteSucceeds = "StaleDeleteSucceeds"
 
 	// DiffNoLeaseCeiling: the harness lacks Features.LeaseCeiling; an extend
 	// reaching past 12 h after the receive was accepted.

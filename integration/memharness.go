@@ -19,8 +19,7 @@ func (MemHarness) Name() string { return "memmailbox" }
 
 // Features declares memmailbox's capabilities. It departs from SQS only where
 // it is more exact: durations are not rounded to whole seconds
-// (SubSecondVisibility) and a stale receipt handle fails a delete
-// (StaleDeleteFails) rather than being ignored.
+// (SubSecondVisibility).
 func (MemHarness) Features() Features {
 	return Features{
 		VirtualTime:            true,
@@ -28,7 +27,6 @@ func (MemHarness) Features() Features {
 		DLQ:                    true,
 		AttributesReader:       true,
 		SubSecondVisibility:    true,
-		StaleDeleteFails:       true,
 		LeaseCeiling:           true,
 		FIFOBatchesWithinGroup: true,
 		RedriveKeepsMessageID:  true,

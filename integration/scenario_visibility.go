@@ -138,7 +138,10 @@ func testNackRevealsAtOnce(t *testing.T, h Harness) {
 
 // testStaleReceiptHandleAfterRedelivery: once a lapsed message is received
 // again, the old receipt handle can no longer extend it
-// (ErrReceiptHandleExpired), nor delete it; the new handle still can.
+// (ErrReceiptHandleExpired), nor delete it: as SQS documents for
+// DeleteMessage, a delete with an old handle succeeds but deletes nothing,
+// so the message survives and is delivered again. The new handle still
+// extends and deletes it.
 func testStaleReceiptHandleAfterRedelivery(t *testing.T, h Harness) {
 	ctx := t.Context()
 	q, cleanup := h.NewQueue(ctx, t, QueueOptions{})
@@ -163,21 +166,23 @@ func testStaleReceiptHandleAfterRedelivery(t *testing.T, h Harness) {
 		t.Errorf("ChangeVisibility with an unknown handle: %v, want ErrReceiptHandleExpired", err)
 	}
 
-	err = first.Ack(ctx)
-	switch {
-	case h.Features().StaleDeleteFails && !errors.Is(err, sqsloop.ErrReceiptHandleExpired):
-		t.Errorf("Ack with the stale handle: %v, want ErrReceiptHandleExpired", err)
-	case !h.Features().StaleDeleteFails && err != nil:
+	if err := first.Ack(ctx); err != nil {
 		t.Errorf("Ack with the stale handle: %v, want nil (SQS accepts it and deletes nothing)", err)
-	case !h.Features().StaleDeleteFails:
-		declared(t, h, DiffStaleDeleteSucceeds, "a delete with a stale receipt handle reports success and deletes nothing")
 	}
 
-	// The message survived the stale delete: the newest handle still holds it.
+	// The message survived the stale delete: the newest handle still holds
+	// it, and once given back it is delivered again.
 	if err := second.ExtendVisibility(ctx, longLease); err != nil {
 		t.Fatalf("ExtendVisibility with the newest handle after a stale delete: %v (the stale delete must not delete)", err)
 	}
-	if err := second.Ack(ctx); err != nil {
+	if err := second.Nack(ctx, 0); err != nil {
+		t.Fatalf("Nack with the newest handle: %v", err)
+	}
+	third := ReceiveOne(ctx, t, q.Mailbox, patience, longLease)
+	if third.ID != first.ID || third.ReceiveCount != 3 {
+		t.Fatalf("after the stale delete: got %s, want message %s delivered a third time", describe([]*sqsloop.Message{third}), first.ID)
+	}
+	if err := third.Ack(ctx); err != nil {
 		t.Fatalf("Ack with the newest handle: %v", err)
 	}
 	ExpectNone(ctx, t, q.Mailbox, settle)

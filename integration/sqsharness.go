@@ -47,8 +47,7 @@ func (h *SQSHarness) Name() string { return "sqsmailbox/" + h.server.Kind }
 // Features declares what the server is known to do. Amazon SQS (and an
 // unknown server at SQS_ENDPOINT, taken to be like it) supports everything
 // and enforces the 12-hour lease ceiling; fauxqs 2.4.1 does not enforce the
-// ceiling and returns at most one message per FIFO group per receive. No SQS
-// server fails a delete with a stale receipt handle.
+// ceiling and returns at most one message per FIFO group per receive.
 func (h *SQSHarness) Features() Features {
 	f := Features{
 		FIFO:                   true,

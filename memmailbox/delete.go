@@ -9,15 +9,28 @@ import (
 )
 
 // Delete acks 1–10 messages by receipt handle (DeleteMessageBatch) and
-// returns one error per handle, in order, nil for a deleted message.
+// returns one error per handle, in order, nil for a successful entry.
 //
-// Only the newest receipt handle of a message deletes it; an older one, an
-// unknown one, or one of a message already deleted fails its entry with an
-// error wrapping sqsloop.ErrReceiptHandleExpired. Like SQS, a standard queue
-// still deletes with the newest handle after the visibility timeout ended, as
-// long as no receive has produced a newer one; a FIFO queue fails it instead
-// ("the receipt handle has expired"). An empty handle fails its entry with
-// sqsloop.ErrInvalidArgument.
+// The newest receipt handle of a message deletes it. On a standard queue it
+// still does after the visibility timeout ended, as long as no receive has
+// produced a newer one; and, as SQS does for a standard queue ("If you use
+// an old ReceiptHandle, the request will succeed, but the message might not
+// be deleted": the SDK's DeleteMessage doc), a handle this queue issued that
+// no longer holds its message (superseded by a newer receive, or its message
+// already deleted or moved to the DLQ) succeeds and deletes nothing; Stats
+// counts it in StaleDeletes. A message still in the queue stays there, to be
+// deleted by its newest handle or delivered again.
+//
+// A FIFO queue's receipt handle expires with the visibility timeout of the
+// receive that produced it: once the message is visible again or received
+// again, a delete with it fails its entry with an error wrapping
+// sqsloop.ErrReceiptHandleExpired, as SQS does ("The receipt handle has
+// expired": AWS knowledge center, sqs-receipt-handle-error); so does a
+// handle whose message is already deleted.
+//
+// Entry errors: a handle this queue never issued (made up, altered, or from
+// another queue) wraps sqsloop.ErrReceiptHandleExpired (SQS:
+// ReceiptHandleIsInvalid); an empty handle wraps sqsloop.ErrInvalidArgument.
 //
 // The call as a whole fails (second result) with sqsloop.ErrInvalidArgument
 // for an empty batch or more than 10 handles, with sqsloop.ErrQueueNotFound,
@@ -46,18 +59,22 @@ func (q *Queue) Delete(ctx context.Context, receiptHandles []string) ([]error, e
 			continue
 		}
 		r := s.handles[h]
-		if r == nil {
-			errs[i] = fmt.Errorf("memmailbox: Delete entry %d: receipt handle unknown, superseded by a newer receive, or its message deleted: %w",
+		switch {
+		case r == nil && !s.ids.issued(h):
+			errs[i] = fmt.Errorf("memmailbox: Delete entry %d: receipt handle not issued by queue %q: %w",
+				i, s.name, sqsloop.ErrReceiptHandleExpired)
+		case r == nil && s.cfg.FIFO:
+			errs[i] = fmt.Errorf("memmailbox: Delete entry %d: FIFO receipt handle expired: superseded by a newer receive, or its message deleted: %w",
 				i, sqsloop.ErrReceiptHandleExpired)
-			continue
-		}
-		if s.cfg.FIFO && r.st != stInflight {
+		case r == nil:
+			s.stats.StaleDeletes++ // standard queue: success, nothing deleted
+		case s.cfg.FIFO && r.st != stInflight:
 			errs[i] = fmt.Errorf("memmailbox: Delete entry %d: visibility timeout ended, FIFO receipt handle expired: %w",
 				i, sqsloop.ErrReceiptHandleExpired)
-			continue
+		default:
+			s.unlink(r)
+			s.stats.Deleted++
 		}
-		s.unlink(r)
-		s.stats.Deleted++
 	}
 	return errs, nil
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/sqsloop/sqsloop/memmailbox"
 )
 
-func TestDeleteFailsPerEntry(t *testing.T) {
+func TestDeletePerEntry(t *testing.T) {
 	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
 	send(t, q, bodies("a", "b")...)
 	msgs := receive(t, q, 2, time.Minute)
@@ -25,12 +25,125 @@ func TestDeleteFailsPerEntry(t *testing.T) {
 	if errs[0] != nil || errs[3] != nil {
 		t.Errorf("good entries failed: %v, %v", errs[0], errs[3])
 	}
-	wantErr(t, errs[1], sqsloop.ErrReceiptHandleExpired, "entry 1")
+	wantErr(t, errs[1], sqsloop.ErrReceiptHandleExpired, "entry 1", "not issued")
 	wantErr(t, errs[2], sqsloop.ErrInvalidArgument, "entry 2", "empty")
-	wantErr(t, errs[4], sqsloop.ErrReceiptHandleExpired, "entry 4") // already deleted
+	if errs[4] != nil { // already deleted: SQS answers success
+		t.Errorf("entry 4 (handle of a message already deleted) = %v, want nil", errs[4])
+	}
 	st := wantStats(t, q, 0, 0, 0)
-	if st.Deleted != 2 {
-		t.Errorf("Deleted = %d, want 2", st.Deleted)
+	if st.Deleted != 2 || st.StaleDeletes != 1 {
+		t.Errorf("Deleted, StaleDeletes = %d, %d; want 2, 1", st.Deleted, st.StaleDeletes)
+	}
+}
+
+// wantAccounted fails t unless Stats' accounting invariant holds.
+func wantAccounted(t testing.TB, q *memmailbox.Queue) memmailbox.Stats {
+	t.Helper()
+	st := q.Stats()
+	if in, out := st.Sent+st.DeadLetteredIn, st.Visible+st.InFlight+st.Delayed+st.Deleted+st.DeadLettered; in != out {
+		t.Fatalf("Stats %+v: Sent+DeadLetteredIn = %d, but Visible+InFlight+Delayed+Deleted+DeadLettered = %d", st, in, out)
+	}
+	return st
+}
+
+// On a standard queue, a delete with a receipt handle that no longer holds
+// its message (a newer receive superseded it, or the message is gone)
+// succeeds and deletes nothing, as on SQS: "If you use an old ReceiptHandle,
+// the request will succeed, but the message might not be deleted" (the SDK's
+// DeleteMessage doc). Stats counts it in StaleDeletes. A visibility change
+// with such a handle still fails.
+func TestStaleDeleteOnStandardQueueSucceedsAndDeletesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+		ctx := context.Background()
+		ids := send(t, q, bodies("a")...)
+		first := receive(t, q, 1, 5*time.Second)[0]
+		time.Sleep(5 * time.Second)
+		second := receive(t, q, 1, 5*time.Second)[0]
+		if second.ID != ids[0] || second.ReceiptHandle == first.ReceiptHandle {
+			t.Fatalf("redelivery = %+v, want message %s with a new receipt handle", second, ids[0])
+		}
+
+		if err := first.Ack(ctx); err != nil {
+			t.Fatalf("Ack with the superseded handle: %v, want nil (SQS succeeds)", err)
+		}
+		st := wantStats(t, q, 0, 1, 0) // still in flight under the newest handle
+		if st.Deleted != 0 || st.StaleDeletes != 1 {
+			t.Errorf("Deleted, StaleDeletes = %d, %d; want 0, 1", st.Deleted, st.StaleDeletes)
+		}
+		wantAccounted(t, q)
+		wantErr(t, first.ExtendVisibility(ctx, time.Minute), sqsloop.ErrReceiptHandleExpired)
+		wantErr(t, first.Nack(ctx, 0), sqsloop.ErrReceiptHandleExpired)
+
+		// The message survived: its lease lapses and it is delivered again.
+		time.Sleep(5 * time.Second)
+		third := receive(t, q, 1, time.Minute)
+		if len(third) != 1 || third[0].ID != ids[0] || third[0].ReceiveCount != 3 {
+			t.Fatalf("after the stale delete received %+v, want message %s a third time", third, ids[0])
+		}
+		errs, err := q.Delete(ctx, []string{first.ReceiptHandle, second.ReceiptHandle, third[0].ReceiptHandle})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range errs {
+			if e != nil {
+				t.Errorf("Delete entry %d: %v, want nil", i, e)
+			}
+		}
+		st = wantStats(t, q, 0, 0, 0)
+		if st.Deleted != 1 || st.StaleDeletes != 3 {
+			t.Errorf("Deleted, StaleDeletes = %d, %d; want 1, 3", st.Deleted, st.StaleDeletes)
+		}
+		wantAccounted(t, q)
+
+		// Once deleted, every handle it had deletes nothing, successfully.
+		if err := third[0].Ack(ctx); err != nil {
+			t.Errorf("second Ack with the newest handle: %v, want nil", err)
+		}
+		if st := wantAccounted(t, q); st.Deleted != 1 || st.StaleDeletes != 4 {
+			t.Errorf("Deleted, StaleDeletes = %d, %d; want 1, 4", st.Deleted, st.StaleDeletes)
+		}
+	})
+}
+
+// A receipt handle the queue never issued fails its entry with
+// ErrReceiptHandleExpired (SQS: ReceiptHandleIsInvalid), on either queue
+// type: made up, altered, or issued by another queue.
+func TestDeleteWithHandleNotIssuedFails(t *testing.T) {
+	b, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	other, err := b.CreateQueue("other", memmailbox.QueueConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fifo, err := b.CreateQueue("jobs.fifo", memmailbox.QueueConfig{FIFO: true, ContentBasedDeduplication: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(t, q, bodies("a")...)
+	send(t, other, bodies("b")...)
+	send(t, fifo, sqsloop.OutgoingMessage{Body: "c", MessageGroupID: "g"})
+	h := receive(t, q, 1, time.Minute)[0].ReceiptHandle
+	foreign := receive(t, other, 1, time.Minute)[0].ReceiptHandle
+	fifoHandle := receive(t, fifo, 1, time.Minute)[0].ReceiptHandle
+	last := h[len(h)-1:]
+	altered := h[:len(h)-1] + map[bool]string{true: "1", false: "0"}[last == "0"]
+	for _, tc := range []struct {
+		q      *memmailbox.Queue
+		handle string
+	}{
+		{q, "no-such-handle"}, {q, altered}, {q, h + "0"}, {q, h[1:]}, {q, foreign}, {q, fifoHandle},
+		{fifo, "no-such-handle"}, {fifo, h},
+	} {
+		errs, err := tc.q.Delete(context.Background(), []string{tc.handle})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantErr(t, errs[0], sqsloop.ErrReceiptHandleExpired, "not issued")
+	}
+	for _, q := range []*memmailbox.Queue{q, other, fifo} {
+		if st := wantStats(t, q, 0, 1, 0); st.Deleted != 0 || st.StaleDeletes != 0 {
+			t.Errorf("%s: Deleted, StaleDeletes = %d, %d; want 0, 0", q.Name(), st.Deleted, st.StaleDeletes)
+		}
 	}
 }
 
@@ -70,7 +183,11 @@ func TestNewestHandleDeletesAfterLapseOnStandardQueue(t *testing.T) {
 	})
 }
 
-// A FIFO queue's receipt handle expires with the visibility timeout.
+// A FIFO queue's receipt handle expires with the visibility timeout: a
+// delete with it fails ("The receipt handle has expired", AWS knowledge
+// center: sqs-receipt-handle-error), whether the message is visible again
+// or was received again since. A handle whose message is already deleted
+// fails too.
 func TestHandleExpiresWithLeaseOnFIFOQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, q := newQueue(t, "jobs.fifo", memmailbox.QueueConfig{FIFO: true, ContentBasedDeduplication: true})
@@ -79,6 +196,16 @@ func TestHandleExpiresWithLeaseOnFIFOQueue(t *testing.T) {
 		time.Sleep(5 * time.Second)
 		wantErr(t, m.Ack(context.Background()), sqsloop.ErrReceiptHandleExpired, "expired")
 		wantStats(t, q, 1, 0, 0)
+		again := receive(t, q, 1, time.Minute)[0]
+		wantErr(t, m.Ack(context.Background()), sqsloop.ErrReceiptHandleExpired, "expired")
+		wantStats(t, q, 0, 1, 0)
+		if err := again.Ack(context.Background()); err != nil {
+			t.Fatalf("Ack with the newest handle: %v", err)
+		}
+		wantErr(t, again.Ack(context.Background()), sqsloop.ErrReceiptHandleExpired, "expired")
+		if st := wantStats(t, q, 0, 0, 0); st.Deleted != 1 || st.StaleDeletes != 0 {
+			t.Errorf("Deleted, StaleDeletes = %d, %d; want 1, 0", st.Deleted, st.StaleDeletes)
+		}
 	})
 }
 

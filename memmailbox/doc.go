@@ -11,7 +11,11 @@
 //   - Visibility timeout: a received message is in flight, hidden from other
 //     receives until its visibility deadline, then visible again (at least
 //     once delivery). Every receive gives a new receipt handle; an older one
-//     fails Delete and ChangeVisibility with sqsloop.ErrReceiptHandleExpired.
+//     fails ChangeVisibility with sqsloop.ErrReceiptHandleExpired. Delete
+//     with an older one succeeds and deletes nothing on a standard queue
+//     (Stats.StaleDeletes counts it), and fails on a FIFO queue, whose
+//     handles expire with the visibility timeout. A handle the queue never
+//     issued fails either call with sqsloop.ErrReceiptHandleExpired.
 //   - ChangeVisibility counts from now: 0 nacks (visible at once), more
 //     extends; nothing stays hidden past 12 hours after the receive that
 //     produced its handle (sqsloop.ErrLeaseCeiling).
@@ -20,12 +24,20 @@
 //     after MaxReceiveCount receives.
 //   - FIFO queues: message groups, order within a group, one group in flight
 //     at a time, 5-minute deduplication (explicit or content-based).
-//   - Limits: batches of 1–10 entries, bodies of 1 byte to 256 KiB of the
-//     characters SQS accepts, at most 10 message attributes.
+//   - A MessageGroupID on a standard queue (SQS fair queues) is accepted and
+//     reported on receive; as in SQS it neither orders nor holds back
+//     anything. SequenceNumber and MessageDeduplicationId are reported on
+//     FIFO queues only.
+//   - Limits: batches of 1–10 entries, bodies of 1 byte to 1 MiB
+//     (sqsloop.MaxMessageSize, body and message attributes together; a whole
+//     Send batch too) of the characters SQS accepts, at most 10 message
+//     attributes.
 //
 // What differs: durations are kept exact, not rounded to whole seconds;
 // nothing expires by retention period; the queue is never eventually
-// consistent (a deleted message never comes back).
+// consistent (a deleted message never comes back); a fair queue does nothing
+// for dwell time across message groups (there is no noisy neighbour to
+// shield a tenant from: every receive takes the oldest visible messages).
 //
 // Expired leases and ended delays are handled lazily, with no background
 // goroutine: Receive, Delete, ChangeVisibility and Stats first sweep what is

@@ -1,26 +1,44 @@
 package memmailbox
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	crand "crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
 	"math/rand/v2"
-	"strconv"
 )
 
 // idGen makes message IDs and receipt handles for one queue. It is guarded by
-// the queue's mutex. Its stream comes from a ChaCha8 generator seeded from
-// crypto/rand, so IDs and handles are hard to guess; a counter in every
-// receipt handle makes handles unique for certain.
+// the queue's mutex. Message IDs come from a ChaCha8 generator seeded from
+// crypto/rand, so they are hard to guess.
+//
+// A receipt handle is the queue's count of receives so far, encrypted with a
+// key of its own (one AES block), so the queue can tell a handle it issued
+// from any other string without remembering the handles, as SQS does
+// (ReceiptHandleIsInvalid for a handle it never issued, success for an old
+// one it did). Handles are unique because the count is, and a made-up or
+// altered handle passes for an issued one with odds of 2⁻⁶⁴.
 type idGen struct {
 	rng     *rand.ChaCha8
-	handles uint64
+	block   cipher.Block
+	handles uint64              // receipt handles issued
+	buf     [aes.BlockSize]byte // scratch block: a local one would escape through block
 }
+
+// handleLen is the length of a receipt handle: one AES block in hex.
+const handleLen = 2 * aes.BlockSize
 
 func newIDGen() idGen {
 	var seed [32]byte
+	var key [16]byte
 	_, _ = crand.Read(seed[:]) // never fails (crypto/rand.Read crashes the program instead)
-	return idGen{rng: rand.NewChaCha8(seed)}
+	_, _ = crand.Read(key[:])
+	block, err := aes.NewCipher(key[:])
+	if err != nil {
+		panic("memmailbox: " + err.Error()) // unreachable: the key has a valid length
+	}
+	return idGen{rng: rand.NewChaCha8(seed), block: block}
 }
 
 // messageID returns a random UUID (version 4), the form of SQS message IDs.
@@ -43,15 +61,38 @@ func (g *idGen) messageID() string {
 	return string(s[:])
 }
 
-// receiptHandle returns a new receipt handle: a counter, then 128 random bits.
+// receiptHandle returns a new receipt handle: the encrypted block of eight
+// zero bytes and the new count, in hex.
 func (g *idGen) receiptHandle() string {
 	g.handles++
-	var buf [64]byte
-	b := strconv.AppendUint(buf[:0], g.handles, 36)
-	b = append(b, '.')
-	var r [16]byte
-	binary.LittleEndian.PutUint64(r[:8], g.rng.Uint64())
-	binary.LittleEndian.PutUint64(r[8:], g.rng.Uint64())
-	b = hex.AppendEncode(b, r[:])
-	return string(b)
+	b := g.buf[:]
+	binary.BigEndian.PutUint64(b[:8], 0)
+	binary.BigEndian.PutUint64(b[8:], g.handles)
+	g.block.Encrypt(b, b)
+	var s [handleLen]byte
+	hex.Encode(s[:], b)
+	return string(s[:])
+}
+
+// issued reports whether h is a receipt handle this generator returned,
+// character for character (lower-case hex only, as issued).
+func (g *idGen) issued(h string) bool {
+	if len(h) != handleLen {
+		return false
+	}
+	var src [handleLen]byte
+	for i := range len(h) {
+		c := h[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+		src[i] = c
+	}
+	b := g.buf[:]
+	if _, err := hex.Decode(b, src[:]); err != nil {
+		return false
+	}
+	g.block.Decrypt(b, b)
+	n := binary.BigEndian.Uint64(b[8:])
+	return binary.BigEndian.Uint64(b[:8]) == 0 && n >= 1 && n <= g.handles
 }

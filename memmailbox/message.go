@@ -11,15 +11,20 @@ import (
 // the caller cannot reach the queue's state. s.mu is held.
 func (s *queueState) fill(m *sqsloop.Message, r *record, vt time.Duration) {
 	n := 3
-	if s.cfg.FIFO {
+	switch {
+	case s.cfg.FIFO:
 		n = 6
+	case r.group != "":
+		n = 4
 	}
 	attrs := make(map[string]string, n)
 	attrs[sqsloop.AttrApproximateReceiveCount] = strconv.Itoa(r.count)
 	attrs[sqsloop.AttrSentTimestamp] = r.sentTS
 	attrs[sqsloop.AttrApproximateFirstReceiveTimestamp] = r.firstTS
-	if s.cfg.FIFO {
+	if r.group != "" { // always on FIFO; on a standard queue if sent with one
 		attrs[sqsloop.AttrMessageGroupID] = r.group
+	}
+	if s.cfg.FIFO { // SQS reports these for FIFO queues only
 		attrs[sqsloop.AttrMessageDeduplicationID] = r.dedupID
 		attrs[sqsloop.AttrSequenceNumber] = r.seq
 	}

@@ -11,13 +11,9 @@ import (
 	"github.com/sqsloop/sqsloop"
 )
 
-// Limits on a sent message, from SQS.
+// Limits on a sent message, from SQS. The size limit is
+// sqsloop.MaxMessageSize (1 MiB), shared with sqsmailbox.
 const (
-	// MaxMessageSize is the most bytes one message may take, body plus
-	// message attributes (names, data types and values), and the most a
-	// whole Send batch may take: 256 KiB (262,144 bytes).
-	MaxMessageSize = 256 * 1024
-
 	// MaxMessageAttributes is the most message attributes a message may carry.
 	MaxMessageAttributes = 10
 
@@ -39,7 +35,7 @@ func prepare(i int, m sqsloop.OutgoingMessage, cfg QueueConfig) (*record, time.D
 	}
 	size := len(m.Body)
 	if len(m.Body) == 0 {
-		return nil, 0, 0, bad("Body is empty; SQS takes 1 byte to 256 KiB")
+		return nil, 0, 0, bad("Body is empty; SQS takes 1 byte to 1 MiB")
 	}
 	if at, ok := validText(m.Body); !ok {
 		return nil, 0, 0, bad("Body: character at byte %d is not one SQS accepts (#x9 #xA #xD #x20–#xD7FF #xE000–#xFFFD #x10000–#x10FFFF)", at)
@@ -54,8 +50,8 @@ func prepare(i int, m sqsloop.OutgoingMessage, cfg QueueConfig) (*record, time.D
 		}
 		size += n
 	}
-	if size > MaxMessageSize {
-		return nil, 0, 0, bad("Body and MessageAttributes: %d bytes, want at most %d (256 KiB)", size, MaxMessageSize)
+	if size > sqsloop.MaxMessageSize {
+		return nil, 0, 0, bad("Body and MessageAttributes: %d bytes, want at most %d (SQS caps a message at 1 MiB)", size, sqsloop.MaxMessageSize)
 	}
 	if m.Delay < 0 || m.Delay > sqsloop.MaxDelay {
 		return nil, 0, 0, bad("Delay %v out of range 0–15m", m.Delay)
@@ -66,8 +62,13 @@ func prepare(i int, m sqsloop.OutgoingMessage, cfg QueueConfig) (*record, time.D
 		delay = m.Delay
 	}
 	if !cfg.FIFO {
+		// SQS takes a MessageGroupId on a standard queue too (fair queues);
+		// there it orders nothing, and the received message reports it.
 		if m.MessageGroupID != "" {
-			return nil, 0, 0, bad("MessageGroupID %q: only a FIFO queue takes one", m.MessageGroupID)
+			if err := validateID(m.MessageGroupID); err != nil {
+				return nil, 0, 0, bad("MessageGroupID %q: %v", m.MessageGroupID, err)
+			}
+			r.group = m.MessageGroupID
 		}
 		if m.DeduplicationID != "" {
 			return nil, 0, 0, bad("DeduplicationID %q: only a FIFO queue takes one", m.DeduplicationID)

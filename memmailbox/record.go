@@ -28,7 +28,7 @@ type record struct {
 	firstRcv time.Time
 	firstTS  string // ApproximateFirstReceiveTimestamp, ms since epoch
 	count    int    // approximate receive count
-	group    string // FIFO message group
+	group    string // message group: FIFO, or fair queue (standard, optional)
 	dedupID  string // FIFO deduplication ID
 	seq      string // FIFO sequence number
 

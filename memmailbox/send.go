@@ -19,12 +19,22 @@ import (
 // already sent within DeduplicationInterval (5 min) succeeds with the first
 // message's ID and enqueues nothing.
 //
+// A standard queue takes a MessageGroupID too, as SQS does for fair queues
+// (the SDK's SendMessage doc): it orders nothing and holds no message back,
+// and the received message reports it (Message.MessageGroupID and the
+// MessageGroupId system attribute). A DeduplicationID is for FIFO queues
+// only, as in SQS.
+//
 // Entry errors wrap sqsloop.ErrInvalidArgument and name the field and range
 // (empty or oversized body, characters SQS rejects, more than 10 or malformed
-// message attributes, Delay out of range or set on a FIFO queue, missing or
-// misplaced MessageGroupID or DeduplicationID). The call as a whole fails with
-// sqsloop.ErrInvalidArgument for an empty batch, more than 10 entries, or
-// valid entries adding up to more than MaxMessageSize (SQS:
+// message attributes, Delay out of range or set on a FIFO queue, a
+// MessageGroupID missing on a FIFO queue or not 1–128 letters, digits and
+// ASCII punctuation, a DeduplicationID malformed or on a standard queue); a
+// message may take up to
+// sqsloop.MaxMessageSize (1 MiB), body and message attributes together. The
+// call as a whole fails with sqsloop.ErrInvalidArgument for an empty batch,
+// more than 10 entries, or valid entries adding up to more than
+// sqsloop.MaxMessageSize (SQS caps a whole SendMessageBatch at 1 MiB too:
 // BatchRequestTooLong); with sqsloop.ErrQueueNotFound,
 // sqsloop.ErrMailboxClosed, or ctx's error. Safe for concurrent use; it keeps
 // no reference to msgs.
@@ -52,9 +62,9 @@ func (q *Queue) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]sqs
 		recs[i], delays[i] = r, delay
 		total += size
 	}
-	if total > MaxMessageSize {
-		return nil, fmt.Errorf("memmailbox: Send: batch of %d bytes, want at most %d (SQS caps a batch at 256 KiB): %w",
-			total, MaxMessageSize, sqsloop.ErrInvalidArgument)
+	if total > sqsloop.MaxMessageSize {
+		return nil, fmt.Errorf("memmailbox: Send: batch of %d bytes, want at most %d (SQS caps a batch at 1 MiB): %w",
+			total, sqsloop.MaxMessageSize, sqsloop.ErrInvalidArgument)
 	}
 	if err := q.lock(s); err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/memmailbox"
@@ -25,12 +26,16 @@ func TestSendRejectsBadMessagesPerEntry(t *testing.T) {
 		words []string
 	}{
 		{"empty body", sqsloop.OutgoingMessage{}, []string{"Body", "empty"}},
-		{"body too big", sqsloop.OutgoingMessage{Body: strings.Repeat("x", memmailbox.MaxMessageSize+1)}, []string{"262145 bytes", "256 KiB"}},
+		{"body too big", sqsloop.OutgoingMessage{Body: strings.Repeat("x", 1<<20+1)}, []string{"1048577 bytes", "1 MiB"}},
+		{"attributes push it over", sqsloop.OutgoingMessage{Body: strings.Repeat("x", 1<<20-10), MessageAttributes: map[string]sqsloop.MessageAttribute{
+			"k": {DataType: "String", StringValue: "12345"}, // 1 + 6 + 5 = 12 bytes
+		}}, []string{"1048578 bytes", "1 MiB"}},
 		{"control character", sqsloop.OutgoingMessage{Body: "a\x00b"}, []string{"Body", "byte 1"}},
 		{"invalid UTF-8", sqsloop.OutgoingMessage{Body: "a\xffb"}, []string{"Body", "byte 1"}},
 		{"delay too long", sqsloop.OutgoingMessage{Body: "x", Delay: 16 * 60e9}, []string{"Delay", "0–15m"}},
 		{"negative delay", sqsloop.OutgoingMessage{Body: "x", Delay: -1}, []string{"Delay", "0–15m"}},
-		{"group on standard", sqsloop.OutgoingMessage{Body: "x", MessageGroupID: "g"}, []string{"MessageGroupID", "FIFO"}},
+		{"bad group on standard", sqsloop.OutgoingMessage{Body: "x", MessageGroupID: "g h"}, []string{"MessageGroupID", "' '"}},
+		{"long group on standard", sqsloop.OutgoingMessage{Body: "x", MessageGroupID: strings.Repeat("g", 129)}, []string{"MessageGroupID", "1–128"}},
 		{"dedup on standard", sqsloop.OutgoingMessage{Body: "x", DeduplicationID: "d"}, []string{"DeduplicationID", "FIFO"}},
 		{"too many attributes", sqsloop.OutgoingMessage{Body: "x", MessageAttributes: tooMany}, []string{"11 attributes", "10"}},
 		{"reserved name", sqsloop.OutgoingMessage{Body: "x", MessageAttributes: map[string]sqsloop.MessageAttribute{"AWS.trace": str("v")}}, []string{`"AWS.trace"`, "reserved"}},
@@ -56,7 +61,11 @@ func TestSendRejectsBadMessagesPerEntry(t *testing.T) {
 
 func TestSendAcceptsWhatSQSAccepts(t *testing.T) {
 	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
-	ids := send(t, q, sqsloop.OutgoingMessage{Body: strings.Repeat("x", memmailbox.MaxMessageSize)})
+	// SQS takes 1 MiB (1,048,576 bytes), body and message attributes together.
+	ids := send(t, q, sqsloop.OutgoingMessage{Body: strings.Repeat("x", 1<<20)})
+	ids = append(ids, send(t, q, sqsloop.OutgoingMessage{Body: strings.Repeat("x", 1<<20-12), MessageAttributes: map[string]sqsloop.MessageAttribute{
+		"k": {DataType: "String", StringValue: "12345"},
+	}})...)
 	ids = append(ids, send(t, q,
 		sqsloop.OutgoingMessage{Body: "tab\tnewline\n\r é 😀 \uFFFD", MessageAttributes: map[string]sqsloop.MessageAttribute{
 			"n1":         {DataType: "Number", StringValue: "-1.5e10"},
@@ -73,16 +82,55 @@ func TestSendAcceptsWhatSQSAccepts(t *testing.T) {
 			t.Errorf("message ID %q is not a UUID v4", id)
 		}
 	}
-	if ids[0] == ids[1] {
+	if ids[0] == ids[1] || ids[1] == ids[2] {
 		t.Error("two messages got one ID")
 	}
 }
 
 func TestSendBatchOverSizeFailsTheCall(t *testing.T) {
 	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
-	half := strings.Repeat("x", memmailbox.MaxMessageSize/2)
+	// SQS caps a whole SendMessageBatch at 1 MiB too (the sum of its
+	// messages), not at 10 times a message.
+	half := strings.Repeat("x", 1<<19)
 	_, err := q.Send(context.Background(), bodies(half, half, "x"))
-	wantErr(t, err, sqsloop.ErrInvalidArgument, "batch", "256 KiB")
+	wantErr(t, err, sqsloop.ErrInvalidArgument, "batch", "1048577 bytes", "1 MiB")
 	wantStats(t, q, 0, 0, 0)
 	send(t, q, bodies(half, half)...)
+}
+
+// A standard queue takes a MessageGroupID, as SQS does for fair queues: it
+// orders nothing and holds nothing back (messages of one group are received
+// together and in flight together), and the received message reports it.
+// SequenceNumber and MessageDeduplicationId stay FIFO-only.
+func TestStandardQueueTakesMessageGroupID(t *testing.T) {
+	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	send(t, q,
+		sqsloop.OutgoingMessage{Body: "a1", MessageGroupID: "tenant-a"},
+		sqsloop.OutgoingMessage{Body: "a2", MessageGroupID: "tenant-a"},
+		sqsloop.OutgoingMessage{Body: "none"},
+	)
+	first := receive(t, q, 1, time.Minute)
+	rest := receive(t, q, 10, time.Minute) // a1 is in flight; a2 is not held back
+	got := append(first, rest...)
+	if len(got) != 3 {
+		t.Fatalf("received %q, want all three: a group holds nothing back on a standard queue", bodiesOf(got))
+	}
+	wantStats(t, q, 0, 3, 0)
+	for _, m := range got {
+		want := "tenant-a"
+		if m.Body == "none" {
+			want = ""
+		}
+		if m.MessageGroupID != want {
+			t.Errorf("%s: MessageGroupID = %q, want %q", m.Body, m.MessageGroupID, want)
+		}
+		if v, ok := m.Attributes[sqsloop.AttrMessageGroupID]; v != want || ok != (want != "") {
+			t.Errorf("%s: Attributes[%s] = %q (present %v), want %q", m.Body, sqsloop.AttrMessageGroupID, v, ok, want)
+		}
+		for _, name := range []string{sqsloop.AttrSequenceNumber, sqsloop.AttrMessageDeduplicationID} {
+			if v, ok := m.Attributes[name]; ok {
+				t.Errorf("%s: Attributes[%s] = %q on a standard queue, want none (SQS: FIFO only)", m.Body, name, v)
+			}
+		}
+	}
 }

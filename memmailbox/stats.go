@@ -8,6 +8,10 @@ import "time"
 // Once no call is running, every message is accounted for:
 //
 //	Sent + DeadLetteredIn == Visible + InFlight + Delayed + Deleted + DeadLettered
+//
+// Duplicates and StaleDeletes are outside it: they count calls that
+// succeeded without adding or removing a message. Every successful Delete
+// entry is in Deleted or StaleDeletes, never both.
 type Stats struct {
 	// Visible is the number of messages a receive could return now, but for
 	// FIFO message groups blocked by a message in flight (SQS:
@@ -28,6 +32,16 @@ type Stats struct {
 	Received int
 	// Deleted counts messages deleted (acked).
 	Deleted int
+	// StaleDeletes counts Delete entries on a standard queue that succeeded
+	// and deleted nothing: the receipt handle was one this queue issued, but
+	// it no longer holds its message (a newer receive superseded it, or the
+	// message was deleted or moved to the DLQ). SQS answers such a delete
+	// with success ("If you use an old ReceiptHandle, the request will
+	// succeed, but the message might not be deleted": the SDK's
+	// DeleteMessage doc). An ack counted here is not a deletion: a message
+	// still in the queue stays there, to be deleted by its newest receipt
+	// handle or delivered again.
+	StaleDeletes int
 	// ExpiredFound counts in-flight messages the recovery sweep found past
 	// their visibility deadline: leases that lapsed, and nacks with a
 	// back-off that ended.

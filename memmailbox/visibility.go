@@ -15,9 +15,12 @@ import (
 // queue). More extends, or shortens, the lease; durations are exact.
 //
 // Entry errors: Timeout outside 0–12 h wraps sqsloop.ErrInvalidArgument; a
-// receipt handle that is unknown, superseded by a newer receive, of a deleted
-// message, or of a message no longer in flight (SQS: MessageNotInflight)
-// wraps sqsloop.ErrReceiptHandleExpired; a timeout reaching past 12 h after
+// receipt handle this queue never issued (SQS: ReceiptHandleIsInvalid), one
+// superseded by a newer receive, of a deleted message, or of a message no
+// longer in flight (SQS: MessageNotInflight) wraps
+// sqsloop.ErrReceiptHandleExpired, on either queue type (unlike Delete,
+// which succeeds with a stale handle on a standard queue, as SQS does); a
+// timeout reaching past 12 h after
 // the receive that produced the handle (Message.ReceivedAt) wraps
 // sqsloop.ErrLeaseCeiling, and changes nothing.
 //
@@ -57,8 +60,12 @@ func (s *queueState) changeVisibility(i int, c sqsloop.VisibilityChange, now tim
 		return fmt.Errorf("memmailbox: ChangeVisibility entry %d: empty receipt handle: %w", i, sqsloop.ErrInvalidArgument)
 	}
 	r := s.handles[c.ReceiptHandle]
+	if r == nil && !s.ids.issued(c.ReceiptHandle) {
+		return fmt.Errorf("memmailbox: ChangeVisibility entry %d: receipt handle not issued by queue %q: %w",
+			i, s.name, sqsloop.ErrReceiptHandleExpired)
+	}
 	if r == nil {
-		return fmt.Errorf("memmailbox: ChangeVisibility entry %d: receipt handle unknown, superseded by a newer receive, or its message deleted: %w",
+		return fmt.Errorf("memmailbox: ChangeVisibility entry %d: receipt handle superseded by a newer receive, or its message deleted: %w",
 			i, sqsloop.ErrReceiptHandleExpired)
 	}
 	if r.st != stInflight {
