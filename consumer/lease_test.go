@@ -97,8 +97,8 @@ func TestStuckHandlerLosesItsMessage(t *testing.T) {
 		if err := stopS(); err != nil {
 			t.Fatal(err)
 		}
-		if st, qs := stuck.Stats(), q.Stats(); st.LeasesLost != 1 || st.Acked != 1 || qs.Deleted != 1 || qs.StaleDeletes != 1 {
-			t.Fatalf("stuck consumer stats %+v, queue %+v: want its lease lost, and its late ack accepted but deleting nothing (as on SQS)", st, qs)
+		if st, qs := stuck.Stats(), q.Stats(); st.LeasesLost != 1 || st.Acked != 0 || st.LateAcked != 1 || qs.Deleted != 1 || qs.StaleDeletes != 1 {
+			t.Fatalf("stuck consumer stats %+v, queue %+v: want its lease lost, and its late ack accepted but deleting nothing (as on SQS), counted apart", st, qs)
 		}
 	})
 }
@@ -205,8 +205,8 @@ func TestExpiredReceiptHandleDuringProcessing(t *testing.T) {
 		if st.Extensions != extAtLoss {
 			t.Fatalf("extensions went on after the loss: %d then %d", extAtLoss, st.Extensions)
 		}
-		if qs := q.Stats(); st.AckFailed != 0 || st.Acked != 1 || qs.Deleted != 0 || qs.StaleDeletes != 1 {
-			t.Fatalf("stats %+v, queue %+v: the stale handle's ack succeeds (as on SQS) and must delete nothing", st, qs)
+		if qs := q.Stats(); st.AckFailed != 0 || st.Acked != 0 || st.LateAcked != 1 || qs.Deleted != 0 || qs.StaleDeletes != 1 {
+			t.Fatalf("stats %+v, queue %+v: the stale handle's ack succeeds (as on SQS), deletes nothing, and counts as late", st, qs)
 		}
 	})
 }
