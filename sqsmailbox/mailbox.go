@@ -40,6 +40,7 @@ import (
 type Mailbox struct {
 	client   API
 	queueURL string
+	rtt      rttEstimator // bounds one round trip, for Receive's ReceivedAt
 
 	mu       sync.Mutex
 	closed   bool
