@@ -49,7 +49,7 @@ func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error,
 		return invalid, nil
 	}
 	start := time.Now()
-	out, err := m.client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries})
+	out, err := m.client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries}, tagCredentials)
 	m.observe(start, err)
 	if err != nil {
 		return nil, m.callError(op, err)
@@ -108,7 +108,7 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 		return invalid, nil
 	}
 	start := time.Now()
-	out, err := m.client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries})
+	out, err := m.client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries}, tagCredentials)
 	m.observe(start, err)
 	if err != nil {
 		return nil, m.callError(op, err)
@@ -171,7 +171,7 @@ func (m *Mailbox) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]s
 		return results, nil
 	}
 	start := time.Now()
-	out, err := m.client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries})
+	out, err := m.client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries}, tagCredentials)
 	m.observe(start, err)
 	if err != nil {
 		return nil, m.callError(op, err)

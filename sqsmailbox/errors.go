@@ -16,7 +16,7 @@ import (
 // a (transient) failure.
 var errNoResult = errors.New("no result for entry")
 
-// typedErrors maps the SDK's typed errors to
+// typedErrors maps the SDK's typed errors, and credentialsError, to
 // sentinels. They are checked before the code table because the SDK may
 // report such an error under an overridden code (the query-protocol code from
 // the x-amzn-query-error header). KmsThrottled is not here: it is transient.
@@ -45,6 +45,7 @@ var typedErrors = []struct {
 	{as[*types.KmsInvalidState], sqsloop.ErrAccessDenied},
 	{as[*types.KmsNotFound], sqsloop.ErrAccessDenied},
 	{as[*types.KmsOptInRequired], sqsloop.ErrAccessDenied},
+	{as[*credentialsError], sqsloop.ErrAccessDenied},
 }
 
 func as[T error](err error) bool {

@@ -44,6 +44,7 @@ var errorCases = []struct {
 	{"typed KmsNotFound", &types.KmsNotFound{ErrorCodeOverride: aws.String("KMS.NotFoundException")}, sqsloop.ErrAccessDenied},
 	{"typed KmsOptInRequired", &types.KmsOptInRequired{ErrorCodeOverride: aws.String("KMS.OptInRequired")}, sqsloop.ErrAccessDenied},
 	{"typed KmsThrottled is transient", &types.KmsThrottled{ErrorCodeOverride: aws.String("KMS.ThrottlingException")}, nil},
+	{"credentials provider failed", &credentialsError{err: errors.New("no EC2 IMDS role found")}, sqsloop.ErrAccessDenied},
 	{"typed OverLimit", &types.OverLimit{}, nil},
 	// Raw codes, as a generic API error.
 	{"code ReceiptHandleIsInvalid", generic("ReceiptHandleIsInvalid", "The input receipt handle is not valid."), sqsloop.ErrReceiptHandleExpired},

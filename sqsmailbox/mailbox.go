@@ -46,7 +46,12 @@ import (
 //     KmsInvalidState, KmsNotFound and KmsOptInRequired, as typed errors and
 //     as codes in both spellings (KMS.AccessDeniedException,
 //     KMS.DisabledException, KMS.InvalidKeyUsageException,
-//     KMS.InvalidStateException, KMS.NotFoundException, KMS.OptInRequired).
+//     KMS.InvalidStateException, KMS.NotFoundException, KMS.OptInRequired);
+//     and, with a *sqs.Client, a failure of its credentials provider (no
+//     credentials found, or a refresh that failed), in which case nothing
+//     was sent (the provider's error stays reachable with errors.Is). An
+//     anonymous client (aws.AnonymousCredentials) sends unsigned requests,
+//     and SQS's refusal maps by its code.
 //   - sqsloop.ErrMailboxClosed: any call after Close, and a Receive that was
 //     waiting when Close was called.
 //

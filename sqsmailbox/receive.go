@@ -80,7 +80,7 @@ func (m *Mailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*s
 		WaitTimeSeconds:             wait,
 		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 		MessageAttributeNames:       []string{"All"},
-	}, sendZeros)
+	}, sendZeros, tagCredentials)
 	arrivedAt := time.Now()
 	if wait == 0 {
 		// A short poll does not wait on the server: its duration is a
