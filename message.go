@@ -67,12 +67,19 @@ type Message struct {
 	// Treat it as a secret-ish token: do not log it at INFO.
 	ReceiptHandle string
 
-	// ReceivedAt is no later than when this receive's visibility timeout
-	// started, by the receiver's clock: sqsmailbox stamps the moment the
-	// ReceiveMessage call was sent (up to WaitTime early after a long poll),
-	// memmailbox the moment the message was taken. Lease deadlines and the
-	// 12-hour visibility ceiling count from here, so they err early, never
-	// late.
+	// ReceivedAt is, by the receiver's clock, no later than the moment the
+	// queue started this receive's visibility timeout, and no earlier than
+	// it by more than one network round trip; every Mailbox keeps this rule.
+	// memmailbox stamps the moment it took the message (exact). sqsmailbox
+	// stamps max(sentAt, arrivedAt - rto): sentAt just before the
+	// ReceiveMessage request, arrivedAt just after its answer, rto its bound
+	// on one round trip, measured (RFC 6298) on its calls that do not wait
+	// on the server; 1 s early at most before it has measured a round trip.
+	// So a message that arrives late in a long poll is stamped about a
+	// round trip before it arrived, not when the poll began (SQS starts the
+	// visibility timeout when it hands the message out). Lease deadlines (ReceivedAt +
+	// VisibilityTimeout) and the 12-hour visibility ceiling count from here,
+	// so they err early, never late.
 	ReceivedAt time.Time
 
 	// VisibilityTimeout is the visibility timeout this receive was asked for:

@@ -30,6 +30,7 @@ func (m *Mailbox) QueueAttributes(ctx context.Context) (sqsloop.QueueAttributes,
 	if err := m.checkOpen(op); err != nil {
 		return sqsloop.QueueAttributes{}, err
 	}
+	start := time.Now()
 	out, err := m.client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
 		QueueUrl: aws.String(m.queueURL),
 		AttributeNames: []types.QueueAttributeName{
@@ -38,7 +39,8 @@ func (m *Mailbox) QueueAttributes(ctx context.Context) (sqsloop.QueueAttributes,
 			types.QueueAttributeNameRedrivePolicy,
 			types.QueueAttributeNameFifoQueue,
 		},
-	})
+	}, tagCredentials)
+	m.observe(start, err)
 	if err != nil {
 		return sqsloop.QueueAttributes{}, m.callError(op, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -47,7 +48,9 @@ func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error,
 	if len(entries) == 0 {
 		return invalid, nil
 	}
-	out, err := m.client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries})
+	start := time.Now()
+	out, err := m.client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries}, tagCredentials)
+	m.observe(start, err)
 	if err != nil {
 		return nil, m.callError(op, err)
 	}
@@ -104,7 +107,9 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 	if len(entries) == 0 {
 		return invalid, nil
 	}
-	out, err := m.client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries})
+	start := time.Now()
+	out, err := m.client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries}, tagCredentials)
+	m.observe(start, err)
 	if err != nil {
 		return nil, m.callError(op, err)
 	}
@@ -165,7 +170,9 @@ func (m *Mailbox) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]s
 		}
 		return results, nil
 	}
-	out, err := m.client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries})
+	start := time.Now()
+	out, err := m.client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries}, tagCredentials)
+	m.observe(start, err)
 	if err != nil {
 		return nil, m.callError(op, err)
 	}

@@ -16,10 +16,10 @@ import (
 // a (transient) failure.
 var errNoResult = errors.New("no result for entry")
 
-// typedErrors maps the SDK's typed errors to sentinels. They are checked
-// before the code table because the SDK may report such an error under an
-// overridden code (the query-protocol code from the x-amzn-query-error
-// header).
+// typedErrors maps the SDK's typed errors, and credentialsError, to
+// sentinels. They are checked before the code table because the SDK may
+// report such an error under an overridden code (the query-protocol code from
+// the x-amzn-query-error header). KmsThrottled is not here: it is transient.
 var typedErrors = []struct {
 	match    func(error) bool
 	sentinel error
@@ -38,6 +38,14 @@ var typedErrors = []struct {
 	{as[*types.TooManyEntriesInBatchRequest], sqsloop.ErrInvalidArgument},
 	{as[*types.BatchRequestTooLong], sqsloop.ErrInvalidArgument},
 	{as[*types.UnsupportedOperation], sqsloop.ErrInvalidArgument},
+	{as[*types.InvalidSecurity], sqsloop.ErrAccessDenied},
+	{as[*types.KmsAccessDenied], sqsloop.ErrAccessDenied},
+	{as[*types.KmsDisabled], sqsloop.ErrAccessDenied},
+	{as[*types.KmsInvalidKeyUsage], sqsloop.ErrAccessDenied},
+	{as[*types.KmsInvalidState], sqsloop.ErrAccessDenied},
+	{as[*types.KmsNotFound], sqsloop.ErrAccessDenied},
+	{as[*types.KmsOptInRequired], sqsloop.ErrAccessDenied},
+	{as[*credentialsError], sqsloop.ErrAccessDenied},
 }
 
 func as[T error](err error) bool {
@@ -45,12 +53,26 @@ func as[T error](err error) bool {
 	return errors.As(err, &target)
 }
 
-// codeSentinels maps SQS error codes to sentinels: the JSON-protocol codes,
-// and the query-protocol codes some servers (and the x-amzn-query-error
-// header) still use. InvalidParameterValue is not here: its meaning depends
-// on its message (see sentinelForCode). Codes not listed (throttling,
-// InternalError, ServiceUnavailable, OverLimit, KMS errors) get no sentinel:
-// they are transient or need an operator.
+// codeSentinels maps SQS error codes to sentinels: the JSON-protocol codes
+// (the error shape's name, or for errors common to all AWS services the
+// "…Exception" name in the body's __type), and the query-protocol codes that
+// SQS sends in the x-amzn-query-error header (the SDK reports those when
+// present), that some servers still use, and that Failed entries of batch
+// answers carry. InvalidParameterValue is not here: its meaning depends on its
+// message (see sentinelForCode).
+//
+// ErrAccessDenied: a permission, signature or credential failure, or a KMS
+// key this caller cannot use; retrying does not heal it, an operator must
+// act. RequestExpired is among them: SQS says it when the request's signing
+// time is more than 15 minutes from its own clock, which, as the SDK signs
+// every attempt as it sends it, means the local clock is wrong, and stays
+// wrong until someone fixes it. (The SDK corrects a skew it sees in the
+// answer's Date header, and retries, for a few codes only, SignatureDoesNotMatch
+// among them; RequestExpired is not one of them.)
+//
+// Codes not listed get no sentinel: throttling (KMS.ThrottlingException and
+// KmsThrottled included), InternalError, ServiceUnavailable, OverLimit and
+// anything unknown are transient.
 var codeSentinels = map[string]error{
 	"ReceiptHandleIsInvalid":                    sqsloop.ErrReceiptHandleExpired,
 	"MessageNotInflight":                        sqsloop.ErrReceiptHandleExpired,
@@ -77,6 +99,33 @@ var codeSentinels = map[string]error{
 	"AWS.SimpleQueueService.BatchRequestTooLong":          sqsloop.ErrInvalidArgument,
 	"UnsupportedOperation":                                sqsloop.ErrInvalidArgument,
 	"AWS.SimpleQueueService.UnsupportedOperation":         sqsloop.ErrInvalidArgument,
+
+	"AccessDenied":                        sqsloop.ErrAccessDenied,
+	"AccessDeniedException":               sqsloop.ErrAccessDenied,
+	"InvalidClientTokenId":                sqsloop.ErrAccessDenied,
+	"UnrecognizedClientException":         sqsloop.ErrAccessDenied,
+	"SignatureDoesNotMatch":               sqsloop.ErrAccessDenied,
+	"InvalidSignatureException":           sqsloop.ErrAccessDenied,
+	"IncompleteSignature":                 sqsloop.ErrAccessDenied,
+	"IncompleteSignatureException":        sqsloop.ErrAccessDenied,
+	"MissingAuthenticationToken":          sqsloop.ErrAccessDenied,
+	"MissingAuthenticationTokenException": sqsloop.ErrAccessDenied,
+	"InvalidSecurity":                     sqsloop.ErrAccessDenied,
+	"ExpiredToken":                        sqsloop.ErrAccessDenied,
+	"ExpiredTokenException":               sqsloop.ErrAccessDenied,
+	"RequestExpired":                      sqsloop.ErrAccessDenied,
+	"KmsAccessDenied":                     sqsloop.ErrAccessDenied,
+	"KMS.AccessDeniedException":           sqsloop.ErrAccessDenied,
+	"KmsDisabled":                         sqsloop.ErrAccessDenied,
+	"KMS.DisabledException":               sqsloop.ErrAccessDenied,
+	"KmsInvalidKeyUsage":                  sqsloop.ErrAccessDenied,
+	"KMS.InvalidKeyUsageException":        sqsloop.ErrAccessDenied,
+	"KmsInvalidState":                     sqsloop.ErrAccessDenied,
+	"KMS.InvalidStateException":           sqsloop.ErrAccessDenied,
+	"KmsNotFound":                         sqsloop.ErrAccessDenied,
+	"KMS.NotFoundException":               sqsloop.ErrAccessDenied,
+	"KmsOptInRequired":                    sqsloop.ErrAccessDenied,
+	"KMS.OptInRequired":                   sqsloop.ErrAccessDenied,
 }
 
 // sentinelFor returns the sentinel that err means, or nil for an error

@@ -35,6 +35,16 @@ var errorCases = []struct {
 	{"typed TooManyEntriesInBatchRequest", &types.TooManyEntriesInBatchRequest{}, sqsloop.ErrInvalidArgument},
 	{"typed BatchEntryIdsNotDistinct", &types.BatchEntryIdsNotDistinct{}, sqsloop.ErrInvalidArgument},
 	{"typed RequestThrottled", &types.RequestThrottled{}, nil},
+	{"typed InvalidSecurity", &types.InvalidSecurity{}, sqsloop.ErrAccessDenied},
+	{"typed KmsAccessDenied", &types.KmsAccessDenied{}, sqsloop.ErrAccessDenied},
+	{"typed KmsAccessDenied, query code", &types.KmsAccessDenied{ErrorCodeOverride: aws.String("KMS.AccessDeniedException")}, sqsloop.ErrAccessDenied},
+	{"typed KmsDisabled", &types.KmsDisabled{ErrorCodeOverride: aws.String("KMS.DisabledException")}, sqsloop.ErrAccessDenied},
+	{"typed KmsInvalidKeyUsage", &types.KmsInvalidKeyUsage{ErrorCodeOverride: aws.String("KMS.InvalidKeyUsageException")}, sqsloop.ErrAccessDenied},
+	{"typed KmsInvalidState", &types.KmsInvalidState{ErrorCodeOverride: aws.String("KMS.InvalidStateException")}, sqsloop.ErrAccessDenied},
+	{"typed KmsNotFound", &types.KmsNotFound{ErrorCodeOverride: aws.String("KMS.NotFoundException")}, sqsloop.ErrAccessDenied},
+	{"typed KmsOptInRequired", &types.KmsOptInRequired{ErrorCodeOverride: aws.String("KMS.OptInRequired")}, sqsloop.ErrAccessDenied},
+	{"typed KmsThrottled is transient", &types.KmsThrottled{ErrorCodeOverride: aws.String("KMS.ThrottlingException")}, nil},
+	{"credentials provider failed", &credentialsError{err: errors.New("no EC2 IMDS role found")}, sqsloop.ErrAccessDenied},
 	{"typed OverLimit", &types.OverLimit{}, nil},
 	// Raw codes, as a generic API error.
 	{"code ReceiptHandleIsInvalid", generic("ReceiptHandleIsInvalid", "The input receipt handle is not valid."), sqsloop.ErrReceiptHandleExpired},
@@ -51,6 +61,34 @@ var errorCases = []struct {
 	{"other InvalidParameterValue", generic("InvalidParameterValue", "Value -1 for parameter MaxNumberOfMessages is invalid."), sqsloop.ErrInvalidArgument},
 	{"MissingParameter", generic("MissingParameter", "The request must contain the parameter QueueUrl."), sqsloop.ErrInvalidArgument},
 	{"query code TooManyEntries", generic("AWS.SimpleQueueService.TooManyEntriesInBatchRequest", ""), sqsloop.ErrInvalidArgument},
+	{"code AccessDenied", generic("AccessDenied", ""), sqsloop.ErrAccessDenied},
+	{"code AccessDeniedException", generic("AccessDeniedException", ""), sqsloop.ErrAccessDenied},
+	{"code InvalidClientTokenId", generic("InvalidClientTokenId", ""), sqsloop.ErrAccessDenied},
+	{"code UnrecognizedClientException", generic("UnrecognizedClientException", ""), sqsloop.ErrAccessDenied},
+	{"code SignatureDoesNotMatch", generic("SignatureDoesNotMatch", ""), sqsloop.ErrAccessDenied},
+	{"code InvalidSignatureException", generic("InvalidSignatureException", ""), sqsloop.ErrAccessDenied},
+	{"code IncompleteSignature", generic("IncompleteSignature", ""), sqsloop.ErrAccessDenied},
+	{"code IncompleteSignatureException", generic("IncompleteSignatureException", ""), sqsloop.ErrAccessDenied},
+	{"code MissingAuthenticationToken", generic("MissingAuthenticationToken", ""), sqsloop.ErrAccessDenied},
+	{"code MissingAuthenticationTokenException", generic("MissingAuthenticationTokenException", ""), sqsloop.ErrAccessDenied},
+	{"code InvalidSecurity", generic("InvalidSecurity", ""), sqsloop.ErrAccessDenied},
+	{"code ExpiredToken", generic("ExpiredToken", ""), sqsloop.ErrAccessDenied},
+	{"code ExpiredTokenException", generic("ExpiredTokenException", ""), sqsloop.ErrAccessDenied},
+	{"code RequestExpired", generic("RequestExpired", ""), sqsloop.ErrAccessDenied},
+	{"code KmsAccessDenied", generic("KmsAccessDenied", ""), sqsloop.ErrAccessDenied},
+	{"code KMS.AccessDeniedException", generic("KMS.AccessDeniedException", ""), sqsloop.ErrAccessDenied},
+	{"code KmsDisabled", generic("KmsDisabled", ""), sqsloop.ErrAccessDenied},
+	{"code KMS.DisabledException", generic("KMS.DisabledException", ""), sqsloop.ErrAccessDenied},
+	{"code KmsInvalidKeyUsage", generic("KmsInvalidKeyUsage", ""), sqsloop.ErrAccessDenied},
+	{"code KMS.InvalidKeyUsageException", generic("KMS.InvalidKeyUsageException", ""), sqsloop.ErrAccessDenied},
+	{"code KmsInvalidState", generic("KmsInvalidState", ""), sqsloop.ErrAccessDenied},
+	{"code KMS.InvalidStateException", generic("KMS.InvalidStateException", ""), sqsloop.ErrAccessDenied},
+	{"code KmsNotFound", generic("KmsNotFound", ""), sqsloop.ErrAccessDenied},
+	{"code KMS.NotFoundException", generic("KMS.NotFoundException", ""), sqsloop.ErrAccessDenied},
+	{"code KmsOptInRequired", generic("KmsOptInRequired", ""), sqsloop.ErrAccessDenied},
+	{"code KMS.OptInRequired", generic("KMS.OptInRequired", ""), sqsloop.ErrAccessDenied},
+	{"code KmsThrottled is transient", generic("KmsThrottled", ""), nil},
+	{"code KMS.ThrottlingException is transient", generic("KMS.ThrottlingException", ""), nil},
 	{"throttling", generic("ThrottlingException", "Rate exceeded"), nil},
 	{"RequestThrottled", generic("RequestThrottled", ""), nil},
 	{"internal error", generic("InternalError", ""), nil},
@@ -154,7 +192,7 @@ func checkMapped(t *testing.T, name string, err, cause, want error) {
 		t.Errorf("%s: nil error", name)
 		return
 	}
-	sentinels := []error{sqsloop.ErrReceiptHandleExpired, sqsloop.ErrLeaseCeiling, sqsloop.ErrQueueNotFound, sqsloop.ErrInvalidArgument, sqsloop.ErrMailboxClosed}
+	sentinels := []error{sqsloop.ErrReceiptHandleExpired, sqsloop.ErrLeaseCeiling, sqsloop.ErrQueueNotFound, sqsloop.ErrInvalidArgument, sqsloop.ErrAccessDenied, sqsloop.ErrMailboxClosed}
 	for _, s := range sentinels {
 		if got, wantIt := errors.Is(err, s), s == want; got != wantIt {
 			t.Errorf("%s: errors.Is(%v, %v) = %v, want %v", name, err, s, got, wantIt)

@@ -32,14 +32,36 @@ import (
 //     message names the field and its range), or a request SQS rejected as
 //     malformed (any other InvalidParameterValue, MissingParameter,
 //     InvalidAttributeName/Value, InvalidMessageContents, batch-shape errors).
+//   - sqsloop.ErrAccessDenied: the caller may not make the call, could not
+//     prove who it is, or may not use the queue's KMS key; retrying does not
+//     heal it. Codes AccessDenied, InvalidClientTokenId,
+//     UnrecognizedClientException, SignatureDoesNotMatch,
+//     IncompleteSignature, MissingAuthenticationToken, InvalidSecurity,
+//     ExpiredToken, and their JSON spellings AccessDeniedException,
+//     InvalidSignatureException, IncompleteSignatureException,
+//     MissingAuthenticationTokenException, ExpiredTokenException;
+//     RequestExpired (the request was signed more than 15 minutes from SQS's
+//     clock: the local clock is wrong, and retrying does not fix it); the KMS
+//     errors KmsAccessDenied, KmsDisabled, KmsInvalidKeyUsage,
+//     KmsInvalidState, KmsNotFound and KmsOptInRequired, as typed errors and
+//     as codes in both spellings (KMS.AccessDeniedException,
+//     KMS.DisabledException, KMS.InvalidKeyUsageException,
+//     KMS.InvalidStateException, KMS.NotFoundException, KMS.OptInRequired);
+//     and, with a *sqs.Client, a failure of its credentials provider (no
+//     credentials found, or a refresh that failed), in which case nothing
+//     was sent (the provider's error stays reachable with errors.Is). An
+//     anonymous client (aws.AnonymousCredentials) sends unsigned requests,
+//     and SQS's refusal maps by its code.
 //   - sqsloop.ErrMailboxClosed: any call after Close, and a Receive that was
 //     waiting when Close was called.
 //
-// Anything else (throttling after the SDK's retries, 5xx, network) carries no
-// sentinel and is transient: the caller may retry it.
+// The same table applies to the Failed entries of batch answers, by code.
+// Anything else (throttling after the SDK's retries, KmsThrottled, 5xx,
+// network) carries no sentinel and is transient: the caller may retry it.
 type Mailbox struct {
 	client   API
 	queueURL string
+	rtt      rttEstimator // bounds one round trip, for Receive's ReceivedAt
 
 	mu       sync.Mutex
 	closed   bool

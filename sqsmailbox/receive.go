@@ -27,13 +27,26 @@ import (
 // and all message attributes are asked for. Message.VisibilityTimeout is the
 // rounded-up value that was sent.
 //
-// Message.ReceivedAt is the time just before the request was sent, not when
-// the answer came: SQS starts the visibility timeout somewhere in between, so
-// the earlier time makes ReceivedAt+VisibilityTimeout (the lease deadline)
-// and ReceivedAt+12 h (the ceiling) never later than SQS's own. With a long
-// poll the deadline may be up to WaitTime early; that errs on the side of
-// extending sooner. A malformed system attribute leaves its typed field zero
-// (the raw value stays in Attributes); it never drops the message.
+// Message.ReceivedAt is as close as the Mailbox can tell to the moment SQS
+// started this receive's visibility timeout, never later: SQS starts it when
+// it hands the message out, which in a long poll is when the answer is sent,
+// up to WaitTime after the request. Receive notes sentAt just before the call
+// and arrivedAt just after it returns, and stamps
+//
+//	ReceivedAt = max(sentAt, arrivedAt - rto)
+//
+// where rto is the Mailbox's bound on one network round trip, estimated as in
+// RFC 6298 from the calls that do not wait on the server (Delete,
+// ChangeVisibility, Send, QueueAttributes, and Receive with WaitTime 0) that
+// got an answer; until the first such call it is 1 s (RFC 6298 §2.1). So a
+// fast answer keeps ReceivedAt = sentAt, and a long poll that waited gets
+// arrivedAt - rto. Either way ReceivedAt is no later than SQS's start (the
+// answer's way back takes less than a round trip, which rto bounds) and
+// earlier by at most rto: one round trip, or 1 s before a round trip has
+// been measured. The lease deadline ReceivedAt+VisibilityTimeout and the
+// 12-hour ceiling ReceivedAt+12 h are thus never later than SQS's own. A
+// malformed system attribute leaves its typed field zero (the raw value stays
+// in Attributes); it never drops the message.
 //
 // Receive blocks for at most WaitTime plus the network round trip (and the
 // SDK's retries). When ctx is done it returns at once with ctx's error; when
@@ -58,16 +71,23 @@ func (m *Mailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*s
 	}
 	defer done()
 
-	visibility := seconds(req.VisibilityTimeout)
+	visibility, wait := seconds(req.VisibilityTimeout), seconds(req.WaitTime)
 	sentAt := time.Now()
 	out, err := m.client.ReceiveMessage(callCtx, &sqs.ReceiveMessageInput{
 		QueueUrl:                    aws.String(m.queueURL),
 		MaxNumberOfMessages:         int32(req.MaxMessages),
 		VisibilityTimeout:           visibility,
-		WaitTimeSeconds:             seconds(req.WaitTime),
+		WaitTimeSeconds:             wait,
 		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 		MessageAttributeNames:       []string{"All"},
-	}, sendZeros)
+	}, sendZeros, tagCredentials)
+	arrivedAt := time.Now()
+	if wait == 0 {
+		// A short poll does not wait on the server: its duration is a
+		// round trip, taken before the stamp so that a network that just
+		// became slow widens the bound this answer is stamped with.
+		m.observe(sentAt, err)
+	}
 	if err != nil {
 		switch {
 		case errors.Is(context.Cause(callCtx), sqsloop.ErrMailboxClosed):
@@ -80,12 +100,25 @@ func (m *Mailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*s
 	if out == nil || len(out.Messages) == 0 {
 		return nil, nil
 	}
+	receivedAt := stamp(sentAt, arrivedAt, m.rtt.rto())
 	msgs := make([]*sqsloop.Message, len(out.Messages))
 	for i, sm := range out.Messages {
-		msgs[i] = toMessage(sm, sentAt, time.Duration(visibility)*time.Second)
+		msgs[i] = toMessage(sm, receivedAt, time.Duration(visibility)*time.Second)
 		msgs[i].Bind(m)
 	}
 	return msgs, nil
+}
+
+// stamp returns the ReceivedAt of an answer to a ReceiveMessage call sent at
+// sentAt that came back at arrivedAt, given rto, a bound on one round trip:
+// max(sentAt, arrivedAt - rto). SQS started the visibility timeout between
+// the two, at least the return half of a round trip before arrivedAt, so the
+// result is never later than that start, and earlier by at most rto.
+func stamp(sentAt, arrivedAt time.Time, rto time.Duration) time.Time {
+	if t := arrivedAt.Add(-rto); t.After(sentAt) {
+		return t
+	}
+	return sentAt
 }
 
 // checkReceive returns every problem of req, joined, each wrapping

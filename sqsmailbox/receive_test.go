@@ -216,24 +216,194 @@ func TestReceiveEmpty(t *testing.T) {
 	}
 }
 
-// ReceivedAt is taken before the call is sent: with a 5 s long poll it is
-// the start of the poll, not its end.
-func TestReceivedAtIsBeforeTheCall(t *testing.T) {
+// answerAfter is a ReceiveMessage that answers one message d after the
+// request (in virtual time, under synctest): the server's long poll, or the
+// network.
+func answerAfter(d time.Duration) func(context.Context, *sqs.ReceiveMessageInput) (*sqs.ReceiveMessageOutput, error) {
+	return func(context.Context, *sqs.ReceiveMessageInput) (*sqs.ReceiveMessageOutput, error) {
+		time.Sleep(d)
+		return &sqs.ReceiveMessageOutput{Messages: []types.Message{{MessageId: aws.String("m"), ReceiptHandle: aws.String("rh")}}}, nil
+	}
+}
+
+// receiveTimes makes one Receive and returns when it was sent, when it
+// returned, and the ReceivedAt of its message.
+func receiveTimes(t *testing.T, m *Mailbox, wait time.Duration) (sentAt, arrivedAt, receivedAt time.Time) {
+	t.Helper()
+	sentAt = time.Now()
+	msgs, err := m.Receive(t.Context(), sqsloop.ReceiveRequest{MaxMessages: 1, VisibilityTimeout: 3 * time.Second, WaitTime: wait})
+	arrivedAt = time.Now()
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("Receive = %d messages, %v; want 1", len(msgs), err)
+	}
+	return sentAt, arrivedAt, msgs[0].ReceivedAt
+}
+
+// A message that arrives 15 s into a long poll: SQS started its visibility
+// timeout when it answered, not when the request was sent. Before any round
+// trip is measured, ReceivedAt is at most 1 s (RFC 6298's initial bound)
+// before the answer arrived, never after it. (Stamping the request's time,
+// the lease would be 15 s short: a 3 s lease lost on arrival.)
+func TestReceivedAtLongPollBeforeAnySample(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := &fakeAPI{onReceive: func(context.Context, *sqs.ReceiveMessageInput) (*sqs.ReceiveMessageOutput, error) {
-			time.Sleep(5 * time.Second) // the server's long poll, in virtual time
-			return &sqs.ReceiveMessageOutput{Messages: []types.Message{{MessageId: aws.String("m"), ReceiptHandle: aws.String("rh")}}}, nil
-		}}
-		m := newTestMailbox(t, f)
-		start := time.Now()
-		msgs, err := m.Receive(t.Context(), sqsloop.ReceiveRequest{MaxMessages: 1, WaitTime: 20 * time.Second})
-		if err != nil {
-			t.Fatalf("Receive: %v", err)
-		}
-		if !msgs[0].ReceivedAt.Equal(start) {
-			t.Errorf("ReceivedAt = start+%v, want the start of the call", msgs[0].ReceivedAt.Sub(start))
+		m := newTestMailbox(t, &fakeAPI{onReceive: answerAfter(15 * time.Second)})
+		_, arrivedAt, receivedAt := receiveTimes(t, m, 20*time.Second)
+		if receivedAt.After(arrivedAt) || receivedAt.Before(arrivedAt.Add(-time.Second)) {
+			t.Errorf("ReceivedAt = arrival%v, want within [arrival-1s, arrival]", receivedAt.Sub(arrivedAt))
 		}
 	})
+}
+
+// Once calls that do not wait on the server have answered in about 10 ms,
+// the bound is a few ms: ReceivedAt after a long poll is within a few ms of
+// the answer's arrival, yet no later than arrival minus a round trip.
+func TestReceivedAtAfterMeasuredRoundTrips(t *testing.T) {
+	const rtt = 10 * time.Millisecond
+	sleepThen := func() { time.Sleep(rtt) }
+	throttled := &smithy.OperationError{ServiceID: "SQS", OperationName: "Op", Err: generic("ThrottlingException", "Rate exceeded")}
+	sources := []struct {
+		name string
+		f    *fakeAPI
+		call func(context.Context, *Mailbox)
+	}{
+		{"Delete", &fakeAPI{onDelete: func(context.Context, *sqs.DeleteMessageBatchInput) (*sqs.DeleteMessageBatchOutput, error) {
+			sleepThen()
+			return &sqs.DeleteMessageBatchOutput{Successful: []types.DeleteMessageBatchResultEntry{{Id: aws.String("0")}}}, nil
+		}}, func(ctx context.Context, m *Mailbox) { _, _ = m.Delete(ctx, []string{"rh"}) }},
+		{"Delete answered with an SQS error", &fakeAPI{onDelete: func(context.Context, *sqs.DeleteMessageBatchInput) (*sqs.DeleteMessageBatchOutput, error) {
+			sleepThen()
+			return nil, throttled
+		}}, func(ctx context.Context, m *Mailbox) { _, _ = m.Delete(ctx, []string{"rh"}) }},
+		{"ChangeVisibility", &fakeAPI{onChange: func(context.Context, *sqs.ChangeMessageVisibilityBatchInput) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+			sleepThen()
+			return &sqs.ChangeMessageVisibilityBatchOutput{}, nil
+		}}, func(ctx context.Context, m *Mailbox) {
+			_, _ = m.ChangeVisibility(ctx, []sqsloop.VisibilityChange{{ReceiptHandle: "rh"}})
+		}},
+		{"Send", &fakeAPI{onSend: func(context.Context, *sqs.SendMessageBatchInput) (*sqs.SendMessageBatchOutput, error) {
+			sleepThen()
+			return &sqs.SendMessageBatchOutput{}, nil
+		}}, func(ctx context.Context, m *Mailbox) { _, _ = m.Send(ctx, []sqsloop.OutgoingMessage{{Body: "b"}}) }},
+		{"QueueAttributes", &fakeAPI{onAttrs: func(context.Context, *sqs.GetQueueAttributesInput) (*sqs.GetQueueAttributesOutput, error) {
+			sleepThen()
+			return &sqs.GetQueueAttributesOutput{}, nil
+		}}, func(ctx context.Context, m *Mailbox) { _, _ = m.QueueAttributes(ctx) }},
+		{"short poll", &fakeAPI{onReceive: func(context.Context, *sqs.ReceiveMessageInput) (*sqs.ReceiveMessageOutput, error) {
+			sleepThen()
+			return &sqs.ReceiveMessageOutput{}, nil
+		}}, func(ctx context.Context, m *Mailbox) { _, _ = m.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1}) }},
+	}
+	for _, src := range sources {
+		t.Run(src.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m := newTestMailbox(t, src.f)
+				for range 10 {
+					src.call(t.Context(), m)
+				}
+				src.f.mu.Lock()
+				src.f.onReceive = answerAfter(15 * time.Second)
+				src.f.mu.Unlock()
+				_, arrivedAt, receivedAt := receiveTimes(t, m, 20*time.Second)
+				if early := arrivedAt.Sub(receivedAt); early < rtt || early > 2*rtt {
+					t.Errorf("ReceivedAt = arrival-%v, want arrival minus %v to %v", early, rtt, 2*rtt)
+				}
+			})
+		})
+	}
+}
+
+// An answer that comes back faster than the bound keeps ReceivedAt at the
+// moment the request was sent: SQS cannot have started the visibility
+// timeout before that.
+func TestReceivedAtFastAnswerIsSentAt(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		wait, after time.Duration
+	}{
+		{"short poll", 0, 5 * time.Millisecond},
+		{"long poll answered at once", 20 * time.Second, 300 * time.Millisecond},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m := newTestMailbox(t, &fakeAPI{onReceive: answerAfter(c.after)})
+				sentAt, _, receivedAt := receiveTimes(t, m, c.wait)
+				if !receivedAt.Equal(sentAt) {
+					t.Errorf("ReceivedAt = sentAt%+v, want sentAt", receivedAt.Sub(sentAt))
+				}
+			})
+		})
+	}
+}
+
+// A long poll's duration includes the server's wait, so it is no round-trip
+// sample: after two 15 s polls the bound is still the initial 1 s (a sample
+// of 15 s would have made it 45 s, and ReceivedAt the request's time).
+func TestReceivedAtLongPollIsNotASample(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := newTestMailbox(t, &fakeAPI{onReceive: answerAfter(15 * time.Second)})
+		for range 2 {
+			_, arrivedAt, receivedAt := receiveTimes(t, m, 20*time.Second)
+			if !receivedAt.Equal(arrivedAt.Add(-time.Second)) {
+				t.Errorf("ReceivedAt = arrival%v, want arrival-1s", receivedAt.Sub(arrivedAt))
+			}
+		}
+	})
+}
+
+// A call that got no answer (cancelled, or failed in transport) is no
+// sample either: its duration says nothing about the round trip.
+func TestReceivedAtUnansweredCallIsNotASample(t *testing.T) {
+	cases := []struct {
+		name string
+		call func(*testing.T, *fakeAPI, *Mailbox)
+	}{
+		{"cancelled Delete", func(t *testing.T, f *fakeAPI, m *Mailbox) {
+			f.onDelete = func(ctx context.Context, _ *sqs.DeleteMessageBatchInput) (*sqs.DeleteMessageBatchOutput, error) {
+				<-ctx.Done()
+				return nil, &smithy.OperationError{ServiceID: "SQS", OperationName: "DeleteMessageBatch", Err: ctx.Err()}
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Millisecond)
+			defer cancel()
+			if _, err := m.Delete(ctx, []string{"rh"}); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Delete = %v, want DeadlineExceeded", err)
+			}
+		}},
+		{"cancelled short poll", func(t *testing.T, f *fakeAPI, m *Mailbox) {
+			f.onReceive = blockingReceive(nil)
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Millisecond)
+			defer cancel()
+			if _, err := m.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1}); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Receive = %v, want DeadlineExceeded", err)
+			}
+		}},
+		{"transport failure", func(t *testing.T, f *fakeAPI, m *Mailbox) {
+			f.onChange = func(context.Context, *sqs.ChangeMessageVisibilityBatchInput) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+				time.Sleep(5 * time.Millisecond)
+				return nil, &smithy.OperationError{ServiceID: "SQS", OperationName: "ChangeMessageVisibilityBatch", Err: errors.New("connection reset by peer")}
+			}
+			if _, err := m.ChangeVisibility(t.Context(), []sqsloop.VisibilityChange{{ReceiptHandle: "rh"}}); err == nil {
+				t.Fatal("ChangeVisibility = nil error, want the transport failure")
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := &fakeAPI{}
+				m := newTestMailbox(t, f)
+				for range 10 {
+					c.call(t, f, m)
+				}
+				f.mu.Lock()
+				f.onReceive = answerAfter(15 * time.Second)
+				f.mu.Unlock()
+				_, arrivedAt, receivedAt := receiveTimes(t, m, 20*time.Second)
+				if !receivedAt.Equal(arrivedAt.Add(-time.Second)) {
+					t.Errorf("ReceivedAt = arrival%v, want arrival-1s (no sample taken)", receivedAt.Sub(arrivedAt))
+				}
+			})
+		})
+	}
 }
 
 // blockingReceive waits for ctx like the SDK does on a long poll, and fails

@@ -27,6 +27,7 @@ type wireServer struct {
 	*httptest.Server
 	mu     sync.Mutex
 	bodies map[string][]map[string]any
+	auths  []string                                                // Authorization header of every request, in order
 	handle func(w http.ResponseWriter, r *http.Request, op string) // nil: answer {}
 }
 
@@ -47,6 +48,7 @@ func (ws *wireServer) serve(w http.ResponseWriter, r *http.Request) {
 	_ = json.Unmarshal(raw, &body)
 	ws.mu.Lock()
 	ws.bodies[op] = append(ws.bodies[op], body)
+	ws.auths = append(ws.auths, r.Header.Get("Authorization"))
 	handle := ws.handle
 	ws.mu.Unlock()
 	if handle != nil {
@@ -55,6 +57,13 @@ func (ws *wireServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
 	_, _ = io.WriteString(w, "{}")
+}
+
+// requests returns the Authorization header of every request so far.
+func (ws *wireServer) requests() []string {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return append([]string(nil), ws.auths...)
 }
 
 func (ws *wireServer) body(t *testing.T, op string) map[string]any {
@@ -74,7 +83,8 @@ func hermeticAWS(t *testing.T) {
 	if err := os.WriteFile(empty, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SQS"} {
+	for _, k := range []string{"AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SQS",
+		"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN"} {
 		t.Setenv(k, "")
 	}
 	t.Setenv("AWS_CONFIG_FILE", empty)
