@@ -10,7 +10,8 @@ var (
 	// the message was deleted, its visibility timeout lapsed and another
 	// receive produced a newer handle, or the handle is unknown. SQS reports it
 	// as ReceiptHandleIsInvalid or MessageNotInflight. Stop extending that
-	// message; deleting it with this handle will not work either.
+	// message. (A delete with such a handle may still report success on a
+	// standard queue, while deleting nothing.)
 	ErrReceiptHandleExpired = errors.New("sqsloop: receipt handle expired")
 
 	// ErrMailboxClosed is returned by every Mailbox method called after
@@ -30,10 +31,13 @@ var (
 	// ErrAccessDenied means the caller is not allowed to make the call, or
 	// could not prove who it is: SQS answered AccessDenied,
 	// InvalidClientTokenId, UnrecognizedClientException,
-	// SignatureDoesNotMatch, ExpiredToken or a KMS access error, or the SDK
-	// found no credentials to sign with. It does not heal by retrying at
-	// once (an IAM change may take a few seconds to propagate, no more), so
-	// the consumer treats it as permanent after a few consecutive failures.
+	// SignatureDoesNotMatch, IncompleteSignature, MissingAuthenticationToken,
+	// InvalidSecurity, ExpiredToken, RequestExpired (a wrong local clock) or
+	// a KMS key error (KmsAccessDenied, KmsDisabled, KmsNotFound, …; not
+	// KmsThrottled), or the SDK found no credentials to sign with. It does
+	// not heal by retrying at once (an IAM change may take a few seconds to
+	// propagate, no more), so the consumer treats it as permanent after a
+	// few consecutive failures (visibility.MaxAccessDenied).
 	ErrAccessDenied = errors.New("sqsloop: access denied")
 
 	// ErrInvalidArgument means a request was malformed: caught before it

@@ -40,7 +40,9 @@ type OutgoingMessage struct {
 	// queue's default delay (DelaySeconds). FIFO queues accept only the
 	// queue-level delay.
 	Delay time.Duration
-	// MessageGroupID is required on a FIFO queue and must be empty otherwise.
+	// MessageGroupID is required on a FIFO queue (order and one message in
+	// flight per group); a standard queue accepts it too (fair queues), for
+	// no ordering.
 	MessageGroupID string
 	// DeduplicationID deduplicates sends on a FIFO queue within 5 minutes;
 	// empty means content-based deduplication (when the queue enables it).
@@ -82,10 +84,13 @@ type Mailbox interface {
 	Receive(ctx context.Context, req ReceiveRequest) ([]*Message, error)
 
 	// Delete acks: it deletes the messages behind 1–10 receipt handles
-	// (DeleteMessageBatch). A handle superseded by a newer receive fails its
-	// entry with ErrReceiptHandleExpired. As in SQS, the newest handle of a
-	// standard-queue message whose lease lapsed may still delete it while
-	// nobody has received it again.
+	// (DeleteMessageBatch). As in SQS, an old handle of a standard-queue
+	// message (superseded by a newer receive, or of a message already
+	// deleted) succeeds and deletes nothing, and the newest handle of a
+	// message whose lease lapsed still deletes it while nobody has received
+	// it again; so a successful entry proves the message gone only if its
+	// lease held. A handle the queue never issued, or an expired one on a
+	// FIFO queue, fails its entry with ErrReceiptHandleExpired.
 	Delete(ctx context.Context, receiptHandles []string) ([]error, error)
 
 	// ChangeVisibility sets the visibility timeout of 1–10 in-flight

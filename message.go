@@ -59,7 +59,9 @@ type Message struct {
 	// (ApproximateFirstReceiveTimestamp).
 	FirstReceivedAt time.Time
 
-	// MessageGroupID is the FIFO message group; empty on a standard queue.
+	// MessageGroupID is the message group: a FIFO queue's (order kept
+	// within it), or the one a standard (fair) queue's message was sent
+	// with; empty when none.
 	MessageGroupID string
 
 	// ReceiptHandle identifies this receive of the message. Every receive gives

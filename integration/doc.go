@@ -5,8 +5,8 @@
 //
 // A [Harness] creates a fresh queue per scenario and declares its
 // [Features]: capabilities (FIFO, redrive to a DLQ) and declared differences
-// from Amazon SQS (a stale receipt handle that fails a delete, sub-second
-// visibility timeouts). [RunConformance] runs the same named scenarios on
+// from Amazon SQS (sub-second visibility timeouts, no 12-hour lease
+// ceiling). [RunConformance] runs the same named scenarios on
 // every harness; a scenario that meets a declared difference says so by name
 // in the test log instead of failing or silently passing.
 //

@@ -25,7 +25,9 @@ import (
 // lists of the answer: an error wrapping sqsloop.ErrInvalidArgument (naming
 // the field) for an empty receipt handle, which is not sent while the others
 // are (no call at all when none is valid); nil when deleted, an error wrapping
-// sqsloop.ErrReceiptHandleExpired for a stale handle, and an error saying "no
+// sqsloop.ErrReceiptHandleExpired for a handle SQS rejects (an old handle of
+// a standard-queue message is not rejected: SQS reports it deleted while
+// deleting nothing), and an error saying "no
 // result for entry" for an entry the answer did not mention. Receipt handles
 // are never put in error messages. Safe for concurrent use.
 func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error, error) {
@@ -128,7 +130,8 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 // (sqsloop.MaxDelay) and is rounded up to whole seconds; a Delay of 0 sends no
 // DelaySeconds, so the queue's default delay applies (and FIFO queues, which
 // refuse a per-message delay, accept the entry). MessageGroupID and
-// DeduplicationID are sent when not empty (FIFO queues).
+// DeduplicationID are sent when not empty (DeduplicationID: FIFO queues;
+// MessageGroupID: FIFO queues, and standard queues as fair-queue groups).
 //
 // Call errors are as for Delete. Otherwise there is one SendResult per
 // message, in input order: MessageID on success, else Err (wrapping
