@@ -23,16 +23,36 @@ import (
 var ErrNoServer = errors.New("integration: no SQS-compatible server available")
 
 // Kinds of server StartSQSServer can provide, as SQSServer.Kind reports them.
+// A server at SQS_ENDPOINT has the kind SQS_SERVER names (fauxqs,
+// localstack, elasticmq or aws), or KindEndpoint when SQS_SERVER is unset.
 const (
 	// KindEndpoint is a server named by the SQS_ENDPOINT environment
-	// variable (LocalStack, ElasticMQ, or Amazon SQS itself).
+	// variable without SQS_SERVER saying which: taken to behave like
+	// Amazon SQS.
 	KindEndpoint = "endpoint"
-	// KindLocalStack is LocalStack in a container started through
-	// testcontainers-go.
+	// KindLocalStack is LocalStack: in a container started through
+	// testcontainers-go, or at SQS_ENDPOINT with SQS_SERVER=localstack.
 	KindLocalStack = "localstack"
-	// KindFauxqs is the fauxqs emulator from npm, run as a child process.
+	// KindFauxqs is the fauxqs emulator from npm: run as a child process,
+	// or at SQS_ENDPOINT with SQS_SERVER=fauxqs.
 	KindFauxqs = "fauxqs"
+	// KindElasticMQ is ElasticMQ at SQS_ENDPOINT (SQS_SERVER=elasticmq).
+	KindElasticMQ = "elasticmq"
+	// KindAWS is Amazon SQS itself at SQS_ENDPOINT (SQS_SERVER=aws).
+	KindAWS = "aws"
 )
+
+// serverKind returns the kind SQS_SERVER names for the server at
+// SQS_ENDPOINT, or an error naming the allowed values.
+func serverKind(name string) (string, error) {
+	switch name {
+	case "":
+		return KindEndpoint, nil
+	case KindFauxqs, KindLocalStack, KindElasticMQ, KindAWS:
+		return name, nil
+	}
+	return "", fmt.Errorf("SQS_SERVER=%q: want fauxqs, localstack, elasticmq or aws (or unset: a server like Amazon SQS)", name)
+}
 
 // ServerOptions configures StartSQSServer. The zero value is ready to use.
 type ServerOptions struct {
@@ -63,7 +83,7 @@ const DefaultStartTimeout = 60 * time.Second
 // SQSServer is a running SQS-compatible server. Its methods are safe for
 // concurrent use.
 type SQSServer struct {
-	// Kind is KindEndpoint, KindLocalStack or KindFauxqs.
+	// Kind is one of the Kind constants.
 	Kind string
 	// Endpoint is the server's base URL, e.g. "http://127.0.0.1:41234".
 	Endpoint string
@@ -119,9 +139,13 @@ func StartSQSServer(ctx context.Context, opts ServerOptions) (*SQSServer, error)
 		if region == "" {
 			region = "us-east-1"
 		}
+		kind, err := serverKind(getenv("SQS_SERVER"))
+		if err != nil {
+			return nil, err
+		}
 		// Use the environment's credentials when it has any (real SQS);
 		// emulators take anything.
-		s := &SQSServer{Kind: KindEndpoint, Endpoint: ep, Region: region, staticCreds: getenv("AWS_ACCESS_KEY_ID") == "", stop: func() error { return nil }}
+		s := &SQSServer{Kind: kind, Endpoint: ep, Region: region, staticCreds: getenv("AWS_ACCESS_KEY_ID") == "", stop: func() error { return nil }}
 		if _, err := within(func(ctx context.Context) (*SQSServer, error) { return s, s.waitReady(ctx) }); err != nil {
 			return nil, fmt.Errorf("SQS_ENDPOINT=%s does not answer: %w", ep, err)
 		}

@@ -56,6 +56,30 @@ func TestStartSQSServerUsesSQSEndpoint(t *testing.T) {
 	}
 }
 
+// TestSQSServerNamesTheServerAtSQSEndpoint: SQS_SERVER says which server
+// SQS_ENDPOINT is, so the conformance suite declares that server's
+// differences (fauxqs enforces no 12-hour ceiling); a value it does not know
+// is an error naming the variable and the allowed values.
+func TestSQSServerNamesTheServerAtSQSEndpoint(t *testing.T) {
+	running := sqsHarness(t).server
+	s, err := StartSQSServer(t.Context(), ServerOptions{Getenv: env(map[string]string{"SQS_ENDPOINT": running.Endpoint, "SQS_SERVER": "fauxqs"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h, err := NewSQSHarness(t.Context(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Kind != KindFauxqs || h.Features().LeaseCeiling || h.Name() != "sqsmailbox/fauxqs" {
+		t.Errorf("SQS_SERVER=fauxqs: kind %q, features %+v", s.Kind, h.Features())
+	}
+	_, err = StartSQSServer(t.Context(), ServerOptions{Getenv: env(map[string]string{"SQS_ENDPOINT": running.Endpoint, "SQS_SERVER": "rabbit"})})
+	if err == nil || !strings.Contains(err.Error(), "SQS_SERVER") || !strings.Contains(err.Error(), "elasticmq") {
+		t.Fatalf("SQS_SERVER=rabbit: %v; want an error naming SQS_SERVER and the allowed values", err)
+	}
+}
+
 // TestStartSQSServerDeadSQSEndpoint: an SQS_ENDPOINT that does not answer is
 // an error, not a reason to fall back to another server, and not ErrNoServer
 // (the caller asked for that server).

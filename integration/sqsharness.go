@@ -44,9 +44,10 @@ func (h *SQSHarness) Client() *sqs.Client { return h.client }
 // Name returns "sqsmailbox/" and the server's kind, e.g. "sqsmailbox/fauxqs".
 func (h *SQSHarness) Name() string { return "sqsmailbox/" + h.server.Kind }
 
-// Features declares what the server is known to do. Amazon SQS (and an
-// unknown server at SQS_ENDPOINT, taken to be like it) supports everything
-// and enforces the 12-hour lease ceiling; fauxqs 2.4.1 does not enforce the
+// Features declares what the server is known to do, by its kind (so a
+// fauxqs reached through SQS_ENDPOINT needs SQS_SERVER=fauxqs). Amazon SQS
+// (and any other server, taken to be like it) supports everything and
+// enforces the 12-hour lease ceiling; fauxqs 2.4.1 does not enforce the
 // ceiling and returns at most one message per FIFO group per receive.
 func (h *SQSHarness) Features() Features {
 	f := Features{
