@@ -7,19 +7,18 @@
 // while bytes flow. The lease extender (package visibility) extends the
 // visibility timeout of a message only while its heartbeat shows progress,
 // so a handler that hangs loses its lease and another worker gets the
-// message. A [Watchdog] spots handlers that stopped beating and reports them.
+// message.
 //
 // # Cost of a beat
 //
 // A beat is meant to be sprinkled into hot loops: it never blocks, does no
 // I/O, allocates nothing and does not read the clock. It only sets an atomic
-// "pending" flag (and runs the callbacks registered with
-// [Heartbeat.AddCallback], if any). Observers — [Heartbeat.LastBeat],
-// [Heartbeat.Elapsed], the lease extender, the [Watchdog] — stamp the time
-// lazily: the first observation after a beat records time.Now as the time of
-// the beat. The time of a beat is therefore known to the precision of the
-// observers' polling period (the lease extender observes every few seconds,
-// a Watchdog every CheckInterval), and is never earlier than the real beat.
+// "pending" flag. The observer — [Heartbeat.LastBeat], called by the lease
+// owner when it looks at a lease — stamps the time lazily: the first
+// observation after a beat records time.Now as the time of the beat. The
+// time of a beat is therefore known to the precision of the observer's
+// polling period (the lease owner looks once per visibility Interval), and
+// is never earlier than the real beat.
 //
 // The package imports no other package of the project.
 package heartbeat

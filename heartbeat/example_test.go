@@ -8,7 +8,6 @@ import (
 	"log"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/sqsloop/sqsloop/heartbeat"
 )
@@ -69,34 +68,4 @@ func ExampleBeat() {
 	fmt.Println("beat observed:", !h.LastBeat().IsZero())
 	// Output:
 	// beat observed: true
-}
-
-// A Watchdog runs on one goroutine owned by the caller and reports each
-// stuck episode once.
-func ExampleWatchdog() {
-	wd, err := heartbeat.NewWatchdog(heartbeat.WatchdogConfig{
-		Threshold: 2 * time.Minute, // CheckInterval defaults to 30s
-		OnStuck: func(s heartbeat.StuckHandler) {
-			log.Printf("handler %s stuck: no beat for %v", s.Name, s.Elapsed)
-		},
-		OnRecovered: func(s heartbeat.StuckHandler) {
-			log.Printf("handler %s recovered after %v", s.Name, s.Elapsed)
-		},
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- wd.Run(ctx) }()
-
-	h := heartbeat.New()
-	unwatch := wd.Watch("message-1", h)
-	h.Beat() // the handler runs, beating as it goes
-	unwatch()
-
-	cancel()
-	fmt.Println("Run returned:", <-done)
-	// Output:
-	// Run returned: <nil>
 }

@@ -1,7 +1,7 @@
 package heartbeat
 
 import (
-	"fmt"
+	"errors"
 	"io"
 )
 
@@ -11,11 +11,11 @@ import (
 // included) pass through unchanged.
 //
 // A nil h returns r itself. A nil r returns a Reader whose every Read fails
-// with an error wrapping [ErrInvalidArgument]. The returned Reader is as safe
+// with an error saying r is nil (it never panics). The returned Reader is as safe
 // for concurrent use as r is.
 func NewReader(r io.Reader, h *Heartbeat) io.Reader {
 	if r == nil {
-		return errReader{fmt.Errorf("%w: heartbeat.NewReader: r is nil; want an io.Reader", ErrInvalidArgument)}
+		return errReader{errors.New("heartbeat.NewReader: r: want an io.Reader, got nil")}
 	}
 	if h == nil {
 		return r
@@ -27,11 +27,11 @@ func NewReader(r io.Reader, h *Heartbeat) io.Reader {
 // Write accepts data (n > 0). Counts and errors pass through unchanged.
 //
 // A nil h returns w itself. A nil w returns a Writer whose every Write fails
-// with an error wrapping [ErrInvalidArgument]. The returned Writer is as safe
+// with an error saying w is nil (it never panics). The returned Writer is as safe
 // for concurrent use as w is.
 func NewWriter(w io.Writer, h *Heartbeat) io.Writer {
 	if w == nil {
-		return errWriter{fmt.Errorf("%w: heartbeat.NewWriter: w is nil; want an io.Writer", ErrInvalidArgument)}
+		return errWriter{errors.New("heartbeat.NewWriter: w: want an io.Writer, got nil")}
 	}
 	if h == nil {
 		return w
