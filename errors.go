@@ -40,6 +40,11 @@ var (
 	// few consecutive failures (visibility.MaxAccessDenied).
 	ErrAccessDenied = errors.New("sqsloop: access denied")
 
+	// ErrAlreadyRunning is returned by a second call to a Run that may run
+	// only once at a time: consumer.Consumer.Run (a Consumer runs once) and
+	// visibility.Manager.Run.
+	ErrAlreadyRunning = errors.New("sqsloop: already running")
+
 	// ErrInvalidArgument means a request was malformed: caught before it
 	// reached the queue (an empty batch, more than MaxBatchSize entries, a
 	// duration out of the range SQS accepts; the wrapping error names the

@@ -5,12 +5,11 @@ import (
 	"time"
 )
 
-// Defaults of the retry back-off of failed messages.
+// Defaults of the retry back-off of failed messages: 1 s after a first
+// failed receive, doubling, at most 5 min.
 const (
-	// DefaultBackoffInitial is the nack delay after a first failed receive: 1 s.
-	DefaultBackoffInitial = time.Second
-	// DefaultBackoffMax caps the nack delay: 5 min.
-	DefaultBackoffMax = 5 * time.Minute
+	defaultBackoffInitial = time.Second
+	defaultBackoffMax     = 5 * time.Minute
 )
 
 // BackoffFunc returns how long a failed message stays hidden before its next
@@ -20,13 +19,14 @@ type BackoffFunc func(receiveCount int) time.Duration
 
 // ExponentialBackoff returns a BackoffFunc that doubles from initial on the
 // first failure up to max: initial·2^(receiveCount-1), capped. Non-positive
-// arguments take the defaults (1 s, 5 min).
+// arguments take the defaults: initial 1 s, max 5 min (Config.Backoff's
+// default is ExponentialBackoff(0, 0)).
 func ExponentialBackoff(initial, max time.Duration) BackoffFunc {
 	if initial <= 0 {
-		initial = DefaultBackoffInitial
+		initial = defaultBackoffInitial
 	}
 	if max <= 0 {
-		max = DefaultBackoffMax
+		max = defaultBackoffMax
 	}
 	return func(receiveCount int) time.Duration {
 		d := initial
@@ -37,26 +37,22 @@ func ExponentialBackoff(initial, max time.Duration) BackoffFunc {
 	}
 }
 
-// NackError carries the delay a failed message is nacked with.
-type NackError struct {
-	// Delay is the visibility timeout the message is given back with.
-	Delay time.Duration
-	// Err is the handler's error.
-	Err error
+// nackError carries the delay a failed message is nacked with.
+type nackError struct {
+	delay time.Duration
+	err   error
 }
 
-// Error implements error.
-func (e *NackError) Error() string { return fmt.Sprintf("%v (retry in %v)", e.Err, e.Delay) }
-
-// Unwrap returns the handler's error.
-func (e *NackError) Unwrap() error { return e.Err }
+func (e *nackError) Error() string { return fmt.Sprintf("%v (retry in %v)", e.err, e.delay) }
+func (e *nackError) Unwrap() error { return e.err }
 
 // NackAfter wraps err so that its message is nacked with delay (clamped to
-// 0–12 h, rounded up to whole seconds by SQS) instead of Config.Backoff. A
-// nil err stays nil.
+// 0–12 h, rounded up to whole seconds by SQS) instead of Config.Backoff; the
+// wrapped error still matches err with errors.Is and errors.As. A nil err
+// stays nil.
 func NackAfter(err error, delay time.Duration) error {
 	if err == nil {
 		return nil
 	}
-	return &NackError{Delay: delay, Err: err}
+	return &nackError{delay: delay, err: err}
 }

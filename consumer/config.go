@@ -14,9 +14,6 @@ import (
 const (
 	// DefaultConcurrency is how many handlers run at once: 10.
 	DefaultConcurrency = 10
-	// DefaultMaxMessages is the most messages one receive asks for: 10, the
-	// SQS maximum (MaxNumberOfMessages).
-	DefaultMaxMessages = sqsloop.MaxBatchSize
 	// DefaultVisibilityTimeout hides each received message for 5 min; the
 	// extender keeps it hidden while its handler beats.
 	DefaultVisibilityTimeout = 5 * time.Minute
@@ -25,8 +22,8 @@ const (
 	// DefaultShutdownTimeout is the drain budget: 25 s, inside the 30 s that
 	// ECS and Kubernetes give a task between SIGTERM and SIGKILL.
 	DefaultShutdownTimeout = 25 * time.Second
-	// MaxConcurrency bounds Config.Concurrency.
-	MaxConcurrency = 100_000
+	// maxConcurrency bounds Config.Concurrency.
+	maxConcurrency = 100_000
 )
 
 // Config tunes a Consumer. The zero Config is valid: 10 handlers, receives of
@@ -45,17 +42,12 @@ const (
 // handler running past VisibilityTimeout loses its message, draining or not.
 type Config struct {
 	// Concurrency is how many handlers run at once, 1–100,000. Default 10.
-	// It also sets how many receive loops run: one per full batch
-	// (MaxMessages) of handler slots, plus one that gathers the next batch
+	// It also sets how many receive loops run: one per full batch (10,
+	// SQS's MaxNumberOfMessages) of handler slots, plus one that gathers the next batch
 	// while the others' receives are on the wire; at most 16. A receive holds
 	// its slots for a round trip, so with fast handlers and a distant queue,
 	// throughput is about Concurrency per round trip: raise it.
 	Concurrency int
-
-	// MaxMessages is the most messages one receive asks for, 1–10 (SQS's
-	// MaxNumberOfMessages). The consumer never asks for more than it has free
-	// handler slots. Default 10.
-	MaxMessages int
 
 	// VisibilityTimeout hides each received message this long, 1 s–12 h
 	// (SQS counts whole seconds). Default 5 min.
@@ -93,9 +85,6 @@ func (c Config) withDefaults() Config {
 	if c.Concurrency == 0 {
 		c.Concurrency = DefaultConcurrency
 	}
-	if c.MaxMessages == 0 {
-		c.MaxMessages = DefaultMaxMessages
-	}
 	if c.VisibilityTimeout == 0 {
 		c.VisibilityTimeout = DefaultVisibilityTimeout
 	}
@@ -103,7 +92,7 @@ func (c Config) withDefaults() Config {
 		c.WaitTime = DefaultWaitTime
 	}
 	if c.Backoff == nil {
-		c.Backoff = ExponentialBackoff(DefaultBackoffInitial, DefaultBackoffMax)
+		c.Backoff = ExponentialBackoff(0, 0)
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = DefaultShutdownTimeout
@@ -137,11 +126,8 @@ func (c Config) Validate() error {
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf(format+": %w", append(args, sqsloop.ErrInvalidArgument)...))
 	}
-	if d.Concurrency < 1 || d.Concurrency > MaxConcurrency {
-		bad("Concurrency: must be between 1 and %d, got %d", MaxConcurrency, d.Concurrency)
-	}
-	if d.MaxMessages < 1 || d.MaxMessages > sqsloop.MaxBatchSize {
-		bad("MaxMessages: must be between 1 and 10 (SQS MaxNumberOfMessages), got %d", d.MaxMessages)
+	if d.Concurrency < 1 || d.Concurrency > maxConcurrency {
+		bad("Concurrency: must be between 1 and %d, got %d", maxConcurrency, d.Concurrency)
 	}
 	if d.VisibilityTimeout < time.Second || d.VisibilityTimeout > sqsloop.MaxVisibilityTimeout {
 		bad("VisibilityTimeout: must be between 1s and 12h (SQS 0–43200 s), got %v", d.VisibilityTimeout)

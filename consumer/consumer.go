@@ -12,17 +12,11 @@ import (
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
-var (
-	// ErrAlreadyStarted is returned by a second call to Run: a Consumer runs
-	// once.
-	ErrAlreadyStarted = errors.New("consumer: Run already called")
-
-	// ErrDrainTimeout is the cause (context.Cause) of a handler context
-	// cancelled because the drain budget (Config.ShutdownTimeout, or the
-	// context given to Shutdown) ran out, and what the error Run then
-	// returns wraps (errors.Is).
-	ErrDrainTimeout = errors.New("consumer: drain budget exhausted")
-)
+// ErrDrainTimeout is the cause (context.Cause) of a handler context
+// cancelled because the drain budget (Config.ShutdownTimeout, or the
+// context given to Shutdown) ran out, and what the error Run then returns
+// wraps (errors.Is).
+var ErrDrainTimeout = errors.New("consumer: drain budget exhausted")
 
 // state of a Consumer.
 const (
@@ -79,7 +73,7 @@ func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
 	return &Consumer{
 		mb:       mb,
 		cfg:      cfg,
-		handler:  Chain(h, append([]Middleware{recoverPanics(cfg.Logger)}, cfg.Middleware...)...),
+		handler:  chain(h, append([]Middleware{recoverPanics(cfg.Logger)}, cfg.Middleware...)...),
 		leases:   leases,
 		drainReq: make(chan struct{}),
 		done:     make(chan struct{}),
@@ -136,10 +130,10 @@ func (c *Consumer) cancelInFlight() {
 // sqsloop.ErrMailboxClosed, sqsloop.ErrQueueNotFound,
 // sqsloop.ErrInvalidArgument, or sqsloop.ErrAccessDenied after
 // visibility.MaxAccessDenied consecutive denied calls of one kind); and
-// ErrAlreadyStarted if Run was called before.
+// sqsloop.ErrAlreadyRunning if Run was called before (a Consumer runs once).
 func (c *Consumer) Run(ctx context.Context) error {
 	if !c.state.CompareAndSwap(stateNew, stateRunning) {
-		return ErrAlreadyStarted
+		return fmt.Errorf("consumer: Run called twice: %w", sqsloop.ErrAlreadyRunning)
 	}
 	defer close(c.done)
 	defer c.state.Store(stateStopped)

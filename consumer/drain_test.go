@@ -3,6 +3,7 @@ package consumer
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -12,6 +13,163 @@ import (
 	"github.com/sqsloop/sqsloop/heartbeat"
 	"github.com/sqsloop/sqsloop/memmailbox"
 )
+
+// hangingMailbox: extension calls (Timeout > 0) hang until release closes.
+type hangingMailbox struct {
+	sqsloop.Mailbox
+	release chan struct{}
+}
+
+func (h *hangingMailbox) ChangeVisibility(ctx context.Context, ch []sqsloop.VisibilityChange) ([]error, error) {
+	if ch[0].Timeout > 0 {
+		select { // a black-holed connection: the SDK has no overall timeout
+		case <-h.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return h.Mailbox.ChangeVisibility(ctx, ch)
+}
+
+func TestHungExtensionDoesNotHoldRunPastTheBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, memmailbox.QueueConfig{})
+		send(t, q, "a")
+		mb := &hangingMailbox{Mailbox: q, release: make(chan struct{})}
+		cfg := fast()
+		cfg.ShutdownTimeout = 5 * time.Second
+		c := mustNew(t, mb, func(ctx context.Context, m *sqsloop.Message) error {
+			heartbeat.Beat(ctx)
+			time.Sleep(1500 * time.Millisecond) // the extension at 1 s is in flight
+			return nil
+		}, cfg)
+		stop := start(t, c)
+		time.Sleep(2 * time.Second)
+		ret := make(chan error, 1)
+		go func() { ret <- stop() }()
+		select {
+		case <-ret:
+		case <-time.After(time.Hour):
+			t.Errorf("Run has not returned 1h (virtual) after shutdown; ShutdownTimeout is 5s. Stats %+v", c.Stats())
+			close(mb.release)
+			<-ret
+		}
+	})
+}
+
+func TestShutdownWithADoneContextStillGivesBackUnstarted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, memmailbox.QueueConfig{})
+		send(t, q, bodies(20)...)
+		mb := &lateMailbox{Mailbox: q, release: make(chan struct{})}
+		cfg := fast()
+		cfg.Concurrency = 20
+		c := mustNew(t, mb, func(ctx context.Context, m *sqsloop.Message) error {
+			return beatFor(ctx, 10*time.Second, time.Second, func() { heartbeat.Beat(ctx) })
+		}, cfg)
+		runErr := make(chan error, 1)
+		go func() { runErr <- c.Run(context.Background()) }()
+		time.Sleep(time.Second)
+		done, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = c.Shutdown(done) // e.g. a LoopGroup whose shutdown deadline already passed
+		<-runErr
+		// 10 unstarted, and 10 in flight interrupted by the done context.
+		if st := c.Stats(); st.GivenBack != 20 || st.Started != 10 {
+			t.Errorf("stats %+v: want the 10 unstarted and the 10 interrupted given back", st)
+		}
+		if qs := q.Stats(); qs.Visible != 20 {
+			t.Errorf("queue %+v: want all 20 visible again", qs)
+		}
+	})
+}
+
+// Shutdown gives back at once the FIFO messages waiting behind a running
+// one of their group, and Running() turns false as soon as it begins.
+func TestShutdownGivesBackWaitingFIFOMessagesAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, memmailbox.QueueConfig{FIFO: true, ContentBasedDeduplication: true})
+		var out []sqsloop.OutgoingMessage
+		for i := range 4 {
+			out = append(out, sqsloop.OutgoingMessage{Body: string(rune('a' + i)), MessageGroupID: "g"})
+		}
+		if _, err := q.Send(t.Context(), out); err != nil {
+			t.Fatal(err)
+		}
+		c := mustNew(t, q, func(ctx context.Context, m *sqsloop.Message) error {
+			return beatFor(ctx, 5*time.Second, time.Second, func() { heartbeat.Beat(ctx) })
+		}, fast())
+		runErr := make(chan error, 1)
+		go func() { runErr <- c.Run(context.Background()) }()
+		time.Sleep(time.Second)
+		if st := q.Stats(); st.InFlight != 4 {
+			t.Fatalf("queue %+v: want the group's 4 messages received", st)
+		}
+		shutdown := make(chan error, 1)
+		go func() { shutdown <- c.Shutdown(context.Background()) }()
+		synctest.Wait()
+		if c.Running() {
+			t.Fatal("Running() = true once shutdown began")
+		}
+		if st := q.Stats(); st.InFlight != 1 || st.Returned != 3 {
+			t.Fatalf("queue %+v: want the 3 waiting messages given back at once", st)
+		}
+		if err := <-shutdown; err != nil {
+			t.Fatal(err)
+		}
+		<-runErr
+		if st := c.Stats(); st.Acked != 1 || st.Started != 1 || st.GivenBack != 3 {
+			t.Fatalf("stats %+v: want the running one acked, 3 given back", st)
+		}
+	})
+}
+
+// A handler that ignores its cancelled context cannot hold Run past the
+// drain budget: after ShutdownTimeout and DrainGrace its message is given
+// back, Run returns an error wrapping ErrDrainTimeout that counts it as
+// abandoned, and what the handler returns later acks nothing.
+func TestRunEndsOnTimeWhenAHandlerIgnoresItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, memmailbox.QueueConfig{})
+		send(t, q, "stubborn")
+		cfg := fast()
+		cfg.ShutdownTimeout = 3 * time.Second
+		returned := make(chan struct{})
+		c := mustNew(t, q, func(ctx context.Context, m *sqsloop.Message) error {
+			defer close(returned)
+			for range 60 { // works on for a minute, beating, ignoring ctx
+				heartbeat.Beat(ctx)
+				time.Sleep(time.Second)
+			}
+			return nil
+		}, cfg)
+		stop := start(t, c)
+		time.Sleep(time.Second)
+		began := time.Now()
+		err := stop()
+		took := time.Since(began)
+		if !errors.Is(err, ErrDrainTimeout) || !strings.Contains(err.Error(), "1 of them abandoned") {
+			t.Fatalf("Run = %v, want ErrDrainTimeout with 1 abandoned", err)
+		}
+		if want := 3*time.Second + DrainGrace; took != want {
+			t.Fatalf("Run returned %v after cancel, want %v (budget + grace)", took, want)
+		}
+		if qs := q.Stats(); qs.Visible != 1 || qs.InFlight != 0 {
+			t.Fatalf("queue %+v: want the abandoned message visible again when Run returns", qs)
+		}
+		if st := c.Stats(); st.Abandoned != 1 || st.GivenBack != 1 {
+			t.Fatalf("stats %+v: want 1 abandoned, 1 given back", st)
+		}
+		<-returned // the handler returns nil 60 s in
+		synctest.Wait()
+		if qs := q.Stats(); qs.Deleted != 0 || qs.Visible != 1 {
+			t.Fatalf("queue %+v: the late nil of an abandoned handler must not ack", qs)
+		}
+		if st := c.Stats(); st.Acked != 0 || st.Extensions > 4 {
+			t.Fatalf("stats %+v: want no ack, and no extension after the give-back", st)
+		}
+	})
+}
 
 // lateMailbox holds the messages of its second receive until release is
 // closed (or the call's context ends): the test releases them just after
@@ -33,7 +191,7 @@ func (l *lateMailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) (
 	return msgs, err
 }
 
-// (d) Shutdown with 10 received-but-unstarted messages makes all 10 visible
+// Shutdown with 10 received-but-unstarted messages makes all 10 visible
 // again at once, lets the in-flight ones finish and ack, and Run returns.
 func TestShutdownGivesBackUnstartedAndFinishesInFlight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -136,64 +294,6 @@ func TestDrainBudgetCancelsHandlers(t *testing.T) {
 		}
 		if qs := q.Stats(); qs.Visible != 1 || qs.InFlight != 0 {
 			t.Fatalf("queue %+v: want the interrupted message visible at once", qs)
-		}
-	})
-}
-
-// Shutdown's context ending first cancels in-flight handlers and returns its
-// error; Run still completes.
-func TestShutdownContextDeadline(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
-		send(t, q, "endless")
-		c := mustNew(t, q, func(ctx context.Context, m *sqsloop.Message) error {
-			return beatFor(ctx, time.Hour, time.Second, func() { heartbeat.Beat(ctx) })
-		}, fast())
-		runErr := make(chan error, 1)
-		go func() { runErr <- c.Run(context.Background()) }()
-		time.Sleep(time.Second)
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		if err := c.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("Shutdown = %v, want DeadlineExceeded", err)
-		}
-		if err := <-runErr; err != nil {
-			t.Fatal(err)
-		}
-		if qs := q.Stats(); qs.Visible != 1 {
-			t.Fatalf("queue %+v: the interrupted message must be visible", qs)
-		}
-	})
-}
-
-func TestShutdownBeforeRun(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
-		send(t, q, "x")
-		c := mustNew(t, q, func(context.Context, *sqsloop.Message) error { return nil }, fast())
-		if err := c.Shutdown(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Run(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		if st := c.Stats(); st.Received != 0 {
-			t.Fatalf("Run after Shutdown received %d", st.Received)
-		}
-	})
-}
-
-func TestSecondRunIsAnError(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
-		c := mustNew(t, q, func(context.Context, *sqsloop.Message) error { return nil }, fast())
-		stop := start(t, c)
-		synctest.Wait()
-		if err := c.Run(context.Background()); !errors.Is(err, ErrAlreadyStarted) {
-			t.Fatalf("second Run = %v, want ErrAlreadyStarted", err)
-		}
-		if err := stop(); err != nil {
-			t.Fatal(err)
 		}
 	})
 }

@@ -21,13 +21,13 @@ import (
 // after it returns.
 type Handler func(ctx context.Context, m *sqsloop.Message) error
 
-// Middleware wraps a Handler with behaviour of its own, the way the
-// consumer's own panic recovery and retry back-off are built.
+// Middleware wraps a Handler with behaviour of its own (logging, metrics,
+// tracing), the way the consumer's own panic recovery is built.
 type Middleware func(Handler) Handler
 
-// Chain applies mws to h so that mws[0] is the outermost: it sees every call
+// chain applies mws to h so that mws[0] is the outermost: it sees every call
 // first and every result last.
-func Chain(h Handler, mws ...Middleware) Handler {
+func chain(h Handler, mws ...Middleware) Handler {
 	for i := len(mws) - 1; i >= 0; i-- {
 		h = mws[i](h)
 	}

@@ -151,9 +151,9 @@ func (c *Consumer) failed(ctx context.Context, m *sqsloop.Message, lease *visibi
 		return
 	}
 	delay := c.cfg.Backoff(m.ReceiveCount)
-	var ne *NackError
+	var ne *nackError
 	if errors.As(err, &ne) {
-		delay = ne.Delay
+		delay = ne.delay
 	}
 	c.cfg.Logger.Debug("consumer: handler failed; nacking", slog.String("message_id", m.ID),
 		slog.Duration("delay", delay), slog.Any("error", err))

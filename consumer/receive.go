@@ -84,8 +84,8 @@ func (c *Consumer) receive(ctx, handlerCtx context.Context, free slots, handlers
 	return drainBegan, errors.Join(err, leaseErr)
 }
 
-// receivers is how many receive loops run: one per full batch
-// (MaxMessages) of handler slots, plus one to gather the next batch while
+// receivers is how many receive loops run: one per full batch (10) of
+// handler slots, plus one to gather the next batch while
 // the others' receives are on the wire; at most maxReceivers, and one when
 // a single handler slot leaves nothing to overlap. Each asks for full
 // batches, so requests per message stay at their floor.
@@ -93,7 +93,7 @@ func (c *Consumer) receivers() int {
 	if c.cfg.Concurrency == 1 {
 		return 1
 	}
-	return min(c.cfg.Concurrency/c.cfg.MaxMessages+1, maxReceivers)
+	return min(c.cfg.Concurrency/sqsloop.MaxBatchSize+1, maxReceivers)
 }
 
 // receiveLoop receives while recvCtx lives, making its calls with callCtx,
@@ -190,8 +190,8 @@ func (c *Consumer) receiveFailed(err error) (fatal, denied bool) {
 // two messages cost as many requests as receives of ten.
 const gatherWindow = 10 * time.Millisecond
 
-// gather takes one free handler slot, waiting for it, then up to
-// MaxMessages in all, waiting at most gatherWindow for busy ones to free
+// gather takes one free handler slot, waiting for it, then up to 10
+// (SQS's MaxNumberOfMessages) in all, waiting at most gatherWindow for busy ones to free
 // up. One receive loop gathers at a time (it holds the gathering token), so
 // concurrent loops never split the slots between them and wait on each
 // other; while one loop's receive is on the wire, the next gathers. It
@@ -207,7 +207,7 @@ func (c *Consumer) gather(ctx context.Context, free slots, token chan struct{}) 
 		return 0, false
 	}
 	n = 1
-	want := min(c.cfg.MaxMessages, c.cfg.Concurrency)
+	want := min(sqsloop.MaxBatchSize, c.cfg.Concurrency)
 	for n < want && free.tryAcquire() {
 		n++
 	}

@@ -1,0 +1,50 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/memmailbox"
+)
+
+func TestNackAfterOverridesTheBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, memmailbox.QueueConfig{})
+		send(t, q, "later")
+		var mu sync.Mutex
+		var attempts []time.Time
+		c := mustNew(t, q, func(ctx context.Context, m *sqsloop.Message) error {
+			mu.Lock()
+			defer mu.Unlock()
+			attempts = append(attempts, time.Now())
+			if len(attempts) == 1 {
+				return NackAfter(errors.New("not yet"), 10*time.Second)
+			}
+			return nil
+		}, fast())
+		stop := start(t, c)
+		time.Sleep(20 * time.Second)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(attempts) != 2 || attempts[1].Sub(attempts[0]) < 10*time.Second {
+			t.Fatalf("attempts %v, want a retry 10 s later", attempts)
+		}
+	})
+}
+
+func TestExponentialBackoff(t *testing.T) {
+	f := ExponentialBackoff(time.Second, 10*time.Second)
+	for count, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 4: 8 * time.Second, 5: 10 * time.Second, 50: 10 * time.Second} {
+		if got := f(count); got != want {
+			t.Errorf("f(%d) = %v, want %v", count, got, want)
+		}
+	}
+}

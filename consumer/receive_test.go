@@ -1,0 +1,160 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/memmailbox"
+)
+
+// failingMailbox fails every receive with a transient error.
+type failingMailbox struct {
+	sqsloop.Mailbox
+	calls atomic.Int32
+	err   error
+}
+
+func (f *failingMailbox) Receive(context.Context, sqsloop.ReceiveRequest) ([]*sqsloop.Message, error) {
+	f.calls.Add(1)
+	return nil, f.err
+}
+
+func TestReceiveErrorsBackOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mb := &failingMailbox{Mailbox: newQueue(t, memmailbox.QueueConfig{}), err: errors.New("connection reset")}
+		c := mustNew(t, mb, func(context.Context, *sqsloop.Message) error { return nil }, fast())
+		stop := start(t, c)
+		time.Sleep(60 * time.Second)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		// Doubling from 100 ms to 10 s with jitter: a few dozen tries a
+		// minute, not a hot loop.
+		if n := mb.calls.Load(); n < 5 || n > 60 {
+			t.Fatalf("%d receives in 60 s of failures", n)
+		}
+	})
+}
+
+func TestClosedMailboxEndsRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mb := &failingMailbox{Mailbox: newQueue(t, memmailbox.QueueConfig{}), err: fmt.Errorf("x: %w", sqsloop.ErrMailboxClosed)}
+		c := mustNew(t, mb, func(context.Context, *sqsloop.Message) error { return nil }, fast())
+		if err := c.Run(context.Background()); !errors.Is(err, sqsloop.ErrMailboxClosed) {
+			t.Fatalf("Run = %v, want ErrMailboxClosed", err)
+		}
+	})
+}
+
+// slowReceives makes every receive take a 100 ms round trip and records how
+// many are in flight at once.
+type slowReceives struct {
+	sqsloop.Mailbox
+	mu            sync.Mutex
+	inFlight, max int
+}
+
+func (s *slowReceives) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*sqsloop.Message, error) {
+	s.mu.Lock()
+	s.inFlight++
+	s.max = max(s.max, s.inFlight)
+	s.mu.Unlock()
+	defer func() { s.mu.Lock(); s.inFlight--; s.mu.Unlock() }()
+	time.Sleep(100 * time.Millisecond)
+	return s.Mailbox.Receive(ctx, req)
+}
+
+// With room for several full batches, several receives are in flight at
+// once (one per 10 handler slots), and handlers never exceed Concurrency.
+func TestConcurrentReceivesFollowConcurrency(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, memmailbox.QueueConfig{})
+		send(t, q, bodies(2000)...)
+		mb := &slowReceives{Mailbox: q}
+		cfg := fast()
+		cfg.Concurrency = 40
+		var running, peak atomic.Int32
+		c := mustNew(t, mb, func(ctx context.Context, m *sqsloop.Message) error {
+			n := running.Add(1)
+			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+			}
+			time.Sleep(10 * time.Millisecond)
+			running.Add(-1)
+			return nil
+		}, cfg)
+		stop := start(t, c)
+		time.Sleep(10 * time.Second)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		mb.mu.Lock()
+		defer mb.mu.Unlock()
+		if mb.max != 4 {
+			t.Fatalf("%d receives in flight at most, want 4 (40 slots / 10)", mb.max)
+		}
+		if p := peak.Load(); p > 40 {
+			t.Fatalf("%d handlers at once, want ≤ 40", p)
+		}
+		if st := c.Stats(); st.Acked != 2000 {
+			t.Fatalf("stats %+v: want all 2000 acked", st)
+		}
+	})
+}
+
+// greedyMailbox ignores MaxMessages (a buggy or hand-written Mailbox).
+type greedyMailbox struct{ sqsloop.Mailbox }
+
+func (g greedyMailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*sqsloop.Message, error) {
+	req.MaxMessages = 10
+	return g.Mailbox.Receive(ctx, req)
+}
+
+func TestOverfullReceiveIsGivenBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, memmailbox.QueueConfig{})
+		send(t, q, bodies(30)...)
+		cfg := fast()
+		cfg.Concurrency = 2
+		c := mustNew(t, greedyMailbox{q}, func(ctx context.Context, m *sqsloop.Message) error {
+			time.Sleep(100 * time.Millisecond)
+			return nil
+		}, cfg)
+		stop := start(t, c)
+		time.Sleep(10 * time.Second)
+		ret := make(chan error, 1)
+		go func() { ret <- stop() }()
+		select {
+		case <-ret:
+		case <-time.After(time.Hour):
+			t.Fatalf("Run hung; stats %+v", c.Stats())
+		}
+		if st := c.Stats(); st.Acked != 30 || st.Started != 30 {
+			t.Fatalf("stats %+v: want all 30 handled once and acked", st)
+		}
+	})
+}
+
+// Receives denied access end Run after MaxAccessDenied tries, with the
+// error, instead of retrying forever.
+func TestDeniedReceivesEndRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mb := &failingMailbox{Mailbox: newQueue(t, memmailbox.QueueConfig{}), err: errors.Join(errors.New("AccessDenied"), sqsloop.ErrAccessDenied)}
+		c := mustNew(t, mb, func(context.Context, *sqsloop.Message) error { return nil }, fast())
+		if err := c.Run(t.Context()); !errors.Is(err, sqsloop.ErrAccessDenied) {
+			t.Fatalf("Run = %v, want ErrAccessDenied", err)
+		}
+		if n := mb.calls.Load(); n != 5 {
+			t.Fatalf("%d receives, want 5 (visibility.MaxAccessDenied)", n)
+		}
+		if c.Running() {
+			t.Fatal("Running() = true after Run returned")
+		}
+	})
+}
