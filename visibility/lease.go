@@ -12,10 +12,10 @@ import (
 type decision uint8
 
 const (
-	holding  decision = iota // still being handled: extend while alive
-	acking                   // delete it (DeleteMessageBatch)
-	nacking                  // make it visible after delay (a failed message)
-	givenUp                  // make it visible at once (unstarted, or the drain)
+	holding decision = iota // still being handled: extend while alive
+	acking                  // delete it (DeleteMessageBatch)
+	nacking                 // make it visible after delay (a failed message)
+	givenUp                 // make it visible at once (unstarted, or the drain)
 )
 
 // Lease is one received message held by a Manager, from Hold until its

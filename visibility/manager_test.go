@@ -54,4 +54,3 @@ func TestDecisionAfterTheDeadlineReportsTheLoss(t *testing.T) {
 		}
 	})
 }
-
