@@ -50,9 +50,14 @@ type recorder struct {
 	// Manager's sender goroutines.
 	entry   func(o op, handle string) error
 	callErr func(o op) error
-	// gate, when set, makes each call wait for it to close, whatever its
-	// context (a call whose answer comes late).
-	gate chan struct{}
+	// reply, when set, answers instead of entry and callErr: n counts the
+	// calls of s.op before this one.
+	reply func(s *sent, n int) ([]error, error)
+	// gate, when set, makes each call (or each call gated reports true
+	// for) wait for it to close, whatever its context: a call whose answer
+	// comes late.
+	gate  chan struct{}
+	gated func(s *sent) bool
 	// hang, when set and true for a call, makes it wait for its context to
 	// end and fail with the context's error.
 	hang func(o op) bool
@@ -74,20 +79,29 @@ func (r *recorder) Delete(ctx context.Context, handles []string) ([]error, error
 func (r *recorder) answer(ctx context.Context, s *sent) ([]error, error) {
 	s.at = time.Now()
 	r.mu.Lock()
+	n := 0
+	for _, c := range r.calls {
+		if c.op == s.op {
+			n++
+		}
+	}
 	r.calls = append(r.calls, s)
-	gate, hang, callErr, entry := r.gate, r.hang, r.callErr, r.entry
+	gate, gated, hang, reply, callErr, entry := r.gate, r.gated, r.hang, r.reply, r.callErr, r.entry
 	r.mu.Unlock()
 	defer func() {
 		r.mu.Lock()
 		s.back = time.Now()
 		r.mu.Unlock()
 	}()
-	if gate != nil {
+	if gate != nil && (gated == nil || gated(s)) {
 		<-gate
 	}
 	if hang != nil && hang(s.op) {
 		<-ctx.Done()
 		return nil, ctx.Err()
+	}
+	if reply != nil {
+		return reply(s, n)
 	}
 	if callErr != nil {
 		if err := callErr(s.op); err != nil {

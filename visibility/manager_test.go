@@ -2,10 +2,12 @@ package visibility
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/heartbeat"
 )
 
@@ -51,6 +53,206 @@ func TestDecisionAfterTheDeadlineReportsTheLoss(t *testing.T) {
 		}
 		if err := l.Err(); !errors.Is(err, ErrLeaseLapsed) {
 			t.Fatalf("Err after the late ack = %v, want still ErrLeaseLapsed", err)
+		}
+	})
+}
+
+// closed reports whether ch is closed.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitCalls advances virtual time until rec has recorded n calls of kind o,
+// then until the Manager has applied them.
+func waitCalls(rec *recorder, o op, n int) {
+	for len(rec.snapshot(o)) < n {
+		time.Sleep(10 * time.Millisecond)
+	}
+	synctest.Wait()
+}
+
+var denied = fmt.Errorf("AccessDenied: not allowed: %w", sqsloop.ErrAccessDenied)
+
+// MaxAccessDenied delete calls in a row denied: the Manager gives up.
+func TestAccessDeniedDeletesCloseFailed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{callErr: func(o op) error {
+			if o == opDelete {
+				return denied
+			}
+			return nil
+		}}
+		m := newManager(t, rec, fastConfig)
+		stop := start(t, m)
+		defer stop()
+		m.Hold(message("a", 3*time.Second), nil, nil).Ack()
+		waitCalls(rec, opDelete, MaxAccessDenied-1)
+		if closed(m.Failed()) || m.Err() != nil {
+			t.Fatalf("gave up after %d denied calls: %v", MaxAccessDenied-1, m.Err())
+		}
+		waitCalls(rec, opDelete, MaxAccessDenied)
+		if !closed(m.Failed()) {
+			t.Fatalf("Failed not closed after %d denied calls", MaxAccessDenied)
+		}
+		if err := m.Err(); !errors.Is(err, sqsloop.ErrAccessDenied) {
+			t.Fatalf("Err = %v, want ErrAccessDenied", err)
+		}
+		if st := m.Stats(); st.Acked != 0 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
+}
+
+// A delete call that succeeds for any entry resets the count of denied
+// calls.
+func TestInterleavedSuccessResetsTheDeniedCount(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{reply: func(s *sent, n int) ([]error, error) {
+			errs := make([]error, len(s.handles))
+			switch {
+			case s.op == opChange || n >= 2*MaxAccessDenied-1:
+				return errs, nil
+			case n == MaxAccessDenied-1: // a succeeds, b is denied
+				for i, h := range s.handles {
+					if h != "rh-a" {
+						errs[i] = denied
+					}
+				}
+				return errs, nil
+			}
+			return nil, denied
+		}}
+		m := newManager(t, rec, fastConfig)
+		stop := start(t, m)
+		defer stop()
+		a := m.Hold(message("a", 3*time.Second), nil, nil)
+		b := m.Hold(message("b", 3*time.Second), nil, nil)
+		a.Ack()
+		b.Ack()
+		waitCalls(rec, opDelete, 2*MaxAccessDenied)
+		if closed(m.Failed()) || m.Err() != nil {
+			t.Fatalf("gave up: %v", m.Err())
+		}
+		if st := m.Stats(); st.Acked != 2 || st.Held != 0 {
+			t.Fatalf("stats %+v: want both acked in the end", st)
+		}
+	})
+}
+
+// A queue that is gone, or a closed mailbox, ends the Manager's work at
+// once.
+func TestQueueNotFoundClosesFailedAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{callErr: func(op) error { return fmt.Errorf("delete: %w", sqsloop.ErrQueueNotFound) }}
+		m := newManager(t, rec, fastConfig)
+		stop := start(t, m)
+		defer stop()
+		m.Hold(message("a", 3*time.Second), nil, nil).Ack()
+		waitCalls(rec, opDelete, 1)
+		if !closed(m.Failed()) || !errors.Is(m.Err(), sqsloop.ErrQueueNotFound) {
+			t.Fatalf("Failed closed %v, Err %v: want closed with ErrQueueNotFound", closed(m.Failed()), m.Err())
+		}
+		if st := m.Stats(); st.AckFailed != 1 || st.Held != 0 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
+}
+
+// When Run's context ends, decided acks, nacks and give-backs go at once,
+// not after their window, and Run returns when they are done.
+func TestRunFlushesDecidedCallsAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		cfg := fastConfig
+		cfg.AckWindow = MaxAckWindow
+		m := newManager(t, rec, cfg)
+		stop := start(t, m)
+		for i := range 3 {
+			m.Hold(message(fmt.Sprint("a", i), 3*time.Second), nil, nil).Ack()
+		}
+		m.Hold(message("n", 3*time.Second), nil, nil).Nack(time.Minute)
+		m.Hold(message("g", 3*time.Second), nil, nil).GiveBack()
+		held := m.Hold(message("h", 3*time.Second), heartbeat.New(), nil)
+		t0 := time.Now()
+		stop()
+		if d := time.Since(t0); d != 0 {
+			t.Fatalf("Run took %v to flush, want no wait", d)
+		}
+		for _, c := range append(rec.snapshot(opDelete), rec.snapshot(opChange)...) {
+			if !c.at.Equal(t0) {
+				t.Fatalf("a call at %v, want at once", c.at.Sub(t0))
+			}
+		}
+		if st := m.Stats(); st.Acked != 3 || st.Nacked != 1 || st.GivenBack != 1 || st.DeleteCalls != 1 || st.NackCalls != 1 || st.Held != 0 {
+			t.Fatalf("stats %+v", st)
+		}
+		if n := len(rec.entriesFor(opChange, "rh-h")); n != 0 {
+			t.Fatalf("a holding lease got %d calls at the flush, want none", n)
+		}
+		held.Ack() // after Run: ignored
+		if n := len(rec.snapshot(opDelete)); n != 1 {
+			t.Fatalf("%d delete calls, want 1", n)
+		}
+	})
+}
+
+// A mailbox that hangs cannot hold Run past FlushTimeout: the calls on the
+// wire are cancelled, those never sent are abandoned, and every unsent
+// decision is counted failed.
+func TestRunReturnsWithinFlushTimeoutWhenTheMailboxHangs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{hang: func(op) bool { return true }}
+		m := newManager(t, rec, fastConfig)
+		stop := start(t, m)
+		const acks, nacks = 17 * sqsloop.MaxBatchSize, 10 // more calls than may be on the wire
+		for i := range acks {
+			m.Hold(message(fmt.Sprint("a", i), 3*time.Second), nil, nil).Ack()
+		}
+		for i := range nacks {
+			m.Hold(message(fmt.Sprint("n", i), 3*time.Second), nil, nil).Nack(0)
+		}
+		synctest.Wait()
+		t0 := time.Now()
+		stop()
+		if d := time.Since(t0); d > FlushTimeout {
+			t.Fatalf("Run took %v to return, want ≤ %v", d, FlushTimeout)
+		}
+		if n := len(rec.snapshot(opDelete)) + len(rec.snapshot(opChange)); n == 0 || n > maxCalls {
+			t.Fatalf("%d calls made, want 1–%d", n, maxCalls)
+		}
+		if st := m.Stats(); st.AckFailed != acks || st.NackFailed != nacks || st.Acked != 0 || st.Held != 0 {
+			t.Fatalf("stats %+v: want every decision counted failed", st)
+		}
+	})
+}
+
+// Hold after Run has returned is ignored: the lease is never served and
+// not counted.
+func TestHoldAfterRunReturnedIsIgnored(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		m := newManager(t, rec, fastConfig)
+		stop := start(t, m)
+		stop()
+		hb := heartbeat.New()
+		l := m.Hold(message("late", 3*time.Second), hb, nil)
+		hb.Beat()
+		if st := m.Stats(); st.Held != 0 {
+			t.Fatalf("stats %+v: want nothing held", st)
+		}
+		time.Sleep(2 * time.Second)
+		l.Ack()
+		time.Sleep(time.Second)
+		if n := len(rec.snapshot(opChange)) + len(rec.snapshot(opDelete)); n != 0 {
+			t.Fatalf("%d calls, want none", n)
+		}
+		if err := m.Run(t.Context()); !errors.Is(err, ErrAlreadyRunning) {
+			t.Fatalf("Run after Run = %v, want ErrAlreadyRunning", err)
 		}
 	})
 }

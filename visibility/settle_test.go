@@ -1,10 +1,14 @@
 package visibility
 
 import (
+	"errors"
+	"fmt"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/heartbeat"
 )
 
@@ -43,6 +47,359 @@ func TestDecisionDuringAnExtensionWaitsForIt(t *testing.T) {
 		}
 		if st := m.Stats(); st.Acked != 1 || st.Extended != 1 || st.Lost != 0 || st.Held != 0 {
 			t.Fatalf("stats %+v", st)
+		}
+	})
+}
+
+// Acks decided together go in DeleteMessageBatch calls of 10 at once; the
+// rest waits AckWindow for company, then goes.
+func TestAcksAreCoalesced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		m := newManager(t, rec, fastConfig)
+		stop := start(t, m)
+		defer stop()
+		var leases []*Lease
+		for i := range 25 {
+			leases = append(leases, m.Hold(message(fmt.Sprint(i), 3*time.Second), nil, nil))
+		}
+		synctest.Wait()
+		t0 := time.Now()
+		for _, l := range leases {
+			l.Ack()
+		}
+		time.Sleep(time.Second)
+		calls := rec.snapshot(opDelete)
+		var got []string
+		seen := map[string]int{}
+		for _, c := range calls {
+			got = append(got, fmt.Sprintf("%d@%v", len(c.handles), c.at.Sub(t0)))
+			for _, h := range c.handles {
+				seen[h]++
+			}
+		}
+		if want := fmt.Sprint([]string{"10@0s", "10@0s", "5@" + DefaultAckWindow.String()}); fmt.Sprint(got) != want {
+			t.Fatalf("delete calls %v, want %v", got, want)
+		}
+		if len(seen) != 25 {
+			t.Fatalf("%d messages deleted, want 25", len(seen))
+		}
+		for h, n := range seen {
+			if n != 1 {
+				t.Fatalf("%s deleted %d times", h, n)
+			}
+		}
+		if st := m.Stats(); st.DeleteCalls != 3 || st.Acked != 25 || st.Held != 0 || st.NackCalls != 0 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
+}
+
+// A lone ack waits exactly AckWindow for others to share its call.
+func TestLoneAckGoesAfterTheAckWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		cfg := fastConfig
+		cfg.AckWindow = 300 * time.Millisecond
+		m := newManager(t, rec, cfg)
+		stop := start(t, m)
+		defer stop()
+		l := m.Hold(message("a", 3*time.Second), nil, nil)
+		t0 := time.Now()
+		l.Ack()
+		time.Sleep(time.Second)
+		dels := rec.entriesFor(opDelete, "rh-a")
+		if len(dels) != 1 || dels[0].at.Sub(t0) != 300*time.Millisecond {
+			t.Fatalf("deletes %+v, want one 300ms after the ack", dels)
+		}
+	})
+}
+
+// checkNeverLapsed fails t if a call about handle was made after the
+// lease's deadline, as set by the receive (vt at t0) and by every
+// extension, all of which succeed.
+func checkNeverLapsed(t *testing.T, rec *recorder, handle string, t0 time.Time, vt time.Duration) {
+	t.Helper()
+	var all []entry
+	exts := rec.entriesFor(opChange, handle)
+	all = append(all, exts...)
+	all = append(all, rec.entriesFor(opDelete, handle)...)
+	slices.SortStableFunc(all, func(a, b entry) int { return a.at.Compare(b.at) })
+	deadline := t0.Add(vt)
+	for _, e := range all {
+		if !e.at.Before(deadline) {
+			t.Fatalf("%s: a call at %v, after the deadline %v", handle, e.at.Sub(t0), deadline.Sub(t0))
+		}
+		if e.timeout > 0 {
+			deadline = e.at.Add(e.timeout)
+		}
+	}
+}
+
+// An ack that fails transiently is tried again with back-off, and the
+// Manager keeps the lease alive meanwhile, extending it without beats when
+// its deadline nears: the message never lapses, and ends acked.
+func TestTransientAckFailureIsRetriedWhileTheLeaseIsKeptAlive(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rec  func(t0 time.Time) *recorder
+	}{
+		{"whole call", func(t0 time.Time) *recorder {
+			return &recorder{callErr: func(o op) error {
+				if o == opDelete && time.Since(t0) < 10*time.Second {
+					return errors.New("throttled")
+				}
+				return nil
+			}}
+		}},
+		{"one entry", func(t0 time.Time) *recorder {
+			return &recorder{entry: func(o op, h string) error {
+				if o == opDelete && h == "rh-a" && time.Since(t0) < 10*time.Second {
+					return errors.New("InternalError")
+				}
+				return nil
+			}}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				t0 := time.Now()
+				rec := tc.rec(t0)
+				m := newManager(t, rec, fastConfig)
+				stop := start(t, m)
+				defer stop()
+				a := m.Hold(message("a", 3*time.Second), nil, nil) // no heartbeat at all
+				b := m.Hold(message("b", 3*time.Second), nil, nil)
+				a.Ack()
+				b.Ack()
+				time.Sleep(20 * time.Second)
+
+				checkNeverLapsed(t, rec, "rh-a", t0, 3*time.Second)
+				dels := rec.entriesFor(opDelete, "rh-a")
+				if len(dels) < 5 || dels[len(dels)-1].at.Sub(t0) < 10*time.Second {
+					t.Fatalf("%d deletes of a, the last at %v: want retries until 10 s", len(dels), dels[len(dels)-1].at.Sub(t0))
+				}
+				if exts := rec.entriesFor(opChange, "rh-a"); len(exts) < 3 {
+					t.Fatalf("a extended %d times while its ack was retried for 10 s, want ≥ 3", len(exts))
+				}
+				if err := a.Err(); err != nil {
+					t.Fatalf("a: Err = %v", err)
+				}
+				st := m.Stats()
+				if st.Acked != 2 || st.AckRetries < 4 || st.AckFailed != 0 || st.Lost != 0 || st.Held != 0 {
+					t.Fatalf("stats %+v: want both acked after retries, nothing lost", st)
+				}
+			})
+		})
+	}
+}
+
+// A stale receipt handle, or any permanent error, ends the ack at once:
+// no retry.
+func TestStaleAckIsNotRetried(t *testing.T) {
+	for _, perm := range []error{sqsloop.ErrReceiptHandleExpired, sqsloop.ErrInvalidArgument} {
+		t.Run(perm.Error(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rec := &recorder{entry: func(o op, _ string) error {
+					if o == opDelete {
+						return fmt.Errorf("entry: %w", perm)
+					}
+					return nil
+				}}
+				m := newManager(t, rec, fastConfig)
+				stop := start(t, m)
+				defer stop()
+				l := m.Hold(message("s", 3*time.Second), nil, nil)
+				l.Ack()
+				time.Sleep(10 * time.Second)
+				if n := len(rec.entriesFor(opDelete, "rh-s")); n != 1 {
+					t.Fatalf("%d deletes, want 1", n)
+				}
+				if n := len(rec.entriesFor(opChange, "rh-s")); n != 0 {
+					t.Fatalf("%d extensions of a failed ack, want 0", n)
+				}
+				if st := m.Stats(); st.AckFailed != 1 || st.Acked != 0 || st.AckRetries != 0 || st.Held != 0 {
+					t.Fatalf("stats %+v", st)
+				}
+			})
+		})
+	}
+}
+
+// An ack of a lease already lost is sent once, and counted apart.
+func TestLateAckIsSentOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fail  bool
+		stats func(Stats) bool
+	}{
+		{"succeeds", false, func(st Stats) bool { return st.LateAcked == 1 && st.Acked == 0 && st.AckFailed == 0 }},
+		{"fails", true, func(st Stats) bool { return st.LateAcked == 0 && st.AckFailed == 1 && st.AckRetries == 0 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rec := &recorder{callErr: func(op) error {
+					if tc.fail {
+						return errors.New("throttled")
+					}
+					return nil
+				}}
+				m := newManager(t, rec, fastConfig)
+				stop := start(t, m)
+				defer stop()
+				l := m.Hold(message("late", 3*time.Second), heartbeat.New(), nil)
+				time.Sleep(4 * time.Second) // no beat: lapsed at 3 s
+				if !errors.Is(l.Err(), ErrLeaseLapsed) {
+					t.Fatalf("Err = %v, want lapsed", l.Err())
+				}
+				l.Ack()
+				time.Sleep(10 * time.Second)
+				if n := len(rec.entriesFor(opDelete, "rh-late")); n != 1 {
+					t.Fatalf("%d deletes, want 1", n)
+				}
+				if st := m.Stats(); !tc.stats(st) || st.Lost != 1 || st.Held != 0 {
+					t.Fatalf("stats %+v", st)
+				}
+			})
+		})
+	}
+}
+
+// Nack(delay) makes the message visible after delay, clamped to 0–12 h;
+// nacks decided together share a call.
+func TestNackSendsItsDelayClamped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		m := newManager(t, rec, fastConfig)
+		stop := start(t, m)
+		defer stop()
+		delays := map[string]time.Duration{"a": 30 * time.Second, "b": -5 * time.Second, "c": 13 * time.Hour}
+		want := map[string]time.Duration{"a": 30 * time.Second, "b": 0, "c": sqsloop.MaxVisibilityTimeout}
+		for id, d := range delays {
+			m.Hold(message(id, 3*time.Second), nil, nil).Nack(d)
+		}
+		time.Sleep(time.Second)
+		for id, w := range want {
+			if e := rec.entriesFor(opChange, "rh-"+id); len(e) != 1 || e[0].timeout != w {
+				t.Errorf("%s: changes %+v, want one of %v", id, e, w)
+			}
+		}
+		if st := m.Stats(); st.NackCalls != 1 || st.Nacked != 3 || st.GivenBack != 0 || st.ExtensionCalls != 0 || st.Held != 0 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
+}
+
+// GiveBack makes the message visible at once, counted apart from nacks.
+func TestGiveBackSendsZero(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		m := newManager(t, rec, fastConfig)
+		stop := start(t, m)
+		defer stop()
+		m.Hold(message("g", 3*time.Second), nil, nil).GiveBack()
+		time.Sleep(time.Second)
+		if e := rec.entriesFor(opChange, "rh-g"); len(e) != 1 || e[0].timeout != 0 {
+			t.Fatalf("changes %+v, want one of 0s", e)
+		}
+		if st := m.Stats(); st.GivenBack != 1 || st.Nacked != 0 || st.NackCalls != 1 || st.Held != 0 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
+}
+
+// Only the first decision about a lease counts.
+func TestOnlyTheFirstDecisionCounts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		m := newManager(t, rec, fastConfig)
+		stop := start(t, m)
+		defer stop()
+		a := m.Hold(message("a", 3*time.Second), nil, nil)
+		b := m.Hold(message("b", 3*time.Second), nil, nil)
+		c := m.Hold(message("c", 3*time.Second), nil, nil)
+		a.Ack()
+		a.Nack(5 * time.Second)
+		a.GiveBack()
+		b.Nack(5 * time.Second)
+		b.Ack()
+		b.GiveBack()
+		c.GiveBack()
+		c.Ack()
+		c.Nack(time.Second)
+		time.Sleep(time.Second)
+		// And after their calls went.
+		a.Nack(0)
+		b.Ack()
+		c.Ack()
+		time.Sleep(time.Second)
+		if d := rec.snapshot(opDelete); len(d) != 1 || fmt.Sprint(d[0].handles) != "[rh-a]" {
+			t.Fatalf("deletes %+v, want rh-a only", d)
+		}
+		if e := rec.entriesFor(opChange, "rh-b"); len(e) != 1 || e[0].timeout != 5*time.Second {
+			t.Fatalf("b: changes %+v, want one nack of 5s", e)
+		}
+		if e := rec.entriesFor(opChange, "rh-c"); len(e) != 1 || e[0].timeout != 0 {
+			t.Fatalf("c: changes %+v, want one give-back", e)
+		}
+		if st := m.Stats(); st.Acked != 1 || st.Nacked != 1 || st.GivenBack != 1 || st.Held != 0 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
+}
+
+// GiveBackAll gives back every lease still holding, including one whose
+// extension is on the wire (after that call returns), and leaves decided
+// leases alone.
+func TestGiveBackAllGivesBackHoldingLeases(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := make(chan struct{})
+		rec := &recorder{gate: gate, gated: func(s *sent) bool {
+			return s.op == opChange && slices.Contains(s.handles, "rh-w") && s.timeouts[0] > 0
+		}}
+		m := newManager(t, rec, fastConfig)
+		stop := start(t, m)
+		defer stop()
+		h := m.Hold(message("h", 3*time.Second), heartbeat.New(), nil) // holding, silent
+		hbW := heartbeat.New()
+		w := m.Hold(message("w", 3*time.Second), hbW, nil) // its extension will hang
+		a := m.Hold(message("a", 3*time.Second), nil, nil)
+		n := m.Hold(message("n", 3*time.Second), nil, nil)
+		a.Ack()
+		n.Nack(time.Minute)
+		hbW.Beat()
+		time.Sleep(1500 * time.Millisecond) // w's extension went at 1 s
+		if len(rec.entriesFor(opChange, "rh-w")) != 1 {
+			t.Fatal("w's extension is not on the wire")
+		}
+		m.GiveBackAll()
+		time.Sleep(500 * time.Millisecond)
+		if e := rec.entriesFor(opChange, "rh-h"); len(e) != 1 || e[0].timeout != 0 {
+			t.Fatalf("h: changes %+v, want one give-back", e)
+		}
+		if e := rec.entriesFor(opChange, "rh-w"); len(e) != 1 {
+			t.Fatalf("w: changes %+v while its extension is on the wire, want only it", e)
+		}
+		close(gate)
+		time.Sleep(500 * time.Millisecond)
+		e := rec.entriesFor(opChange, "rh-w")
+		if len(e) != 2 || e[1].timeout != 0 || e[1].at.Before(e[0].back) {
+			t.Fatalf("w: changes %+v, want its extension then a give-back after it", e)
+		}
+		if e := rec.entriesFor(opChange, "rh-n"); len(e) != 1 || e[0].timeout != time.Minute {
+			t.Fatalf("n: changes %+v, want its nack only", e)
+		}
+		if len(rec.entriesFor(opChange, "rh-a")) != 0 || len(rec.entriesFor(opDelete, "rh-a")) != 1 {
+			t.Fatal("a: want its delete only")
+		}
+		if st := m.Stats(); st.GivenBack != 2 || st.Acked != 1 || st.Nacked != 1 || st.Held != 0 || st.Lost != 0 {
+			t.Fatalf("stats %+v", st)
+		}
+		h.Ack() // already given back: ignored
+		w.Ack()
+		time.Sleep(time.Second)
+		if n := len(rec.snapshot(opDelete)); n != 1 {
+			t.Fatalf("%d deletes, want a's only", n)
 		}
 	})
 }
