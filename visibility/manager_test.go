@@ -68,10 +68,13 @@ func closed(ch <-chan struct{}) bool {
 }
 
 // waitCalls advances virtual time until rec has recorded n calls of kind o,
-// then until the Manager has applied them.
-func waitCalls(rec *recorder, o op, n int) {
-	for len(rec.snapshot(o)) < n {
-		time.Sleep(10 * time.Millisecond)
+// then until the Manager has applied them; it gives up after a minute.
+func waitCalls(t *testing.T, rec *recorder, o op, n int) {
+	t.Helper()
+	for limit := time.Now().Add(time.Minute); len(rec.snapshot(o)) < n; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(limit) {
+			t.Fatalf("%d %v calls after a minute, want %d", len(rec.snapshot(o)), o, n)
+		}
 	}
 	synctest.Wait()
 }
@@ -91,11 +94,11 @@ func TestAccessDeniedDeletesCloseFailed(t *testing.T) {
 		stop := start(t, m)
 		defer stop()
 		m.Hold(message("a", 3*time.Second), nil, nil).Ack()
-		waitCalls(rec, opDelete, MaxAccessDenied-1)
+		waitCalls(t, rec, opDelete, MaxAccessDenied-1)
 		if closed(m.Failed()) || m.Err() != nil {
 			t.Fatalf("gave up after %d denied calls: %v", MaxAccessDenied-1, m.Err())
 		}
-		waitCalls(rec, opDelete, MaxAccessDenied)
+		waitCalls(t, rec, opDelete, MaxAccessDenied)
 		if !closed(m.Failed()) {
 			t.Fatalf("Failed not closed after %d denied calls", MaxAccessDenied)
 		}
@@ -134,7 +137,7 @@ func TestInterleavedSuccessResetsTheDeniedCount(t *testing.T) {
 		b := m.Hold(message("b", 3*time.Second), nil, nil)
 		a.Ack()
 		b.Ack()
-		waitCalls(rec, opDelete, 2*MaxAccessDenied)
+		waitCalls(t, rec, opDelete, 2*MaxAccessDenied)
 		if closed(m.Failed()) || m.Err() != nil {
 			t.Fatalf("gave up: %v", m.Err())
 		}
@@ -153,7 +156,7 @@ func TestQueueNotFoundClosesFailedAtOnce(t *testing.T) {
 		stop := start(t, m)
 		defer stop()
 		m.Hold(message("a", 3*time.Second), nil, nil).Ack()
-		waitCalls(rec, opDelete, 1)
+		waitCalls(t, rec, opDelete, 1)
 		if !closed(m.Failed()) || !errors.Is(m.Err(), sqsloop.ErrQueueNotFound) {
 			t.Fatalf("Failed closed %v, Err %v: want closed with ErrQueueNotFound", closed(m.Failed()), m.Err())
 		}
