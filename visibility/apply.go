@@ -86,13 +86,16 @@ func (m *Manager) countDenied(c *call) {
 	if c.kind != deleteCall {
 		kind = 1
 	}
-	denied, ok := 0, false
+	var denied error // the first entry denied access
+	ok := false
 	for _, err := range c.errs {
 		switch {
 		case err == nil:
 			ok = true
 		case errors.Is(err, sqsloop.ErrAccessDenied):
-			denied++
+			if denied == nil {
+				denied = err
+			}
 		case errors.Is(err, sqsloop.ErrQueueNotFound), errors.Is(err, sqsloop.ErrMailboxClosed):
 			m.giveUp(fmt.Errorf("visibility: %w", err))
 		}
@@ -100,11 +103,11 @@ func (m *Manager) countDenied(c *call) {
 	switch {
 	case ok:
 		m.denied[kind] = 0
-	case denied > 0:
+	case denied != nil:
 		m.denied[kind]++
 		if m.denied[kind] >= MaxAccessDenied {
 			op := [2]string{"DeleteMessageBatch", "ChangeMessageVisibilityBatch"}[kind]
-			m.giveUp(fmt.Errorf("visibility: %d %s calls in a row denied: %w", m.denied[kind], op, c.errs[0]))
+			m.giveUp(fmt.Errorf("visibility: %d %s calls in a row denied: %w", m.denied[kind], op, denied))
 		}
 	}
 }

@@ -259,3 +259,33 @@ func TestHoldAfterRunReturnedIsIgnored(t *testing.T) {
 		}
 	})
 }
+
+// Err wraps ErrAccessDenied when the calls were denied, even if another
+// entry of the same calls failed otherwise.
+func TestErrWrapsTheDenialNotAnotherEntrysError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{entry: func(o op, h string) error {
+			switch {
+			case o != opDelete:
+				return nil
+			case h == "rh-a":
+				return errors.New("InternalError")
+			}
+			return denied
+		}}
+		m := newManager(t, rec, fastConfig)
+		stop := start(t, m)
+		defer stop()
+		a := m.Hold(message("a", 3*time.Second), nil, nil)
+		b := m.Hold(message("b", 3*time.Second), nil, nil)
+		a.Ack()
+		b.Ack()
+		waitCalls(t, rec, opDelete, MaxAccessDenied)
+		if !closed(m.Failed()) {
+			t.Fatal("Failed not closed")
+		}
+		if err := m.Err(); !errors.Is(err, sqsloop.ErrAccessDenied) {
+			t.Fatalf("Err = %v, want ErrAccessDenied", err)
+		}
+	})
+}
