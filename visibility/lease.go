@@ -83,11 +83,12 @@ func (l *Lease) GiveBack() { l.m.decide(l, givenUp, 0) }
 // Err returns the *LeaseLostError the lease was lost with (it matches
 // ErrLeaseLost and its reason with errors.Is), or nil while it holds. A
 // lease whose deadline has passed is lost even before the Manager's loop
-// notices. Safe for concurrent use.
+// notices, unless an extension of it is on the wire: then that call's
+// answer decides. Safe for concurrent use.
 func (l *Lease) Err() error {
 	l.m.mu.Lock()
 	defer l.m.mu.Unlock()
-	if l.lost == nil && !l.done && !time.Now().Before(l.deadline) {
+	if l.lost == nil && !l.done && !l.busy && !time.Now().Before(l.deadline) {
 		return &LeaseLostError{MessageID: l.msg.ID, Reason: l.endReason()}
 	}
 	return l.lost

@@ -124,26 +124,27 @@ func (m *Manager) decide(l *Lease, d decision, delay time.Duration) {
 		return
 	}
 	l.decided, l.delay = d, delay
-	if l.lost == nil && !time.Now().Before(l.deadline) {
-		m.markLost(l, l.endReason())
-	}
 	if l.index >= 0 {
 		heap.Remove(&m.leases, l.index)
 	}
-	poke := len(m.lostNow) > 0
-	if !l.busy {
-		poke = m.settle(l, time.Now()) || poke
-	}
+	// A lease with an extension on the wire is settled when that call
+	// returns: its answer says whether the lease held.
+	poke := !l.busy && m.settle(l, time.Now())
+	poke = poke || len(m.lostNow) > 0
 	m.mu.Unlock()
 	if poke {
 		m.poke()
 	}
 }
 
-// settle queues l's decided call, or ends l when nothing is left to send.
-// It reports whether the loop must be woken. Called with m.mu held, l in
-// neither the heap nor a call.
+// settle queues l's decided call, or ends l when nothing is left to send;
+// a lease whose deadline has passed is lost first. It reports whether the
+// loop must be woken. Called with m.mu held, l in neither the heap nor a
+// call.
 func (m *Manager) settle(l *Lease, now time.Time) bool {
+	if l.lost == nil && !now.Before(l.deadline) {
+		m.markLost(l, l.endReason())
+	}
 	switch {
 	case l.decided == acking && l.lost != nil:
 		if l.late {
@@ -196,9 +197,6 @@ func (m *Manager) GiveBackAll() {
 	for _, l := range held {
 		heap.Remove(&m.leases, l.index)
 		l.decided = givenUp
-		if l.lost == nil && !now.Before(l.deadline) {
-			m.markLost(l, l.endReason())
-		}
 		m.settle(l, now)
 	}
 	m.mu.Unlock()

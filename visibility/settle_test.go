@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -20,10 +21,12 @@ import (
 func TestDecisionDuringAnExtensionWaitsForIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		gate := make(chan struct{})
+		open := sync.OnceFunc(func() { close(gate) })
 		rec := &recorder{gate: gate}
 		m := newManager(t, rec, fastConfig)
 		stop := start(t, m)
 		defer stop()
+		defer open() // before stop, even when the test fails
 
 		hb := heartbeat.New()
 		l := m.Hold(message("d", 3*time.Second), hb, nil)
@@ -38,7 +41,7 @@ func TestDecisionDuringAnExtensionWaitsForIt(t *testing.T) {
 		if n := len(rec.snapshot(opDelete)); n != 0 {
 			t.Fatalf("%d deletes while the extension was on the wire, want 0", n)
 		}
-		close(gate)
+		open()
 		time.Sleep(time.Second)
 		ext := rec.entriesFor(opChange, "rh-d")
 		del := rec.entriesFor(opDelete, "rh-d")
@@ -354,12 +357,14 @@ func TestOnlyTheFirstDecisionCounts(t *testing.T) {
 func TestGiveBackAllGivesBackHoldingLeases(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		gate := make(chan struct{})
+		open := sync.OnceFunc(func() { close(gate) })
 		rec := &recorder{gate: gate, gated: func(s *sent) bool {
 			return s.op == opChange && slices.Contains(s.handles, "rh-w") && s.timeouts[0] > 0
 		}}
 		m := newManager(t, rec, fastConfig)
 		stop := start(t, m)
 		defer stop()
+		defer open()                                                   // before stop, even when the test fails
 		h := m.Hold(message("h", 3*time.Second), heartbeat.New(), nil) // holding, silent
 		hbW := heartbeat.New()
 		w := m.Hold(message("w", 3*time.Second), hbW, nil) // its extension will hang
@@ -380,7 +385,7 @@ func TestGiveBackAllGivesBackHoldingLeases(t *testing.T) {
 		if e := rec.entriesFor(opChange, "rh-w"); len(e) != 1 {
 			t.Fatalf("w: changes %+v while its extension is on the wire, want only it", e)
 		}
-		close(gate)
+		open()
 		time.Sleep(500 * time.Millisecond)
 		e := rec.entriesFor(opChange, "rh-w")
 		if len(e) != 2 || e[1].timeout != 0 || e[1].at.Before(e[0].back) {
@@ -400,6 +405,71 @@ func TestGiveBackAllGivesBackHoldingLeases(t *testing.T) {
 		time.Sleep(time.Second)
 		if n := len(rec.snapshot(opDelete)); n != 1 {
 			t.Fatalf("%d deletes, want a's only", n)
+		}
+	})
+}
+
+// An extension sent before the deadline whose answer comes after it: a
+// decision made meanwhile waits for that answer, which says whether the
+// lease held. A success means it did, so the ack is an ordinary one and
+// nothing is reported lost.
+func TestDecisionPastTheDeadlineWaitsForTheExtensionOnTheWire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := make(chan struct{})
+		open := sync.OnceFunc(func() { close(gate) })
+		rec := &recorder{gate: gate, gated: func(s *sent) bool { return s.op == opChange }}
+		var lost lostLog
+		cfg := fastConfig
+		cfg.OnLeaseLost = lost.hook
+		m := newManager(t, rec, cfg)
+		stop := start(t, m)
+		defer stop()
+		defer open() // before stop, even when the test fails
+		hb := heartbeat.New()
+		l := m.Hold(message("x", 3*time.Second), hb, nil)
+		hb.Beat()
+		// The extension sent at 1 s has no answer yet at 3.2 s, past the
+		// deadline it was sent to move (3 s).
+		time.Sleep(3200 * time.Millisecond)
+		if err := l.Err(); err != nil {
+			t.Fatalf("Err = %v while the extension is on the wire, want nil until it answers", err)
+		}
+		l.Ack()
+		time.Sleep(300 * time.Millisecond)
+		open() // it succeeded: the lease holds until 4 s
+		time.Sleep(time.Second)
+		if st := m.Stats(); st.Acked != 1 || st.LateAcked != 0 || st.Lost != 0 || len(lost.get()) != 0 {
+			t.Fatalf("stats %+v, lost %+v: want an ordinary ack, nothing lost", st, lost.get())
+		}
+		if err := l.Err(); err != nil {
+			t.Fatalf("Err = %v, want nil", err)
+		}
+	})
+}
+
+// An ack retried while Run flushes, whose lease ended meanwhile, is a late
+// ack of a lost lease, as it would be before the flush.
+func TestFlushedAckPastItsDeadlineIsLate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{reply: func(s *sent, n int) ([]error, error) {
+			if s.op == opDelete && n == 0 {
+				return nil, errors.New("throttled")
+			}
+			return make([]error, len(s.handles)), nil
+		}}
+		var lost lostLog
+		m := newManager(t, rec, Config{Disabled: true, OnLeaseLost: lost.hook})
+		stop := start(t, m)
+		l := m.Hold(message("f", 3*time.Second), nil, nil)
+		time.Sleep(2900 * time.Millisecond)
+		l.Ack() // sent at 2.95 s, fails, retried at 3.05 s
+		time.Sleep(100 * time.Millisecond)
+		stop() // at 3 s: the retry goes while flushing, after the deadline
+		if n := len(rec.snapshot(opDelete)); n != 2 {
+			t.Fatalf("%d deletes, want 2", n)
+		}
+		if st := m.Stats(); st.LateAcked != 1 || st.Acked != 0 || st.Lost != 1 || len(lost.get()) != 1 {
+			t.Fatalf("stats %+v, lost %+v: want a late ack and the loss reported", st, lost.get())
 		}
 	})
 }
