@@ -42,8 +42,9 @@ type sent struct {
 // recorder is a Mailbox that records every call with its time and answers
 // per entry.
 type recorder struct {
-	mu    sync.Mutex
-	calls []*sent
+	mu                sync.Mutex
+	calls             []*sent
+	onWire, maxOnWire int // calls not yet returned, now and at most
 
 	// entry answers one entry (nil: success); callErr fails a whole call
 	// (nil: it does not). Both are called outside the lock, from the
@@ -86,11 +87,14 @@ func (r *recorder) answer(ctx context.Context, s *sent) ([]error, error) {
 		}
 	}
 	r.calls = append(r.calls, s)
+	r.onWire++
+	r.maxOnWire = max(r.maxOnWire, r.onWire)
 	gate, gated, hang, reply, callErr, entry := r.gate, r.gated, r.hang, r.reply, r.callErr, r.entry
 	r.mu.Unlock()
 	defer func() {
 		r.mu.Lock()
 		s.back = time.Now()
+		r.onWire--
 		r.mu.Unlock()
 	}()
 	if gate != nil && (gated == nil || gated(s)) {

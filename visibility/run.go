@@ -10,9 +10,11 @@ import (
 // maxCalls bounds the batch calls a Manager has on the wire at once.
 const maxCalls = 16
 
-// maxCallTimeout bounds one batch call; an extension call is also bounded
-// by Interval/2, so a hung call cannot hold up the next look at its
-// leases. A call that times out is a transient failure.
+// maxCallTimeout bounds one batch call. Every call is also bounded by
+// Interval/2: a lease is in one call at a time, so a hung call, extension
+// or delete, must return in time for the next look at its leases (and for
+// an extension sent then to land). A call that times out is a transient
+// failure.
 const maxCallTimeout = 10 * time.Second
 
 // FlushTimeout bounds how long Run, once its context is done, keeps

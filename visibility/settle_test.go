@@ -473,3 +473,30 @@ func TestFlushedAckPastItsDeadlineIsLate(t *testing.T) {
 		}
 	})
 }
+
+// A delete that hangs cannot let the lease lapse: it is cut off in time
+// for the Manager to extend the lease, as an extension is, and the ack is
+// tried again until it succeeds. (With a 7.73 s lease, a back-off of
+// Interval/2 after a delete cut off at Interval/2 would end past the
+// deadline: the retry must be looked at by Interval/2 before it.)
+func TestHungAckDoesNotLetTheLeaseLapse(t *testing.T) {
+	for _, vt := range []time.Duration{10 * time.Second, 7730 * time.Millisecond, 5500 * time.Millisecond} {
+		t.Run(vt.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				t0 := time.Now()
+				rec := &recorder{hang: func(o op) bool { return o == opDelete && time.Since(t0) < 30*time.Second }}
+				var lost lostLog
+				m := newManager(t, rec, Config{Interval: 2 * time.Second, Extension: 10 * time.Second, OnLeaseLost: lost.hook})
+				stop := start(t, m)
+				defer stop()
+				l := m.Hold(message("a", vt), nil, nil)
+				l.Ack()
+				time.Sleep(time.Minute)
+				checkNeverLapsed(t, rec, "rh-a", t0, vt)
+				if st := m.Stats(); st.Acked != 1 || st.Lost != 0 || st.AckFailed != 0 || st.Held != 0 || len(lost.get()) != 0 {
+					t.Fatalf("stats %+v, lost %+v: want acked, never lost", st, lost.get())
+				}
+			})
+		})
+	}
+}
