@@ -292,3 +292,31 @@ func TestErrWrapsTheDenialNotAnotherEntrysError(t *testing.T) {
 		}
 	})
 }
+
+// A lease found lost by an answer that comes after the flush, while Run
+// waits for its calls, is reported like any other.
+func TestLossAnsweredAfterTheFlushIsReported(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := make(chan struct{})
+		rec := &recorder{gate: gate, entry: func(op, string) error {
+			return fmt.Errorf("entry: %w", sqsloop.ErrReceiptHandleExpired)
+		}}
+		var lost lostLog
+		cfg := fastConfig
+		cfg.OnLeaseLost = lost.hook
+		m := newManager(t, rec, cfg)
+		stop := start(t, m)
+		hb := heartbeat.New()
+		m.Hold(message("x", 3*time.Second), hb, nil)
+		hb.Beat()
+		time.Sleep(1200 * time.Millisecond) // the extension sent at 1 s waits on the gate
+		time.AfterFunc(1300*time.Millisecond, func() { close(gate) })
+		stop() // the flush ends at 2.2 s; the answer comes at 2.5 s
+		if got := lost.get(); len(got) != 1 || !errors.Is(got[0].Err, sqsloop.ErrReceiptHandleExpired) {
+			t.Fatalf("OnLeaseLost got %+v, want the stale handle reported", got)
+		}
+		if st := m.Stats(); st.Lost != 1 {
+			t.Fatalf("stats %+v: want 1 lost", st)
+		}
+	})
+}

@@ -77,6 +77,12 @@ func (m *Manager) Run(ctx context.Context) error {
 	cancelCalls()
 	s.stop()
 	m.abandon()
+	// Leases found lost by the answers that came in after the loop, or by
+	// decisions made meanwhile, are reported too.
+	m.mu.Lock()
+	lost := m.takeLost()
+	m.mu.Unlock()
+	m.report(lost)
 	return nil
 }
 
