@@ -1,8 +1,12 @@
 package visibility
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -317,6 +321,69 @@ func TestLossAnsweredAfterTheFlushIsReported(t *testing.T) {
 		}
 		if st := m.Stats(); st.Lost != 1 {
 			t.Fatalf("stats %+v: want 1 lost", st)
+		}
+	})
+}
+
+// logRecords collects the records logged through it.
+type logRecords struct {
+	mu   sync.Mutex
+	recs []slog.Record
+}
+
+func (h *logRecords) Enabled(context.Context, slog.Level) bool { return true }
+func (h *logRecords) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.recs = append(h.recs, r.Clone())
+	return nil
+}
+func (h *logRecords) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *logRecords) WithGroup(string) slog.Handler      { return h }
+
+// find returns the attributes of the first record whose message contains
+// msg, and whether there was one.
+func (h *logRecords) find(msg string) (map[string]slog.Value, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range h.recs {
+		if strings.Contains(r.Message, msg) {
+			attrs := map[string]slog.Value{}
+			r.Attrs(func(a slog.Attr) bool { attrs[a.Key] = a.Value; return true })
+			return attrs, true
+		}
+	}
+	return nil, false
+}
+
+// When Run returns, the leases still holding are no longer served: the
+// warning counts them, nothing is held any more, and each lapses at its
+// deadline (Err says so).
+func TestRunEndAbandonsHoldingLeases(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		logs := &logRecords{}
+		cfg := fastConfig
+		cfg.Logger = slog.New(logs)
+		m := newManager(t, &recorder{}, cfg)
+		stop := start(t, m)
+		a := m.Hold(message("a", 30*time.Second), heartbeat.New(), nil)
+		m.Hold(message("b", 30*time.Second), heartbeat.New(), nil)
+		m.Hold(message("lapsed", time.Second), heartbeat.New(), nil) // lost, its holder never decides
+		time.Sleep(2 * time.Second)
+		stop()
+		attrs, ok := logs.find("still held")
+		if !ok || attrs["leases"].String() != "2" {
+			t.Fatalf("warning %v (found %v), want leases=2", attrs, ok)
+		}
+		if st := m.Stats(); st.Held != 0 || st.Lost != 1 {
+			t.Fatalf("stats %+v: want nothing held after Run, 1 lost", st)
+		}
+		if err := a.Err(); err != nil {
+			t.Fatalf("Err = %v before the deadline", err)
+		}
+		time.Sleep(30 * time.Second)
+		if err := a.Err(); !errors.Is(err, ErrLeaseLapsed) {
+			t.Fatalf("Err = %v after the deadline of an abandoned lease, want ErrLeaseLapsed", err)
 		}
 	})
 }

@@ -86,19 +86,26 @@ func (m *Manager) Run(ctx context.Context) error {
 	return nil
 }
 
-// abandon ends every lease still tracked once Run stops: decided calls
-// never sent count as failed.
+// abandon ends the Manager's work once Run's loop and calls are done:
+// decided calls never sent count as failed; leases still holding are no
+// longer extended, and lapse at their deadlines (their Err says so then);
+// decisions from now on are ignored, so nothing is held any more.
 func (m *Manager) abandon() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.stopped = true
+	abandoned, unsent := 0, 0
 	count := func(l *Lease) {
 		switch l.decided {
+		case holding:
+			abandoned++ // not done: its Err still tells when it lapses
+			return
 		case acking:
 			m.st.ackFailed.Add(1)
 		case nacking, givenUp:
 			m.st.nackFailed.Add(1)
 		}
+		unsent++
 		m.finish(l)
 	}
 	for _, l := range m.leases {
@@ -111,9 +118,12 @@ func (m *Manager) abandon() {
 		count(l)
 	}
 	m.leases, m.acks, m.nacks = nil, nil, nil
-	if n := m.st.held.Load(); n > 0 {
+	// Lost leases whose holders have not decided yet are in none of the
+	// above; they are no longer held either.
+	m.st.held.Store(0)
+	if abandoned > 0 || unsent > 0 {
 		m.cfg.Logger.Warn("visibility: leases still held when the manager stopped; their messages become visible when their leases end",
-			slog.Int64("leases", n))
+			slog.Int("leases", abandoned), slog.Int("unsent_decisions", unsent))
 	}
 }
 

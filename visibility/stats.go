@@ -7,7 +7,8 @@ import "sync/atomic"
 type Stats struct {
 	// Held is the number of leases held now: from Hold until their
 	// decided call succeeded, failed for good, or the lease was lost with
-	// nothing left to send.
+	// nothing left to send. 0 once Run has returned: nothing is served
+	// any more.
 	Held int64
 
 	// ExtensionCalls is the number of ChangeMessageVisibilityBatch calls
