@@ -387,3 +387,28 @@ func TestRunEndAbandonsHoldingLeases(t *testing.T) {
 		}
 	})
 }
+
+// Run called with its context already done extends nothing: it only
+// flushes the decided calls, and returns.
+func TestRunWithADoneContextOnlyFlushes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		m := newManager(t, rec, fastConfig)
+		hb := heartbeat.New()
+		m.Hold(message("h", 3*time.Second), hb, nil)
+		m.Hold(message("a", 3*time.Second), nil, nil).Ack()
+		hb.Beat()
+		time.Sleep(1500 * time.Millisecond) // h is due, and alive
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		if err := m.Run(ctx); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if n := len(rec.snapshot(opChange)); n != 0 {
+			t.Fatalf("%d extension calls after the context was done, want 0", n)
+		}
+		if st := m.Stats(); st.Acked != 1 {
+			t.Fatalf("stats %+v: want the decided ack flushed", st)
+		}
+	})
+}

@@ -42,6 +42,9 @@ func (m *Manager) Run(ctx context.Context) error {
 	defer timer.Stop()
 	done := ctx.Done()
 	var flushBy time.Time
+	if ctx.Err() != nil { // done already: flush only, extend nothing
+		done, flushBy = nil, time.Now().Add(FlushTimeout)
+	}
 	for {
 		now := time.Now()
 		flushing := done == nil
