@@ -16,12 +16,27 @@ import (
 // Mailbox is the part of a sqsloop.Mailbox the Manager calls: the two
 // batch calls that change a received message's visibility or delete it.
 // A sqsloop.Mailbox satisfies it.
+//
+// The Manager calls them from up to 16 goroutines at once, each with 1–10
+// entries and a context bounded by Config.Interval/2 (at most 10 s), and
+// reads one error per entry, in order (a missing result counts as a
+// transient failure). An error wrapping sqsloop.ErrReceiptHandleExpired,
+// sqsloop.ErrLeaseCeiling, sqsloop.ErrInvalidArgument,
+// sqsloop.ErrQueueNotFound or sqsloop.ErrMailboxClosed ends its entry's
+// attempts (the last two also make the Manager give up); one wrapping
+// sqsloop.ErrAccessDenied is tried again and counted towards
+// MaxAccessDenied; any other error is transient and tried again.
 type Mailbox interface {
+	// Delete acks messages by receipt handle (DeleteMessageBatch).
 	Delete(ctx context.Context, receiptHandles []string) ([]error, error)
+	// ChangeVisibility sets the visibility timeout of messages, counted
+	// from now (ChangeMessageVisibilityBatch): extensions, nacks and
+	// give-backs.
 	ChangeVisibility(ctx context.Context, changes []sqsloop.VisibilityChange) ([]error, error)
 }
 
-// ErrAlreadyRunning is returned by a second concurrent Manager.Run.
+// ErrAlreadyRunning is returned by every Manager.Run after the first, while
+// it runs and after it has returned.
 var ErrAlreadyRunning = errors.New("visibility: Manager.Run already running")
 
 // MaxAccessDenied is how many consecutive calls of one kind (receives,
@@ -87,7 +102,8 @@ func New(mb Mailbox, cfg Config) (*Manager, error) {
 //
 // Hold never blocks on the network. Every lease must end with a decision:
 // Ack, Nack or GiveBack. Leases held after Run has returned are never
-// served. Safe for concurrent use.
+// served nor counted, and decisions about them are ignored. Safe for
+// concurrent use.
 func (m *Manager) Hold(msg *sqsloop.Message, hb *heartbeat.Heartbeat, cancel context.CancelCauseFunc) *Lease {
 	l := &Lease{
 		m:        m,
