@@ -500,3 +500,34 @@ func TestHungAckDoesNotLetTheLeaseLapse(t *testing.T) {
 		})
 	}
 }
+
+// A lease that can no longer be extended (the ceiling) keeps its ack's
+// back-off to the end: retrying it every AckWindow before the deadline
+// would not keep it any longer.
+func TestAckRetryOfACappedLeaseKeepsItsBackOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{callErr: func(o op) error {
+			if o == opDelete {
+				return errors.New("throttled")
+			}
+			return nil
+		}}
+		m := newManager(t, rec, Config{Policy: FixedInterval, Interval: 2 * time.Second, Extension: 5 * time.Second, MaxExtension: 10 * time.Second})
+		stop := start(t, m)
+		defer stop()
+		t0 := time.Now()
+		l := m.Hold(message("c", 4*time.Second), nil, nil)
+		time.Sleep(7 * time.Second) // extended to the 10 s ceiling at 6 s
+		l.Ack()
+		time.Sleep(5 * time.Second)
+		last := 0
+		for _, e := range rec.entriesFor(opDelete, "rh-c") {
+			if e.at.Sub(t0) >= 9*time.Second {
+				last++
+			}
+		}
+		if last > 2 {
+			t.Fatalf("%d deletes in the last second before the ceiling, want its back-off (≤ 2)", last)
+		}
+	})
+}
