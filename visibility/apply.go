@@ -128,7 +128,7 @@ func (m *Manager) applyExtension(l *Lease, vt time.Duration, err error, sentAt, 
 		m.cfg.Logger.Warn("visibility: extension failed; will try again at the next look",
 			slog.String("message_id", l.msg.ID), slog.Any("error", err))
 	}
-	if l.decided == holding && m.giveBack {
+	if l.decided == holding && l.seq <= m.giveBack {
 		l.decided = givenUp
 	}
 	switch {

@@ -42,9 +42,10 @@ type Lease struct {
 	lost    error         // *LeaseLostError once lost
 	done    bool          // no longer tracked: settled, or abandoned at the end of Run
 
-	index  int  // position in the heap; -1 when not in it
-	queued bool // waiting in the ack or nack queue
-	busy   bool // a call about this lease is on the wire
+	seq    uint64 // its place among the leases held: 1, 2, …
+	index  int    // position in the heap; -1 when not in it
+	queued bool   // waiting in the ack or nack queue
+	busy   bool   // a call about this lease is on the wire
 }
 
 // Message returns the message the lease holds.

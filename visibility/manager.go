@@ -68,7 +68,8 @@ type Manager struct {
 	acksAt   time.Time // when the oldest waiting ack was queued
 	nacksAt  time.Time // when the oldest waiting nack was queued
 	lostNow  []*Lease  // lost leases to report, outside mu
-	giveBack bool      // GiveBackAll was called: leases still holding go back
+	holds    uint64    // leases held so far: each lease's seq
+	giveBack uint64    // GiveBackAll gives back the leases with seq ≤ this
 	stopped  bool      // Run has returned: decisions are ignored
 	denied   [2]int    // consecutive access-denied calls: deletes, visibility changes
 	fatal    error     // why the Manager gave up; set once
@@ -123,6 +124,8 @@ func (m *Manager) Hold(msg *sqsloop.Message, hb *heartbeat.Heartbeat, cancel con
 		return l
 	}
 	m.st.held.Add(1)
+	m.holds++
+	l.seq = m.holds
 	heap.Push(&m.leases, l)
 	first := l.index == 0
 	m.mu.Unlock()
@@ -197,12 +200,14 @@ func (m *Manager) finish(l *Lease) {
 	}
 }
 
-// GiveBackAll gives back every lease still holding (no decision yet),
-// now and as each call about one comes back: the end of a drain, when the
-// handlers that held them are abandoned. Safe for concurrent use.
+// GiveBackAll gives back every lease still holding (no decision yet) when
+// it is called: at once, or, for a lease with an extension on the wire,
+// when that call comes back. It is the end of a drain, when the handlers
+// that held them are abandoned. Leases held later are not affected. Safe
+// for concurrent use.
 func (m *Manager) GiveBackAll() {
 	m.mu.Lock()
-	m.giveBack = true
+	m.giveBack = m.holds
 	now := time.Now()
 	var held []*Lease
 	for _, l := range m.leases {

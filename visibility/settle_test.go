@@ -1,6 +1,7 @@
 package visibility
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -499,6 +500,35 @@ func TestHungAckDoesNotLetTheLeaseLapse(t *testing.T) {
 			})
 		})
 	}
+}
+
+// GiveBackAll gives back the leases held when it is called; a lease held
+// after it is served as any other (its extension does not give it back).
+func TestGiveBackAllLeavesLaterLeasesAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		m := newManager(t, rec, fastConfig)
+		stop := start(t, m)
+		defer stop()
+		m.Hold(message("early", 3*time.Second), nil, nil)
+		m.GiveBackAll()
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		hb := heartbeat.New()
+		l := m.Hold(message("later", 3*time.Second), hb, nil)
+		go beatEvery(ctx, hb, time.Second)
+		time.Sleep(5 * time.Second)
+		l.Ack()
+		time.Sleep(time.Second)
+		for _, e := range rec.entriesFor(opChange, "rh-later") {
+			if e.timeout == 0 {
+				t.Fatalf("the later lease was given back at %v", e.at)
+			}
+		}
+		if st := m.Stats(); st.GivenBack != 1 || st.Acked != 1 || st.Extended < 3 {
+			t.Fatalf("stats %+v: want the early lease given back, the later one extended and acked", st)
+		}
+	})
 }
 
 // A lease that can no longer be extended (the ceiling) keeps its ack's
