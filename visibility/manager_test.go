@@ -412,3 +412,33 @@ func TestRunWithADoneContextOnlyFlushes(t *testing.T) {
 		}
 	})
 }
+
+// Time spent in OnLeaseLost is not added again to the wait for the next
+// look: the loop looks at a lease due meanwhile as soon as the hook
+// returns.
+func TestSlowLossHookDoesNotDelayTheNextLookTwice(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		cfg := fastConfig
+		cfg.OnLeaseLost = func(LeaseLost) { time.Sleep(400 * time.Millisecond) }
+		m := newManager(t, rec, cfg)
+		stop := start(t, m)
+		defer stop()
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		t0 := time.Now()
+		m.Hold(message("silent", 2*time.Second), heartbeat.New(), nil) // lost at 2 s
+		time.Sleep(100 * time.Millisecond)
+		hb := heartbeat.New()
+		m.Hold(message("b", 3*time.Second), hb, nil) // looked at 1.1 s, 2.1 s, …
+		go beatEvery(ctx, hb, 100*time.Millisecond)
+		time.Sleep(3 * time.Second)
+		var at []time.Duration
+		for _, e := range rec.entriesFor(opChange, "rh-b") {
+			at = append(at, e.at.Sub(t0))
+		}
+		if len(at) < 2 || at[1] != 2400*time.Millisecond {
+			t.Fatalf("b extended at %v, want its second look right after the hook returned (2.4s)", at)
+		}
+	})
+}

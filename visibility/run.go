@@ -64,7 +64,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		}
 		var fire <-chan time.Time
 		if !next.IsZero() {
-			timer.Reset(next.Sub(now))
+			timer.Reset(time.Until(next)) // not next.Sub(now): report and queue took time
 			fire = timer.C
 		}
 		select {
