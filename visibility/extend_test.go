@@ -418,3 +418,40 @@ func TestDisabledNeverExtends(t *testing.T) {
 		l.Ack()
 	})
 }
+
+// With the defaults, no lease outlives the 12 hours SQS allows after the
+// receive: the last extension is clamped to that ceiling, and the lease is
+// lost with sqsloop.ErrLeaseCeiling when it ends, however its handler beats.
+func TestTwelveHourCeilingEndsTheLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		var lost lostLog
+		m := newManager(t, rec, Config{OnLeaseLost: lost.hook})
+		stop := start(t, m)
+		defer stop()
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		hb := heartbeat.New()
+		msg := message("long", 5*time.Minute)
+		l := m.Hold(msg, hb, nil)
+		go beatEvery(ctx, hb, 45*time.Second)
+		time.Sleep(13 * time.Hour)
+		ceiling := msg.ReceivedAt.Add(sqsloop.MaxVisibilityTimeout)
+		exts := rec.entriesFor(opChange, "rh-long")
+		for _, e := range exts {
+			if e.at.Add(e.timeout).After(ceiling) {
+				t.Fatalf("extension at %v to %v, past the 12 h ceiling", e.at.Sub(msg.ReceivedAt), e.at.Add(e.timeout).Sub(msg.ReceivedAt))
+			}
+		}
+		if last := exts[len(exts)-1]; !last.at.Add(last.timeout).Equal(ceiling) {
+			t.Fatalf("last extension ends at %v, want 12h", last.at.Add(last.timeout).Sub(msg.ReceivedAt))
+		}
+		if got := lost.get(); len(got) != 1 || !errors.Is(got[0].Err, sqsloop.ErrLeaseCeiling) {
+			t.Fatalf("lost %+v, want one ErrLeaseCeiling", got)
+		}
+		if err := l.Err(); !errors.Is(err, sqsloop.ErrLeaseCeiling) {
+			t.Fatalf("Err = %v", err)
+		}
+		l.Nack(0)
+	})
+}

@@ -62,6 +62,9 @@ type recorder struct {
 	// hang, when set and true for a call, makes it wait for its context to
 	// end and fail with the context's error.
 	hang func(o op) bool
+	// latency, when set, is how long each call takes to answer (cut short
+	// by its context, with the context's error).
+	latency func(s *sent) time.Duration
 }
 
 func (r *recorder) ChangeVisibility(ctx context.Context, changes []sqsloop.VisibilityChange) ([]error, error) {
@@ -89,7 +92,7 @@ func (r *recorder) answer(ctx context.Context, s *sent) ([]error, error) {
 	r.calls = append(r.calls, s)
 	r.onWire++
 	r.maxOnWire = max(r.maxOnWire, r.onWire)
-	gate, gated, hang, reply, callErr, entry := r.gate, r.gated, r.hang, r.reply, r.callErr, r.entry
+	gate, gated, hang, latency, reply, callErr, entry := r.gate, r.gated, r.hang, r.latency, r.reply, r.callErr, r.entry
 	r.mu.Unlock()
 	defer func() {
 		r.mu.Lock()
@@ -103,6 +106,13 @@ func (r *recorder) answer(ctx context.Context, s *sent) ([]error, error) {
 	if hang != nil && hang(s.op) {
 		<-ctx.Done()
 		return nil, ctx.Err()
+	}
+	if latency != nil {
+		select {
+		case <-time.After(latency(s)):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	if reply != nil {
 		return reply(s, n)

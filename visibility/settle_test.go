@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
@@ -558,6 +559,131 @@ func TestAckRetryOfACappedLeaseKeepsItsBackOff(t *testing.T) {
 		}
 		if last > 2 {
 			t.Fatalf("%d deletes in the last second before the ceiling, want its back-off (≤ 2)", last)
+		}
+	})
+}
+
+// A nack that fails transiently is tried again while its lease holds; one
+// that keeps failing until the deadline is counted NackFailed (the message
+// becomes visible then all the same).
+func TestTransientNackFailureIsRetried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{reply: func(s *sent, n int) ([]error, error) {
+			errs := make([]error, len(s.handles))
+			for i, h := range s.handles {
+				if h == "rh-never" || (s.op == opChange && n == 0) {
+					errs[i] = errors.New("throttled")
+				}
+			}
+			return errs, nil
+		}}
+		m := newManager(t, rec, fastConfig)
+		stop := start(t, m)
+		defer stop()
+		m.Hold(message("once", 3*time.Second), nil, nil).Nack(time.Minute)
+		m.Hold(message("never", 3*time.Second), nil, nil).GiveBack()
+		time.Sleep(5 * time.Second)
+		if e := rec.entriesFor(opChange, "rh-once"); len(e) != 2 || e[1].timeout != time.Minute {
+			t.Fatalf("once: changes %+v, want the nack sent twice", e)
+		}
+		if e := rec.entriesFor(opChange, "rh-never"); len(e) < 3 || e[len(e)-1].at.Sub(e[0].at) >= 3*time.Second {
+			t.Fatalf("never: changes %+v, want retries within its lease", e)
+		}
+		if st := m.Stats(); st.Nacked != 1 || st.NackFailed != 1 || st.GivenBack != 0 || st.Held != 0 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
+}
+
+// Many leases, decided at random (some twice), over a mailbox that fails
+// at random: a lease is never in two calls at once, every ack is counted
+// exactly once, and nothing is held at the end.
+func TestEveryLeaseIsSettledOnceAndAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		attempts := map[string]int{}
+		rec := &recorder{entry: func(o op, h string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			attempts[h]++
+			switch (attempts[h]*7 + len(h)) % 5 { // deterministic, uneven
+			case 0:
+				return errors.New("throttled")
+			case 1:
+				if attempts[h] > 6 {
+					return fmt.Errorf("entry: %w", sqsloop.ErrReceiptHandleExpired)
+				}
+			}
+			return nil
+		}, latency: func(s *sent) time.Duration {
+			// 10–450 ms, under the calls' Interval/2 timeout.
+			return time.Duration(10+(len(s.handles)*37+s.at.Nanosecond()/1e6)%440) * time.Millisecond
+		}}
+		m := newManager(t, rec, fastConfig)
+		stop := start(t, m)
+		ctx, cancel := context.WithCancel(t.Context())
+		rng := rand.New(rand.NewPCG(1, 2))
+		const n = 300
+		acks := 0
+		var wg sync.WaitGroup
+		for i := range n {
+			hb := heartbeat.New()
+			l := m.Hold(message(fmt.Sprint("m", i), 3*time.Second), hb, nil)
+			work := time.Duration(rng.IntN(8000)) * time.Millisecond
+			first, second := rng.IntN(3), rng.IntN(3)
+			if first == 0 {
+				acks++
+			}
+			wg.Go(func() {
+				bctx, bcancel := context.WithTimeout(ctx, work)
+				defer bcancel()
+				beatEvery(bctx, hb, 700*time.Millisecond)
+				for _, d := range []int{first, second} {
+					switch d {
+					case 0:
+						l.Ack()
+					case 1:
+						l.Nack(10 * time.Second)
+					default:
+						l.GiveBack()
+					}
+				}
+			})
+			if i%10 == 9 {
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+		wg.Wait()
+		time.Sleep(30 * time.Second)
+		cancel()
+		stop()
+
+		byHandle := map[string][]sent{}
+		for _, o := range []op{opChange, opDelete} {
+			for _, c := range rec.snapshot(o) {
+				for _, h := range c.handles {
+					byHandle[h] = append(byHandle[h], c)
+				}
+			}
+		}
+		for h, calls := range byHandle {
+			slices.SortFunc(calls, func(a, b sent) int { return a.at.Compare(b.at) })
+			for i := 1; i < len(calls); i++ {
+				if calls[i].at.Before(calls[i-1].back) {
+					t.Fatalf("%s: a %v call at %v while a %v call was on the wire until %v",
+						h, calls[i].op, calls[i].at, calls[i-1].op, calls[i-1].back)
+				}
+			}
+		}
+		st := m.Stats()
+		if got := st.Acked + st.LateAcked + st.AckFailed; got != int64(acks) {
+			t.Fatalf("stats %+v: %d acks counted, want %d", st, got, acks)
+		}
+		if got := st.Nacked + st.GivenBack + st.NackFailed; got > int64(n-acks) {
+			t.Fatalf("stats %+v: %d nacks and give-backs counted, want ≤ %d", st, got, n-acks)
+		}
+		if st.Held != 0 {
+			t.Fatalf("stats %+v: want nothing held", st)
 		}
 	})
 }
