@@ -18,11 +18,7 @@ var errNoResult = errors.New("visibility: no result for entry")
 // sender goroutine and reads only what does not change while c is on the
 // wire.
 func (m *Manager) send(ctx context.Context, c *call) {
-	timeout := maxCallTimeout
-	if c.kind == extendCall {
-		timeout = min(m.cfg.Interval/2, maxCallTimeout)
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, min(m.cfg.Interval/2, maxCallTimeout))
 	defer cancel()
 	var errs []error
 	var err error
@@ -86,13 +82,16 @@ func (m *Manager) countDenied(c *call) {
 	if c.kind != deleteCall {
 		kind = 1
 	}
-	denied, ok := 0, false
+	var denied error // the first entry denied access
+	ok := false
 	for _, err := range c.errs {
 		switch {
 		case err == nil:
 			ok = true
 		case errors.Is(err, sqsloop.ErrAccessDenied):
-			denied++
+			if denied == nil {
+				denied = err
+			}
 		case errors.Is(err, sqsloop.ErrQueueNotFound), errors.Is(err, sqsloop.ErrMailboxClosed):
 			m.giveUp(fmt.Errorf("visibility: %w", err))
 		}
@@ -100,11 +99,11 @@ func (m *Manager) countDenied(c *call) {
 	switch {
 	case ok:
 		m.denied[kind] = 0
-	case denied > 0:
+	case denied != nil:
 		m.denied[kind]++
 		if m.denied[kind] >= MaxAccessDenied {
 			op := [2]string{"DeleteMessageBatch", "ChangeMessageVisibilityBatch"}[kind]
-			m.giveUp(fmt.Errorf("visibility: %d %s calls in a row denied: %w", m.denied[kind], op, c.errs[0]))
+			m.giveUp(fmt.Errorf("visibility: %d %s calls in a row denied: %w", m.denied[kind], op, denied))
 		}
 	}
 }
@@ -129,7 +128,7 @@ func (m *Manager) applyExtension(l *Lease, vt time.Duration, err error, sentAt, 
 		m.cfg.Logger.Warn("visibility: extension failed; will try again at the next look",
 			slog.String("message_id", l.msg.ID), slog.Any("error", err))
 	}
-	if l.decided == holding && m.giveBack {
+	if l.decided == holding && l.seq <= m.giveBack {
 		l.decided = givenUp
 	}
 	switch {
@@ -164,10 +163,19 @@ func (m *Manager) applyAck(l *Lease, err error, now time.Time) {
 		return
 	}
 	// Transient (or access denied, which may still be propagating): keep
-	// the lease alive and try again.
+	// the lease alive and try again, looking at it by Interval/2 before its
+	// deadline at the latest, as at a holding lease, so that an extension
+	// sent then still lands (unless it can no longer be extended: then the
+	// back-off stands).
 	m.st.ackRetries.Add(1)
 	l.tries++
 	l.due = now.Add(m.retryDelay(l.tries))
+	if last := l.deadline.Add(-m.cfg.Interval / 2); !m.cfg.Disabled && !l.capped && last.Before(l.due) {
+		l.due = last
+		if l.due.Before(now) {
+			l.due = now
+		}
+	}
 	heap.Push(&m.leases, l)
 }
 
@@ -198,8 +206,9 @@ func (m *Manager) applyNack(l *Lease, err error, now time.Time) {
 }
 
 // retryDelay is the back-off before the n-th retry of an ack or nack:
-// 100 ms doubling, at most Interval/2 (so an ack still failing is looked
-// at, and its lease extended, in time) and at most 5 s.
+// 100 ms doubling, at most Interval/2 and at most 5 s. (An ack still
+// failing is also looked at by Interval/2 before its deadline, whatever
+// its back-off, so that its lease is extended in time.)
 func (m *Manager) retryDelay(n int) time.Duration {
 	d := 100 * time.Millisecond
 	for i := 1; i < n && d < 5*time.Second; i++ {

@@ -53,7 +53,7 @@ func (p Policy) String() string {
 // enabled, heartbeat-gated, every 60 s at most, 300 s each time; acks and
 // nacks batched within 50 ms.
 //
-// How it times: the extender looks at each lease once per Interval (the
+// How it times: the Manager looks at each lease once per Interval (the
 // first time Interval after the receive), and once more Interval/2 before
 // its deadline. A lease whose handler beat since its last extension is
 // extended to now + Extension; one that did not beat is not, and lapses at

@@ -11,8 +11,8 @@ func TestZeroConfigIsValid(t *testing.T) {
 		t.Fatalf("zero Config: %v", err)
 	}
 	d := Config{}.withDefaults()
-	if d.Interval != DefaultInterval || d.Extension != DefaultExtension || d.MaxFailures != DefaultMaxFailures {
-		t.Fatalf("defaults = %v/%v/%d", d.Interval, d.Extension, d.MaxFailures)
+	if d.Interval != DefaultInterval || d.Extension != DefaultExtension || d.AckWindow != DefaultAckWindow {
+		t.Fatalf("defaults = %v/%v/%v", d.Interval, d.Extension, d.AckWindow)
 	}
 }
 
@@ -30,7 +30,9 @@ func TestInvalidConfigNamesTheField(t *testing.T) {
 		{"negative max extension", Config{MaxExtension: -1}, "MaxExtension"},
 		{"fixed interval without a bound", Config{Policy: FixedInterval}, "MaxExtension"},
 		{"unknown policy", Config{Policy: 7}, "Policy"},
-		{"negative max failures", Config{MaxFailures: -1}, "MaxFailures"},
+		{"negative ack window", Config{AckWindow: -time.Millisecond}, "AckWindow"},
+		{"ack window past 1s", Config{AckWindow: MaxAckWindow + time.Millisecond}, "AckWindow"},
+		{"disabled, ack window past 1s", Config{Disabled: true, AckWindow: 2 * time.Second}, "AckWindow"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
@@ -48,16 +50,18 @@ func TestInvalidConfigNamesTheField(t *testing.T) {
 }
 
 func TestValidateJoinsEveryProblem(t *testing.T) {
-	err := Config{Interval: -1, MaxFailures: -1, MaxExtension: -1}.Validate()
-	for _, f := range []string{"Interval:", "MaxFailures:", "MaxExtension:"} {
+	err := Config{Interval: -1, AckWindow: -1, MaxExtension: -1}.Validate()
+	for _, f := range []string{"Interval:", "AckWindow:", "MaxExtension:"} {
 		if err == nil || !strings.Contains(err.Error(), f) {
 			t.Errorf("error %v lacks %s", err, f)
 		}
 	}
 }
 
-func TestDisabledConfigIsAlwaysValid(t *testing.T) {
-	if err := (Config{Disabled: true, Interval: -1}).Validate(); err != nil {
+// Of a disabled Config only AckWindow is checked: the extension fields do
+// not matter.
+func TestDisabledConfigIgnoresExtensionFields(t *testing.T) {
+	if err := (Config{Disabled: true, Interval: -1, Extension: time.Hour * 13, Policy: 7}).Validate(); err != nil {
 		t.Fatal(err)
 	}
 }

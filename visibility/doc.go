@@ -1,13 +1,14 @@
 // Package visibility keeps received messages hidden while their handlers
-// work: the lease extender.
+// work, and settles them when they are done: the lease owner.
 //
-// A lease is the time a received message stays hidden. One [Extender] serves
-// every in-flight message of a consumer from one goroutine: it keeps the
-// leases in a heap ordered by when each is next due, and when leases come due
-// it extends them with ChangeMessageVisibilityBatch calls of at most 10
-// entries (SQS's batch limit), filling each call with other alive leases that
-// would come due within the next interval, so n in-flight messages cost about
-// ceil(n/10) calls per interval. There is no goroutine and no timer per
+// A lease is the time a received message stays hidden. One [Manager] holds
+// every in-flight message of a consumer and is the only one to change its
+// visibility or delete it, from one goroutine ([Manager.Run]). It keeps the
+// leases in a heap ordered by when each is next due; when leases come due it
+// extends the alive ones with ChangeMessageVisibilityBatch calls of at most
+// 10 entries (SQS's batch limit), filling each call with other alive leases
+// that would come due within the next interval, so n in-flight messages cost
+// about ceil(n/10) calls per interval. There is no goroutine and no timer per
 // message.
 //
 // By default a lease is heartbeat-gated (policy [HeartbeatGated]): it is
@@ -16,6 +17,14 @@
 // gets no more extensions, its lease lapses, and another worker receives the
 // message. [FixedInterval] extends without proof of work, for handlers that
 // cannot beat, bounded by Config.MaxExtension.
+//
+// When its holder decides ([Lease.Ack], [Lease.Nack], [Lease.GiveBack]), the
+// Manager stops extending the lease on beats and sends the decision, batched
+// with others of its kind within Config.AckWindow: DeleteMessageBatch for
+// acks, ChangeMessageVisibilityBatch for nacks and give-backs. A lease is in
+// at most one call at a time, so the calls about one receipt handle leave in
+// the order they were decided. An ack that fails transiently is tried again
+// with back-off while the Manager keeps its lease alive.
 //
 // No lease outlives the 12-hour ceiling SQS puts on a message's visibility
 // after the receive that produced its receipt handle: the last extension is

@@ -13,40 +13,40 @@ import (
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
-// Using the extender without the consumer: attach a received message with
-// its handler's heartbeat, beat while working, detach before acking.
-func ExampleExtender() {
+// Using the Manager without the consumer: hold a received message with its
+// handler's heartbeat, beat while working, and decide: Ack (or Nack, or
+// GiveBack). The Manager sends the delete, batched with other acks.
+func ExampleManager() {
 	ctx := context.Background()
 	broker := memmailbox.NewBroker()
 	defer broker.Close()
 	q, _ := broker.CreateQueue("jobs", memmailbox.QueueConfig{})
 	q.Send(ctx, []sqsloop.OutgoingMessage{{Body: "job"}})
 
-	ext, err := visibility.New(q, visibility.Config{Interval: 100 * time.Millisecond, Extension: time.Second})
+	m, err := visibility.New(q, visibility.Config{Interval: 100 * time.Millisecond, Extension: time.Second})
 	if err != nil {
 		log.Fatal(err)
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error)
-	go func() { done <- ext.Run(runCtx) }()
+	go func() { done <- m.Run(runCtx) }()
 
 	msgs, _ := q.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1, VisibilityTimeout: time.Second})
 	hb := heartbeat.New()
-	lease := ext.Attach(msgs[0], hb, nil)
-	for range 15 { // 1.5 s of work, longer than the 1 s visibility timeout
-		time.Sleep(100 * time.Millisecond)
+	lease := m.Hold(msgs[0], hb, nil)
+	for range 3 { // 300 ms of work, beating as it goes
 		hb.Beat()
+		time.Sleep(100 * time.Millisecond)
 	}
-	if err := ext.Detach(lease); err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println("ack:", msgs[0].Ack(ctx))
-	stop()
+	lease.Ack()
+	stop() // Run sends the decided ack before it returns
 	<-done
-	fmt.Println("extended:", ext.Stats().Extended > 0)
+	st := m.Stats()
+	fmt.Println("extended:", st.Extended > 0)
+	fmt.Println("acked:", st.Acked)
 	// Output:
-	// ack: <nil>
 	// extended: true
+	// acked: 1
 }
 
 func ExampleConfig_Validate() {

@@ -12,10 +12,10 @@ import (
 type decision uint8
 
 const (
-	holding  decision = iota // still being handled: extend while alive
-	acking                   // delete it (DeleteMessageBatch)
-	nacking                  // make it visible after delay (a failed message)
-	givenUp                  // make it visible at once (unstarted, or the drain)
+	holding decision = iota // still being handled: extend while alive
+	acking                  // delete it (DeleteMessageBatch)
+	nacking                 // make it visible after delay (a failed message)
+	givenUp                 // make it visible at once (unstarted, or the drain)
 )
 
 // Lease is one received message held by a Manager, from Hold until its
@@ -42,9 +42,10 @@ type Lease struct {
 	lost    error         // *LeaseLostError once lost
 	done    bool          // no longer tracked: settled, or abandoned at the end of Run
 
-	index  int  // position in the heap; -1 when not in it
-	queued bool // waiting in the ack or nack queue
-	busy   bool // a call about this lease is on the wire
+	seq    uint64 // its place among the leases held: 1, 2, …
+	index  int    // position in the heap; -1 when not in it
+	queued bool   // waiting in the ack or nack queue
+	busy   bool   // a call about this lease is on the wire
 }
 
 // Message returns the message the lease holds.
@@ -83,11 +84,12 @@ func (l *Lease) GiveBack() { l.m.decide(l, givenUp, 0) }
 // Err returns the *LeaseLostError the lease was lost with (it matches
 // ErrLeaseLost and its reason with errors.Is), or nil while it holds. A
 // lease whose deadline has passed is lost even before the Manager's loop
-// notices. Safe for concurrent use.
+// notices, unless an extension of it is on the wire: then that call's
+// answer decides. Safe for concurrent use.
 func (l *Lease) Err() error {
 	l.m.mu.Lock()
 	defer l.m.mu.Unlock()
-	if l.lost == nil && !l.done && !time.Now().Before(l.deadline) {
+	if l.lost == nil && !l.done && !l.busy && !time.Now().Before(l.deadline) {
 		return &LeaseLostError{MessageID: l.msg.ID, Reason: l.endReason()}
 	}
 	return l.lost

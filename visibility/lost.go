@@ -25,8 +25,10 @@ type LeaseLost struct {
 	// Err is a *LeaseLostError; its reason is one of
 	// sqsloop.ErrReceiptHandleExpired (the handle went stale),
 	// ErrLeaseLapsed (no beat), sqsloop.ErrLeaseCeiling (12 hours or
-	// Config.MaxExtension reached), or the last transient error after
-	// Config.MaxFailures consecutive failures.
+	// Config.MaxExtension reached), another permanent error of an
+	// extension (sqsloop.ErrQueueNotFound, sqsloop.ErrMailboxClosed,
+	// sqsloop.ErrInvalidArgument), or the last transient error of the
+	// extensions that kept failing until the deadline.
 	Err error
 }
 
@@ -34,8 +36,10 @@ type LeaseLost struct {
 // of the handler's context when Config.CancelOnLeaseLost is set. It matches
 // ErrLeaseLost and its Reason with errors.Is.
 type LeaseLostError struct {
+	// MessageID is the lost message's ID.
 	MessageID string
-	Reason    error
+	// Reason is why the lease was lost (see LeaseLost.Err).
+	Reason error
 }
 
 // Error implements error.

@@ -16,12 +16,27 @@ import (
 // Mailbox is the part of a sqsloop.Mailbox the Manager calls: the two
 // batch calls that change a received message's visibility or delete it.
 // A sqsloop.Mailbox satisfies it.
+//
+// The Manager calls them from up to 16 goroutines at once, each with 1–10
+// entries and a context bounded by Config.Interval/2 (at most 10 s), and
+// reads one error per entry, in order (a missing result counts as a
+// transient failure). An error wrapping sqsloop.ErrReceiptHandleExpired,
+// sqsloop.ErrLeaseCeiling, sqsloop.ErrInvalidArgument,
+// sqsloop.ErrQueueNotFound or sqsloop.ErrMailboxClosed ends its entry's
+// attempts (the last two also make the Manager give up); one wrapping
+// sqsloop.ErrAccessDenied is tried again and counted towards
+// MaxAccessDenied; any other error is transient and tried again.
 type Mailbox interface {
+	// Delete acks messages by receipt handle (DeleteMessageBatch).
 	Delete(ctx context.Context, receiptHandles []string) ([]error, error)
+	// ChangeVisibility sets the visibility timeout of messages, counted
+	// from now (ChangeMessageVisibilityBatch): extensions, nacks and
+	// give-backs.
 	ChangeVisibility(ctx context.Context, changes []sqsloop.VisibilityChange) ([]error, error)
 }
 
-// ErrAlreadyRunning is returned by a second concurrent Manager.Run.
+// ErrAlreadyRunning is returned by every Manager.Run after the first, while
+// it runs and after it has returned.
 var ErrAlreadyRunning = errors.New("visibility: Manager.Run already running")
 
 // MaxAccessDenied is how many consecutive calls of one kind (receives,
@@ -53,7 +68,8 @@ type Manager struct {
 	acksAt   time.Time // when the oldest waiting ack was queued
 	nacksAt  time.Time // when the oldest waiting nack was queued
 	lostNow  []*Lease  // lost leases to report, outside mu
-	giveBack bool      // GiveBackAll was called: leases still holding go back
+	holds    uint64    // leases held so far: each lease's seq
+	giveBack uint64    // GiveBackAll gives back the leases with seq ≤ this
 	stopped  bool      // Run has returned: decisions are ignored
 	denied   [2]int    // consecutive access-denied calls: deletes, visibility changes
 	fatal    error     // why the Manager gave up; set once
@@ -87,7 +103,8 @@ func New(mb Mailbox, cfg Config) (*Manager, error) {
 //
 // Hold never blocks on the network. Every lease must end with a decision:
 // Ack, Nack or GiveBack. Leases held after Run has returned are never
-// served. Safe for concurrent use.
+// served nor counted, and decisions about them are ignored. Safe for
+// concurrent use.
 func (m *Manager) Hold(msg *sqsloop.Message, hb *heartbeat.Heartbeat, cancel context.CancelCauseFunc) *Lease {
 	l := &Lease{
 		m:        m,
@@ -107,6 +124,8 @@ func (m *Manager) Hold(msg *sqsloop.Message, hb *heartbeat.Heartbeat, cancel con
 		return l
 	}
 	m.st.held.Add(1)
+	m.holds++
+	l.seq = m.holds
 	heap.Push(&m.leases, l)
 	first := l.index == 0
 	m.mu.Unlock()
@@ -124,26 +143,27 @@ func (m *Manager) decide(l *Lease, d decision, delay time.Duration) {
 		return
 	}
 	l.decided, l.delay = d, delay
-	if l.lost == nil && !time.Now().Before(l.deadline) {
-		m.markLost(l, l.endReason())
-	}
 	if l.index >= 0 {
 		heap.Remove(&m.leases, l.index)
 	}
-	poke := len(m.lostNow) > 0
-	if !l.busy {
-		poke = m.settle(l, time.Now()) || poke
-	}
+	// A lease with an extension on the wire is settled when that call
+	// returns: its answer says whether the lease held.
+	poke := !l.busy && m.settle(l, time.Now())
+	poke = poke || len(m.lostNow) > 0
 	m.mu.Unlock()
 	if poke {
 		m.poke()
 	}
 }
 
-// settle queues l's decided call, or ends l when nothing is left to send.
-// It reports whether the loop must be woken. Called with m.mu held, l in
-// neither the heap nor a call.
+// settle queues l's decided call, or ends l when nothing is left to send;
+// a lease whose deadline has passed is lost first. It reports whether the
+// loop must be woken. Called with m.mu held, l in neither the heap nor a
+// call.
 func (m *Manager) settle(l *Lease, now time.Time) bool {
+	if l.lost == nil && !now.Before(l.deadline) {
+		m.markLost(l, l.endReason())
+	}
 	switch {
 	case l.decided == acking && l.lost != nil:
 		if l.late {
@@ -186,12 +206,14 @@ func (m *Manager) finish(l *Lease) {
 	}
 }
 
-// GiveBackAll gives back every lease still holding (no decision yet),
-// now and as each call about one comes back: the end of a drain, when the
-// handlers that held them are abandoned. Safe for concurrent use.
+// GiveBackAll gives back every lease still holding (no decision yet) when
+// it is called: at once, or, for a lease with an extension on the wire,
+// when that call comes back. It is the end of a drain, when the handlers
+// that held them are abandoned. Leases held later are not affected. Safe
+// for concurrent use.
 func (m *Manager) GiveBackAll() {
 	m.mu.Lock()
-	m.giveBack = true
+	m.giveBack = m.holds
 	now := time.Now()
 	var held []*Lease
 	for _, l := range m.leases {
@@ -202,9 +224,6 @@ func (m *Manager) GiveBackAll() {
 	for _, l := range held {
 		heap.Remove(&m.leases, l.index)
 		l.decided = givenUp
-		if l.lost == nil && !now.Before(l.deadline) {
-			m.markLost(l, l.endReason())
-		}
 		m.settle(l, now)
 	}
 	m.mu.Unlock()

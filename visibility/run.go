@@ -10,9 +10,11 @@ import (
 // maxCalls bounds the batch calls a Manager has on the wire at once.
 const maxCalls = 16
 
-// maxCallTimeout bounds one batch call; an extension call is also bounded
-// by Interval/2, so a hung call cannot hold up the next look at its
-// leases. A call that times out is a transient failure.
+// maxCallTimeout bounds one batch call. Every call is also bounded by
+// Interval/2: a lease is in one call at a time, so a hung call, extension
+// or delete, must return in time for the next look at its leases (and for
+// an extension sent then to land). A call that times out is a transient
+// failure.
 const maxCallTimeout = 10 * time.Second
 
 // FlushTimeout bounds how long Run, once its context is done, keeps
@@ -40,6 +42,9 @@ func (m *Manager) Run(ctx context.Context) error {
 	defer timer.Stop()
 	done := ctx.Done()
 	var flushBy time.Time
+	if ctx.Err() != nil { // done already: flush only, extend nothing
+		done, flushBy = nil, time.Now().Add(FlushTimeout)
+	}
 	for {
 		now := time.Now()
 		flushing := done == nil
@@ -59,7 +64,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		}
 		var fire <-chan time.Time
 		if !next.IsZero() {
-			timer.Reset(next.Sub(now))
+			timer.Reset(time.Until(next)) // not next.Sub(now): report and queue took time
 			fire = timer.C
 		}
 		select {
@@ -75,22 +80,35 @@ func (m *Manager) Run(ctx context.Context) error {
 	cancelCalls()
 	s.stop()
 	m.abandon()
+	// Leases found lost by the answers that came in after the loop, or by
+	// decisions made meanwhile, are reported too.
+	m.mu.Lock()
+	lost := m.takeLost()
+	m.mu.Unlock()
+	m.report(lost)
 	return nil
 }
 
-// abandon ends every lease still tracked once Run stops: decided calls
-// never sent count as failed.
+// abandon ends the Manager's work once Run's loop and calls are done:
+// decided calls never sent count as failed; leases still holding are no
+// longer extended, and lapse at their deadlines (their Err says so then);
+// decisions from now on are ignored, so nothing is held any more.
 func (m *Manager) abandon() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.stopped = true
+	abandoned, unsent := 0, 0
 	count := func(l *Lease) {
 		switch l.decided {
+		case holding:
+			abandoned++ // not done: its Err still tells when it lapses
+			return
 		case acking:
 			m.st.ackFailed.Add(1)
 		case nacking, givenUp:
 			m.st.nackFailed.Add(1)
 		}
+		unsent++
 		m.finish(l)
 	}
 	for _, l := range m.leases {
@@ -103,9 +121,12 @@ func (m *Manager) abandon() {
 		count(l)
 	}
 	m.leases, m.acks, m.nacks = nil, nil, nil
-	if n := m.st.held.Load(); n > 0 {
+	// Lost leases whose holders have not decided yet are in none of the
+	// above; they are no longer held either.
+	m.st.held.Store(0)
+	if abandoned > 0 || unsent > 0 {
 		m.cfg.Logger.Warn("visibility: leases still held when the manager stopped; their messages become visible when their leases end",
-			slog.Int64("leases", n))
+			slog.Int("leases", abandoned), slog.Int("unsent_decisions", unsent))
 	}
 }
 

@@ -7,7 +7,8 @@ import "sync/atomic"
 type Stats struct {
 	// Held is the number of leases held now: from Hold until their
 	// decided call succeeded, failed for good, or the lease was lost with
-	// nothing left to send.
+	// nothing left to send. 0 once Run has returned: nothing is served
+	// any more.
 	Held int64
 
 	// ExtensionCalls is the number of ChangeMessageVisibilityBatch calls
@@ -27,8 +28,9 @@ type Stats struct {
 	// messages deleted while their lease held; LateAcked those acked after
 	// their lease was lost, which SQS may report as deleted while deleting
 	// nothing (an old receipt handle); AckFailed acks that failed for good
-	// (stale handle, permanent error, lease lost while retrying, or unsent
-	// when Run returned); AckRetries failed attempts that were tried again.
+	// (stale handle, permanent error, the one attempt of a late ack, or
+	// unsent when Run returned); AckRetries failed attempts that were
+	// tried again (or would have been, had Run not returned).
 	DeleteCalls, Acked, LateAcked, AckFailed, AckRetries int64
 
 	// NackCalls is the number of ChangeMessageVisibilityBatch calls that
