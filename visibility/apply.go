@@ -165,12 +165,12 @@ func (m *Manager) applyAck(l *Lease, err error, now time.Time) {
 	// Transient (or access denied, which may still be propagating): keep
 	// the lease alive and try again, looking at it by Interval/2 before its
 	// deadline at the latest, as at a holding lease, so that an extension
-	// sent then still lands (unless it can no longer be extended: then the
-	// back-off stands).
+	// sent then still lands (unless it can no longer be extended, or Run
+	// is flushing and extends nothing: then the back-off stands).
 	m.st.ackRetries.Add(1)
 	l.tries++
 	l.due = now.Add(m.retryDelay(l.tries))
-	if last := l.deadline.Add(-m.cfg.Interval / 2); !m.cfg.Disabled && !l.capped && last.Before(l.due) {
+	if last := l.deadline.Add(-m.cfg.Interval / 2); !m.cfg.Disabled && !l.capped && !m.flushing && last.Before(l.due) {
 		l.due = last
 		if l.due.Before(now) {
 			l.due = now

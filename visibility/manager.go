@@ -70,6 +70,7 @@ type Manager struct {
 	lostNow  []*Lease  // lost leases to report, outside mu
 	holds    uint64    // leases held so far: each lease's seq
 	giveBack uint64    // GiveBackAll gives back the leases with seq ≤ this
+	flushing bool      // Run's context is done: nothing is extended any more
 	stopped  bool      // Run has returned: decisions are ignored
 	denied   [2]int    // consecutive access-denied calls: deletes, visibility changes
 	fatal    error     // why the Manager gave up; set once

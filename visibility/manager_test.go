@@ -241,6 +241,34 @@ func TestRunReturnsWithinFlushTimeoutWhenTheMailboxHangs(t *testing.T) {
 	})
 }
 
+// A failing ack near its deadline during the flush backs off: the flush
+// extends nothing, so retrying at once would be a hot loop until the flush
+// ends.
+func TestFailingAckNearItsDeadlineBacksOffDuringTheFlush(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{callErr: func(o op) error {
+			if o == opDelete {
+				return errors.New("throttled")
+			}
+			return nil
+		}}
+		m := newManager(t, rec, fastConfig) // Interval 1 s, Extension 3 s
+		stop := start(t, m)
+		l := m.Hold(message("a", 3*time.Second), nil, nil)
+		time.Sleep(2600 * time.Millisecond) // past deadline − Interval/2
+		l.Ack()
+		synctest.Wait()
+		t0 := time.Now()
+		stop()
+		if d := time.Since(t0); d > FlushTimeout {
+			t.Fatalf("Run took %v to return, want ≤ %v", d, FlushTimeout)
+		}
+		if n := len(rec.snapshot(opDelete)); n > 10 {
+			t.Fatalf("%d delete calls in a flush of at most %v, want a back-off between them", n, FlushTimeout)
+		}
+	})
+}
+
 // Hold after Run has returned is ignored: the lease is never served and
 // not counted.
 func TestHoldAfterRunReturnedIsIgnored(t *testing.T) {

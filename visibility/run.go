@@ -43,7 +43,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	done := ctx.Done()
 	var flushBy time.Time
 	if ctx.Err() != nil { // done already: flush only, extend nothing
-		done, flushBy = nil, time.Now().Add(FlushTimeout)
+		done, flushBy = nil, m.startFlush()
 	}
 	for {
 		now := time.Now()
@@ -69,8 +69,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		}
 		select {
 		case <-done:
-			done = nil
-			flushBy = time.Now().Add(FlushTimeout)
+			done, flushBy = nil, m.startFlush()
 		case <-m.wake:
 		case <-fire:
 		case c := <-s.results:
@@ -87,6 +86,15 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.mu.Unlock()
 	m.report(lost)
 	return nil
+}
+
+// startFlush records that Run stopped extending and returns when the flush
+// must end.
+func (m *Manager) startFlush() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.flushing = true
+	return time.Now().Add(FlushTimeout)
 }
 
 // abandon ends the Manager's work once Run's loop and calls are done:
