@@ -8,11 +8,10 @@ import (
 	"time"
 )
 
-// DefaultShutdownTimeout (30 s) bounds a drain when a config leaves its
-// timeout at zero: the shutdown callbacks of a [ShutdownCoordinator]
-// (CoordinatorConfig.CallbackTimeout) and the Shutdown calls of a
-// [LoopGroup] (GroupConfig.ShutdownTimeout). It matches the default grace
-// period Kubernetes gives a pod between SIGTERM and SIGKILL.
+// DefaultShutdownTimeout (30 s) bounds the shutdown callbacks of a
+// [ShutdownCoordinator] when CoordinatorConfig.CallbackTimeout is zero. It
+// matches the default grace period Kubernetes gives a pod between SIGTERM
+// and SIGKILL.
 const DefaultShutdownTimeout = 30 * time.Second
 
 // DefaultSignals returns the signals a [ShutdownCoordinator] handles when

@@ -26,13 +26,6 @@ var (
 	// [ShutdownCoordinator.Stop].
 	ErrCoordinatorStopped = errors.New("lifecycle: shutdown coordinator stopped")
 
-	// ErrShutdownTimeout is reported (inside a [*LoopError]) for a loop that
-	// implements [Shutdowner] and did not drain within the group's
-	// ShutdownTimeout: its Run had not returned when the deadline passed (so
-	// the group cancelled its Run context), or its Shutdown gave up with
-	// [context.DeadlineExceeded]. Work it had in flight was cut short.
-	ErrShutdownTimeout = errors.New("lifecycle: loop did not stop within ShutdownTimeout")
-
 	// ErrInvalidConfig is wrapped by every error of [CoordinatorConfig.Validate],
 	// [GroupConfig.Validate] and [LoopGroup.Add]; the wrapping message names
 	// the field and the allowed range.
@@ -40,8 +33,8 @@ var (
 )
 
 // LoopError reports a loop that failed: its Run returned an error (other than
-// [context.Canceled] after the group asked it to stop), its Shutdown returned
-// an error, or it outlived the ShutdownTimeout ([ErrShutdownTimeout]).
+// [context.Canceled] after the group asked it to stop), or its Shutdown
+// returned an error.
 // [LoopGroup.Run] returns one LoopError per failing loop, joined with
 // [errors.Join]; find them with [errors.As], and match the cause through
 // them with [errors.Is], since LoopError implements Unwrap.

@@ -3,7 +3,6 @@ package lifecycle_test
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/sqsloop/sqsloop/lifecycle"
 )
@@ -56,10 +55,7 @@ func Example() {
 		return nil
 	})
 
-	group, err := lifecycle.NewLoopGroup(lifecycle.GroupConfig{
-		Coordinator:     coord,
-		ShutdownTimeout: 10 * time.Second,
-	})
+	group, err := lifecycle.NewLoopGroup(lifecycle.GroupConfig{Coordinator: coord})
 	if err != nil {
 		fmt.Println(err)
 		return

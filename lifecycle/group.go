@@ -37,11 +37,10 @@ type loop struct {
 	finished bool // Run returned
 	asked    bool // the group asked it to stop before it returned
 
-	// Written before done is closed (runErr) or by the stop goroutines
-	// (shutdownErr, timedOut); read only after the group waited for both.
+	// Written before done is closed (runErr) or by the Shutdown call
+	// (shutdownErr); read only after the group waited for both.
 	runErr      error
 	shutdownErr error
-	timedOut    bool
 }
 
 // NewLoopGroup returns an empty group configured by cfg, after
@@ -87,13 +86,15 @@ func (g *LoopGroup) Add(name string, r Runnable) error {
 // Shutdown begins at the first of: ctx is done; any loop returns (with an
 // error or not); the attached coordinator begins shutdown. Then, in order:
 // readiness turns false ([LoopGroup.Ready]); the coordinator, if any, is
-// triggered; every loop still running is stopped, all concurrently under
-// one deadline of ShutdownTimeout — a [Shutdowner] gets Shutdown(ctx with
-// that deadline) and its Run context is cancelled once its Run has
-// returned or the deadline passed, any other loop has its Run context
-// cancelled at once. Run waits for every loop and every Shutdown call,
-// however long they take (an obvious blocked call rather than a leaked
-// goroutine), then returns.
+// triggered; every loop still running is stopped, all concurrently — a
+// [Shutdowner] gets Shutdown(ctx) with a context that carries Run's values
+// but no deadline and keeps its Run context until its Run has returned,
+// any other loop has its Run context cancelled at once. Run waits for every
+// loop and every Shutdown call, however long they take (an obvious blocked
+// call rather than a leaked goroutine), then returns. The group sets no
+// drain budget: a loop that drains owns its own (a consumer's
+// ShutdownTimeout); a second signal exits the process if a loop never
+// returns.
 //
 // A loop whose Run returns nil on its own (not asked to stop) is done, not
 // failed: it shuts the group down and Run reports nothing for it. That is
@@ -102,8 +103,8 @@ func (g *LoopGroup) Add(name string, r Runnable) error {
 //
 // Run returns nil if every loop stopped cleanly, else the [*LoopError] of
 // each failing loop joined with [errors.Join]: a Run error other than
-// [context.Canceled] after the group asked the loop to stop, a Shutdown
-// error, or [ErrShutdownTimeout]. A panic in a loop is recovered and
+// [context.Canceled] after the group asked the loop to stop, or a Shutdown
+// error. A panic in a loop is recovered and
 // reported as its error, with the stack. An empty group waits for ctx or
 // the coordinator and returns nil. A second call returns [ErrAlreadyRunning]
 // at once.
@@ -111,10 +112,6 @@ func (g *LoopGroup) Run(ctx context.Context) error {
 	loops, err := g.start()
 	if err != nil {
 		return err
-	}
-	timeout := g.cfg.ShutdownTimeout
-	if timeout == 0 {
-		timeout = DefaultShutdownTimeout
 	}
 	base := context.WithoutCancel(ctx)
 	returned := make(chan *loop, len(loops))
@@ -134,7 +131,7 @@ func (g *LoopGroup) Run(ctx context.Context) error {
 	if c := g.cfg.Coordinator; c != nil && cause != nil {
 		c.trigger(cause)
 	}
-	stop(base, toStop, timeout, &wg)
+	stop(base, toStop, &wg)
 	for _, l := range loops {
 		l.cancel() // release every loop context, stopped or not
 	}
@@ -142,7 +139,7 @@ func (g *LoopGroup) Run(ctx context.Context) error {
 	g.mu.Lock()
 	g.live = false
 	g.mu.Unlock()
-	return collect(loops, timeout)
+	return collect(loops)
 }
 
 // start marks the group started and returns its loops, or

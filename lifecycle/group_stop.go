@@ -5,14 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 )
 
-// stop stops every loop in toStop concurrently under one deadline of
-// timeout, then waits for the loops (loops) and for its own goroutines.
-func stop(base context.Context, toStop []*loop, timeout time.Duration, loops *sync.WaitGroup) {
-	sctx, cancel := context.WithTimeout(base, timeout)
-	defer cancel()
+// stop stops every loop in toStop: a Shutdowner gets Shutdown(base), a
+// context without deadline, and keeps its Run context until its Run has
+// returned; any other loop has its Run context cancelled at once. It then
+// waits for every loop (loops) and every Shutdown call, however long they
+// take: the loop owns its drain budget.
+func stop(base context.Context, toStop []*loop, loops *sync.WaitGroup) {
 	var stoppers sync.WaitGroup
 	for _, l := range toStop {
 		sd, ok := l.r.(Shutdowner)
@@ -20,42 +20,22 @@ func stop(base context.Context, toStop []*loop, timeout time.Duration, loops *sy
 			l.cancel()
 			continue
 		}
-		stoppers.Go(func() { l.shutdownErr = sd.Shutdown(sctx) })
-		stoppers.Go(func() {
-			select {
-			case <-l.done:
-			case <-sctx.Done():
-			}
-			select {
-			case <-l.done:
-			default:
-				l.timedOut = true
-			}
-			l.cancel()
-		})
+		stoppers.Go(func() { l.shutdownErr = sd.Shutdown(base) })
 	}
 	loops.Wait()
 	stoppers.Wait()
 }
 
 // collect builds Run's result from the loops' recorded outcomes.
-func collect(loops []*loop, timeout time.Duration) error {
+func collect(loops []*loop) error {
 	var errs []error
 	for _, l := range loops {
 		var why []error
 		if l.runErr != nil && !(l.asked && errors.Is(l.runErr, context.Canceled)) {
 			why = append(why, l.runErr)
 		}
-		timedOut := l.timedOut
-		switch {
-		case l.shutdownErr == nil:
-		case errors.Is(l.shutdownErr, context.DeadlineExceeded):
-			timedOut = true // Shutdown gave up at the group's deadline
-		default:
+		if l.shutdownErr != nil {
 			why = append(why, fmt.Errorf("shutdown: %w", l.shutdownErr))
-		}
-		if timedOut {
-			why = append(why, fmt.Errorf("%w (%v)", ErrShutdownTimeout, timeout))
 		}
 		switch len(why) {
 		case 0:

@@ -160,54 +160,29 @@ func TestLoopReturningNilStopsGroup(t *testing.T) {
 	})
 }
 
-func TestShutdownTimeoutCancelsLoopIgnoringShutdown(t *testing.T) {
+// A Shutdowner drains on its own budget: the group gives Shutdown a context
+// without deadline, never cancels the loop's Run context before Run
+// returns, and waits however long the drain takes.
+func TestShutdownerDrainsWithoutGroupDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ignorer := newDrainLoop(0)
-		ignorer.ignore = true
-		g := newGroup(t, GroupConfig{ShutdownTimeout: 5 * time.Second}, map[string]Runnable{"ignorer": ignorer})
-		ctx, cancel := context.WithCancel(context.Background())
-		res := runAsync(ctx, g)
-		synctest.Wait()
-		cancel()
-		start := time.Now()
-		synctest.Wait()
-		if !isClosed(ignorer.stopping) {
-			t.Fatal("Shutdown was not called")
-		}
-		if isClosed(ignorer.returned) {
-			t.Fatal("Run context cancelled before ShutdownTimeout")
-		}
-		err := <-res
-		if got := time.Since(start); got != 5*time.Second {
-			t.Errorf("loop was cancelled after %v, want ShutdownTimeout 5s", got)
-		}
-		if !errors.Is(ignorer.ctxErr(), context.Canceled) {
-			t.Errorf("ignorer's Run ctx = %v, want cancelled", ignorer.ctxErr())
-		}
-		les := loopErrors(err)
-		if !errors.Is(les["ignorer"], ErrShutdownTimeout) {
-			t.Errorf("Run = %v, want ErrShutdownTimeout for ignorer", err)
-		}
-	})
-}
-
-func TestShutdownTimeoutWhenDrainTooSlow(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		slow := newDrainLoop(time.Minute)
-		quick := newDrainLoop(time.Second)
-		g := newGroup(t, GroupConfig{}, map[string]Runnable{"slow": slow, "quick": quick})
+		slow := newDrainLoop(time.Hour)
+		g := newGroup(t, GroupConfig{}, map[string]Runnable{"slow": slow})
 		ctx, cancel := context.WithCancel(context.Background())
 		res := runAsync(ctx, g)
 		synctest.Wait()
 		start := time.Now()
 		cancel()
-		err := <-res
-		if got := time.Since(start); got != DefaultShutdownTimeout {
-			t.Errorf("Run returned %v after cancel, want DefaultShutdownTimeout", got)
+		if err := <-res; err != nil {
+			t.Errorf("Run = %v, want nil", err)
 		}
-		les := loopErrors(err)
-		if len(les) != 1 || !errors.Is(les["slow"], ErrShutdownTimeout) {
-			t.Errorf("Run = %v, want only slow with ErrShutdownTimeout", err)
+		if got := time.Since(start); got != time.Hour {
+			t.Errorf("Run returned %v after cancel, want the loop's 1h drain", got)
+		}
+		if slow.ctxErr() != nil {
+			t.Errorf("Run ctx cancelled before the loop drained: %v", slow.ctxErr())
+		}
+		if slow.hadDeadline.Load() {
+			t.Error("Shutdown's context has a deadline")
 		}
 	})
 }
@@ -352,51 +327,6 @@ func TestAddValidation(t *testing.T) {
 			t.Errorf("Add(%q) = %v, want ErrInvalidConfig mentioning %q", tc.name, err, tc.want)
 		}
 	}
-}
-
-func TestGroupConfigValidate(t *testing.T) {
-	g, err := NewLoopGroup(GroupConfig{ShutdownTimeout: -time.Second})
-	if g != nil || !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "ShutdownTimeout") {
-		t.Errorf("NewLoopGroup(negative timeout) = %v, %v; want nil and ErrInvalidConfig naming ShutdownTimeout", g, err)
-	}
-}
-
-// flushLoop's Run returns as soon as Shutdown begins, but its Shutdown waits
-// for work that never completes (say, acks that never flush) until its
-// context gives up.
-type flushLoop struct{ stopping chan struct{} }
-
-func (f *flushLoop) Run(ctx context.Context) error {
-	select {
-	case <-f.stopping:
-	case <-ctx.Done():
-	}
-	return nil
-}
-
-func (f *flushLoop) Shutdown(ctx context.Context) error {
-	close(f.stopping)
-	<-ctx.Done()
-	return ctx.Err()
-}
-
-func TestShutdownGivingUpAtDeadlineIsTimeout(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		f := &flushLoop{stopping: make(chan struct{})}
-		g := newGroup(t, GroupConfig{ShutdownTimeout: time.Second}, map[string]Runnable{"flush": f})
-		ctx, cancel := context.WithCancel(context.Background())
-		res := runAsync(ctx, g)
-		synctest.Wait()
-		cancel()
-		err := <-res
-		le := loopErrors(err)["flush"]
-		if !errors.Is(le, ErrShutdownTimeout) {
-			t.Errorf("Run = %v, want ErrShutdownTimeout for flush", err)
-		}
-		if errors.Is(le, context.DeadlineExceeded) {
-			t.Errorf("Shutdown's DeadlineExceeded reported besides ErrShutdownTimeout: %v", le)
-		}
-	})
 }
 
 func TestNilLoopErrorIsSafe(t *testing.T) {

@@ -33,6 +33,7 @@ type drainLoop struct {
 	returned    chan struct{} // closed when Run returns
 	ctxErrAtEnd atomic.Value  // Run's ctx.Err() when Run returned (error or nil)
 	running     atomic.Bool
+	hadDeadline atomic.Bool // Shutdown's ctx had a deadline
 }
 
 func newDrainLoop(drain time.Duration) *drainLoop {
@@ -64,6 +65,8 @@ func (d *drainLoop) Run(ctx context.Context) (err error) {
 }
 
 func (d *drainLoop) Shutdown(ctx context.Context) error {
+	_, ok := ctx.Deadline()
+	d.hadDeadline.Store(ok)
 	d.once.Do(func() { close(d.stopping) })
 	if d.ignore {
 		return nil

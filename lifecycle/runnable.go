@@ -16,9 +16,11 @@ type Runnable interface {
 // request, in the style of [net/http.Server.Shutdown]: stop intake, wait for
 // in-flight work until ctx is done, and return ctx's error if it was done
 // first. When a loop implements it, [LoopGroup] calls Shutdown to begin the
-// drain and cancels the loop's Run context only once Run has returned or the
-// group's ShutdownTimeout has run out. Shutdown is called at most once, from
-// a goroutine other than Run's, while Run may still be running.
+// drain, with a context that has no deadline, and leaves the loop's Run
+// context alone until Run has returned: the loop owns its drain budget and
+// must return on its own (a consumer within its ShutdownTimeout). Shutdown is
+// called at most once, from a goroutine other than Run's, while Run may
+// still be running.
 type Shutdowner interface {
 	Shutdown(ctx context.Context) error
 }

@@ -76,7 +76,7 @@ func run(ctx context.Context, o options, coord *lifecycle.ShutdownCoordinator, o
 	if err != nil {
 		return sum, err
 	}
-	group, err := lifecycle.NewLoopGroup(lifecycle.GroupConfig{Coordinator: coord, ShutdownTimeout: 15 * time.Second})
+	group, err := lifecycle.NewLoopGroup(lifecycle.GroupConfig{Coordinator: coord})
 	if err != nil {
 		return sum, err
 	}
