@@ -10,18 +10,29 @@ var (
 	// ErrAlreadyRunning is returned by a second call to [LoopGroup.Run],
 	// concurrent or not, and by [LoopGroup.Add] once Run has been called: a
 	// group runs once.
-	ErrAlreadyRunning = errors.New("lifecycle: loop group already running")
+	ErrAlreadyRunning = errors.New("lifecycle: LoopGroup.Run already called")
 
-	// ErrInvalidConfig is wrapped by every error of [LoopGroup.Add] and by
-	// the error [LoopGroup.Run] returns for a nil entry of Signals; the
-	// wrapping message names the field and what it should be.
-	ErrInvalidConfig = errors.New("lifecycle: invalid configuration")
+	// ErrInvalidArgument is wrapped by the errors of [LoopGroup.Add] and by
+	// the error [LoopGroup.Run] returns for a nil entry of Signals. Their
+	// text reads "lifecycle: Field: want …, got …", naming the argument or
+	// field and what it should be.
+	ErrInvalidArgument = errors.New("lifecycle: invalid argument")
 )
 
-// LoopError reports a loop that failed: its Run returned an error (other than
-// [context.Canceled] after the group asked it to stop, or returned
-// context.Canceled before), or its Shutdown returned an error; a panic in
-// either counts, with its stack. [LoopGroup.Run] returns one LoopError per
+// invalidArgument is an error reading "lifecycle: Field: want …, got …"
+// that wraps ErrInvalidArgument.
+type invalidArgument struct{ field, want, got string }
+
+func (e *invalidArgument) Error() string {
+	return "lifecycle: " + e.field + ": want " + e.want + ", got " + e.got
+}
+
+func (e *invalidArgument) Unwrap() error { return ErrInvalidArgument }
+
+// LoopError reports a loop that failed: its Run returned an error
+// ([context.Canceled] counts only if the group had not asked the loop to
+// stop), or its Shutdown returned an error; a panic in either counts, with
+// its stack. [LoopGroup.Run] returns one LoopError per
 // failing loop, joined with [errors.Join]; find them with [errors.As], and
 // match the cause through them with [errors.Is], since LoopError implements
 // Unwrap.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"syscall"
 )
@@ -69,23 +70,24 @@ type loop struct {
 
 // Add registers r under name, to be started by Run. name must be non-empty
 // and unique in the group, since errors and probes report loops by name, and
-// r must be non-nil; otherwise Add returns an error wrapping
-// [ErrInvalidConfig]. Once Run has been called Add returns
-// [ErrAlreadyRunning]: loops cannot join a running group.
+// r must be non-nil; otherwise Add returns an error naming the argument
+// ("lifecycle: name: want …, got …") that wraps [ErrInvalidArgument]. Once
+// Run has been called Add returns [ErrAlreadyRunning]: loops cannot join a
+// running group.
 func (g *LoopGroup) Add(name string, r Runnable) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
 	case g.started:
-		return fmt.Errorf("lifecycle: Add(%q): %w", name, ErrAlreadyRunning)
+		return ErrAlreadyRunning
 	case name == "":
-		return fmt.Errorf("%w: LoopGroup.Add: name is empty; want a non-empty name unique in the group", ErrInvalidConfig)
+		return &invalidArgument{"name", "a non-empty name", `""`}
 	case r == nil:
-		return fmt.Errorf("%w: LoopGroup.Add(%q): Runnable is nil", ErrInvalidConfig, name)
+		return &invalidArgument{"r", fmt.Sprintf("a non-nil Runnable for loop %q", name), "nil"}
 	}
 	for _, l := range g.loops {
 		if l.name == name {
-			return fmt.Errorf("%w: LoopGroup.Add: name %q is already in the group; want a unique name", ErrInvalidConfig, name)
+			return &invalidArgument{"name", "a name not yet in the group", strconv.Quote(name)}
 		}
 	}
 	g.loops = append(g.loops, &loop{name: name, r: r})
@@ -98,8 +100,8 @@ func (g *LoopGroup) Add(name string, r Runnable) error {
 // they stop.
 //
 // Shutdown begins at the first of: a signal; ctx is done; any loop returns
-// (with an error or not). Then readiness turns false ([LoopGroup.Ready])
-// before any loop is asked to stop, and every loop still running is asked,
+// (with an error or not). Readiness ([LoopGroup.Ready]) turns false at once,
+// before any loop is asked to stop; then every loop still running is asked,
 // all at once: a [Shutdowner] gets Shutdown(ctx) with a context that carries
 // ctx's values and no deadline, and its Run context is left alone (unless
 // Shutdown fails, which cancels it); any other loop has its Run context
@@ -109,6 +111,11 @@ func (g *LoopGroup) Add(name string, r Runnable) error {
 // signal exits the process if one never returns. Run waits for every loop
 // and every Shutdown call, however long they take (an obvious blocked call
 // rather than a leaked goroutine), stops handling the signals, and returns.
+//
+// Signals are counted, not shutdowns: the first one Run receives begins
+// shutdown (or lets one begun for another reason go on, as for a deploy's
+// SIGTERM while a failed loop brings the group down); the second, and every
+// later one, calls Exit.
 //
 // A loop whose Run returns nil on its own (not asked to stop) is done, not
 // failed: it shuts the group down and Run reports nothing for it. That is
@@ -121,8 +128,9 @@ func (g *LoopGroup) Add(name string, r Runnable) error {
 // error. A panic in a loop's Run or Shutdown is recovered and reported as
 // its error, with the stack. An empty group waits for a signal or ctx and
 // returns nil. A second call returns [ErrAlreadyRunning] at once. If
-// Signals holds a nil entry, Run starts nothing and returns an error naming
-// it, wrapping [ErrInvalidConfig].
+// Signals holds a nil entry, Run starts nothing and returns an error per
+// nil entry ("lifecycle: Signals[i]: want …, got nil"), joined, that wraps
+// [ErrInvalidArgument].
 func (g *LoopGroup) Run(ctx context.Context) error {
 	signals, err := g.signals()
 	if err != nil {
@@ -211,7 +219,7 @@ func (g *LoopGroup) signals() ([]os.Signal, error) {
 	var errs []error
 	for i, s := range g.Signals {
 		if s == nil {
-			errs = append(errs, fmt.Errorf("%w: LoopGroup.Signals[%d] is nil; want a signal such as syscall.SIGHUP", ErrInvalidConfig, i))
+			errs = append(errs, &invalidArgument{fmt.Sprintf("Signals[%d]", i), "a signal such as syscall.SIGHUP", "nil"})
 		}
 	}
 	return g.Signals, errors.Join(errs...)

@@ -329,13 +329,13 @@ func TestAddValidation(t *testing.T) {
 		r    Runnable
 		want string
 	}{
-		{"", newBlockingLoop(), "name is empty"},
-		{"b", nil, "nil"},
-		{"a", newBlockingLoop(), "already in the group"},
+		{"", newBlockingLoop(), `lifecycle: name: want a non-empty name, got ""`},
+		{"b", nil, `lifecycle: r: want a non-nil Runnable for loop "b", got nil`},
+		{"a", newBlockingLoop(), `lifecycle: name: want a name not yet in the group, got "a"`},
 	} {
 		err := g.Add(tc.name, tc.r)
-		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("Add(%q) = %v, want ErrInvalidConfig mentioning %q", tc.name, err, tc.want)
+		if !errors.Is(err, ErrInvalidArgument) || err.Error() != tc.want {
+			t.Errorf("Add(%q) = %v, want ErrInvalidArgument reading %q", tc.name, err, tc.want)
 		}
 	}
 }

@@ -159,13 +159,10 @@ func TestSignalsValidation(t *testing.T) {
 	g, f := newGroup(t, map[string]Runnable{"a": a})
 	g.Signals = []os.Signal{nil, syscall.SIGHUP, nil}
 	err := g.Run(context.Background())
-	if !errors.Is(err, ErrInvalidConfig) {
-		t.Fatalf("Run = %v, want ErrInvalidConfig", err)
-	}
-	for _, field := range []string{"Signals[0]", "Signals[2]"} {
-		if !strings.Contains(err.Error(), field) {
-			t.Errorf("Run error %q does not name %s", err, field)
-		}
+	want := "lifecycle: Signals[0]: want a signal such as syscall.SIGHUP, got nil\n" +
+		"lifecycle: Signals[2]: want a signal such as syscall.SIGHUP, got nil"
+	if !errors.Is(err, ErrInvalidArgument) || err.Error() != want {
+		t.Fatalf("Run = %q, want ErrInvalidArgument reading %q", err, want)
 	}
 	if isClosed(a.started) || f.installed || g.live() {
 		t.Error("Run with invalid Signals started something")
