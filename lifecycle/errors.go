@@ -7,44 +7,35 @@ import (
 
 // Sentinel errors, matched with [errors.Is].
 var (
-	// ErrShutdown is the cause (see [context.Cause]) of the context returned by
-	// [ShutdownCoordinator.Context] once shutdown has begun. A shutdown begun
-	// by a signal wraps it with the signal's name; one begun by a LoopGroup
-	// wraps it with the reason (a loop returned, the group's context ended).
-	ErrShutdown = errors.New("lifecycle: shutdown requested")
-
 	// ErrAlreadyRunning is returned by a second call to [LoopGroup.Run],
 	// concurrent or not, and by [LoopGroup.Add] once Run has been called: a
 	// group runs once.
-	ErrAlreadyRunning = errors.New("lifecycle: loop group already running")
+	ErrAlreadyRunning = errors.New("lifecycle: LoopGroup.Run already called")
 
-	// ErrAlreadyInstalled is returned by a second call to
-	// [ShutdownCoordinator.Install]; the first installation stays in effect.
-	ErrAlreadyInstalled = errors.New("lifecycle: signal handling already installed")
-
-	// ErrCoordinatorStopped is returned by [ShutdownCoordinator.Install] after
-	// [ShutdownCoordinator.Stop].
-	ErrCoordinatorStopped = errors.New("lifecycle: shutdown coordinator stopped")
-
-	// ErrShutdownTimeout is reported (inside a [*LoopError]) for a loop that
-	// implements [Shutdowner] and did not drain within the group's
-	// ShutdownTimeout: its Run had not returned when the deadline passed (so
-	// the group cancelled its Run context), or its Shutdown gave up with
-	// [context.DeadlineExceeded]. Work it had in flight was cut short.
-	ErrShutdownTimeout = errors.New("lifecycle: loop did not stop within ShutdownTimeout")
-
-	// ErrInvalidConfig is wrapped by every error of [CoordinatorConfig.Validate],
-	// [GroupConfig.Validate] and [LoopGroup.Add]; the wrapping message names
-	// the field and the allowed range.
-	ErrInvalidConfig = errors.New("lifecycle: invalid configuration")
+	// ErrInvalidArgument is wrapped by the errors of [LoopGroup.Add] and by
+	// the error [LoopGroup.Run] returns for a nil entry of Signals. Their
+	// text reads "lifecycle: Field: want …, got …", naming the argument or
+	// field and what it should be.
+	ErrInvalidArgument = errors.New("lifecycle: invalid argument")
 )
 
-// LoopError reports a loop that failed: its Run returned an error (other than
-// [context.Canceled] after the group asked it to stop), its Shutdown returned
-// an error, or it outlived the ShutdownTimeout ([ErrShutdownTimeout]).
-// [LoopGroup.Run] returns one LoopError per failing loop, joined with
-// [errors.Join]; find them with [errors.As], and match the cause through
-// them with [errors.Is], since LoopError implements Unwrap.
+// invalidArgument is an error reading "lifecycle: Field: want …, got …"
+// that wraps ErrInvalidArgument.
+type invalidArgument struct{ field, want, got string }
+
+func (e *invalidArgument) Error() string {
+	return "lifecycle: " + e.field + ": want " + e.want + ", got " + e.got
+}
+
+func (e *invalidArgument) Unwrap() error { return ErrInvalidArgument }
+
+// LoopError reports a loop that failed: its Run returned an error
+// ([context.Canceled] counts only if the group had not asked the loop to
+// stop), or its Shutdown returned an error; a panic in either counts, with
+// its stack. [LoopGroup.Run] returns one LoopError per
+// failing loop, joined with [errors.Join]; find them with [errors.As], and
+// match the cause through them with [errors.Is], since LoopError implements
+// Unwrap.
 type LoopError struct {
 	// Name is the name the loop was added with ([LoopGroup.Add]).
 	Name string

@@ -3,7 +3,6 @@ package lifecycle_test
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/sqsloop/sqsloop/lifecycle"
 )
@@ -39,61 +38,36 @@ func (d *drainer) Shutdown(ctx context.Context) error {
 	}
 }
 
-// Two loops under one LoopGroup, stopped by the coordinator's Trigger (as
-// the first SIGTERM would after Install): readiness turns false, the
-// Shutdowner drains, the plain loop has its context cancelled, Run returns
-// nil, and the shutdown callback has run.
+// Two loops under one LoopGroup, stopped by the end of Run's context (the
+// first SIGTERM or SIGINT does the same): readiness turns false, the
+// Shutdowner drains, the plain loop has its context cancelled, and Run
+// returns nil once both have stopped.
 func Example() {
-	coord, err := lifecycle.NewShutdownCoordinator(lifecycle.CoordinatorConfig{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer coord.Stop()
-	flushed := false
-	coord.Register("flush metrics", func(ctx context.Context) error {
-		flushed = true
-		return nil
-	})
-
-	group, err := lifecycle.NewLoopGroup(lifecycle.GroupConfig{
-		Coordinator:     coord,
-		ShutdownTimeout: 10 * time.Second,
-	})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
+	var group lifecycle.LoopGroup // SIGTERM/SIGINT begin shutdown; a second one exits
 	orders := newDrainer()
-	ticks := make(chan struct{})
+	ticking := make(chan struct{})
 	_ = group.Add("orders", orders)
 	_ = group.Add("reaper", lifecycle.RunnableFunc(func(ctx context.Context) error {
-		close(ticks)
+		close(ticking)
 		<-ctx.Done()
+		fmt.Println("reaper stopped:", context.Cause(ctx))
 		return ctx.Err() // context.Canceled after a stop request is clean
 	}))
 
-	triggered := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		defer close(triggered)
 		<-orders.started
-		<-ticks
-		fmt.Println("ready before shutdown:", group.Ready() == nil)
-		coord.Trigger()
-		fmt.Println("ready after Trigger:", group.Ready())
+		<-ticking
+		fmt.Println("ready:", group.Ready())
+		cancel()
 	}()
 
-	err = group.Run(context.Background())
-	<-triggered
+	err := group.Run(ctx)
 	fmt.Println("Run returned:", err)
-	fmt.Println("cause:", context.Cause(coord.Context()))
-	fmt.Println("callbacks:", coord.Wait(context.Background()), flushed)
-	fmt.Println("live after Run:", group.Live())
+	fmt.Println("ready after Run:", group.Ready())
 	// Output:
-	// ready before shutdown: true
-	// ready after Trigger: lifecycle: shutdown begun
+	// ready: <nil>
+	// reaper stopped: lifecycle: shutting down: Run's context ended (context canceled)
 	// Run returned: <nil>
-	// cause: lifecycle: shutdown requested
-	// callbacks: <nil> true
-	// live after Run: false
+	// ready after Run: lifecycle: group not running
 }

@@ -2,98 +2,120 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"sync"
+	"syscall"
 )
 
-// LoopGroup runs several [Runnable] loops under one coordinated shutdown,
-// in the style of errgroup: [LoopGroup.Run] starts each loop in a goroutine
-// it owns and, when any loop returns, when its context is done, or when the
-// attached [ShutdownCoordinator] begins shutdown, stops them all and waits
-// for every one to return.
+// LoopGroup runs several [Runnable] loops under one coordinated shutdown:
+// [LoopGroup.Run] starts each loop in a goroutine it owns, begins shutdown
+// at the first SIGTERM or SIGINT, when its context is done, or when any loop
+// returns, then stops every loop and waits for all of them. A second signal
+// during that drain exits the process at once, as users expect from Ctrl+C
+// twice.
 //
-// Create one with [NewLoopGroup]; the zero value is also ready to use, with
-// the defaults of a zero [GroupConfig]. A group runs once. All methods are
-// safe for concurrent use.
+// The zero value is ready to use: [LoopGroup.Add] the loops, then call Run
+// once. Set Signals and Exit, if at all, before Run and leave them alone
+// while it runs. All methods are safe for concurrent use. A LoopGroup must
+// not be copied after first use.
 type LoopGroup struct {
-	cfg GroupConfig
+	// Signals begin shutdown while Run runs. Nil means SIGTERM (what
+	// Kubernetes, systemd and ECS send to stop a process) and SIGINT
+	// (Ctrl+C); an empty non-nil slice means none: only Run's context and
+	// the loops end the group. Entries must not be nil. Under
+	// testing/synctest use an empty slice: os/signal cannot be used from
+	// inside a synctest bubble.
+	Signals []os.Signal
+
+	// Exit is called, on Run's goroutine, when a second signal arrives
+	// while Run runs; nil means [os.Exit]. The code is 128 plus the signal
+	// number for a [syscall.Signal] (130 for SIGINT, 143 for SIGTERM, as
+	// shells report a process killed by that signal), else 1. If Exit
+	// returns (a test's recorder), Run goes on draining and calls it again
+	// on every further signal.
+	Exit func(code int)
+
+	// notify and stopNotify, when set, replace signal.Notify and
+	// signal.Stop, so tests can feed signals without sending them.
+	notify     func(c chan<- os.Signal, sig ...os.Signal)
+	stopNotify func(c chan<- os.Signal)
 
 	mu       sync.Mutex
 	loops    []*loop
-	started  bool // Run was called
-	live     bool // Run is in progress
-	draining bool // shutdown has begun
+	started  bool   // Run was called
+	running  bool   // Run is in progress
+	stopping string // why shutdown began; empty until it has
 }
 
 // loop is one added Runnable and its state during Run.
 type loop struct {
 	name   string
 	r      Runnable
-	cancel context.CancelFunc
-	done   chan struct{} // closed when Run returned
+	cancel context.CancelCauseFunc
 
 	// Guarded by LoopGroup.mu.
 	finished bool // Run returned
 	asked    bool // the group asked it to stop before it returned
 
-	// Written before done is closed (runErr) or by the stop goroutines
-	// (shutdownErr, timedOut); read only after the group waited for both.
-	runErr      error
-	shutdownErr error
-	timedOut    bool
-}
-
-// NewLoopGroup returns an empty group configured by cfg, after
-// [GroupConfig.Validate]; on invalid input it returns nil and that error
-// (wrapping [ErrInvalidConfig]).
-func NewLoopGroup(cfg GroupConfig) (*LoopGroup, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	return &LoopGroup{cfg: cfg}, nil
+	// Written by the loop's Run goroutine (runErr) and its Shutdown call
+	// (shutdownErr) before they report to Run's goroutine, which reads them
+	// after.
+	runErr, shutdownErr error
 }
 
 // Add registers r under name, to be started by Run. name must be non-empty
 // and unique in the group, since errors and probes report loops by name, and
-// r must be non-nil; otherwise Add returns an error wrapping
-// [ErrInvalidConfig]. Once Run has been called Add returns
-// [ErrAlreadyRunning]: loops cannot join a running group.
+// r must be non-nil; otherwise Add returns an error naming the argument
+// ("lifecycle: name: want …, got …") that wraps [ErrInvalidArgument]. Once
+// Run has been called Add returns [ErrAlreadyRunning]: loops cannot join a
+// running group.
 func (g *LoopGroup) Add(name string, r Runnable) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
 	case g.started:
-		return fmt.Errorf("lifecycle: Add(%q): %w", name, ErrAlreadyRunning)
+		return ErrAlreadyRunning
 	case name == "":
-		return fmt.Errorf("%w: LoopGroup.Add: name is empty; want a non-empty name unique in the group", ErrInvalidConfig)
+		return &invalidArgument{"name", "a non-empty name", `""`}
 	case r == nil:
-		return fmt.Errorf("%w: LoopGroup.Add(%q): Runnable is nil", ErrInvalidConfig, name)
+		return &invalidArgument{"r", fmt.Sprintf("a non-nil Runnable for loop %q", name), "nil"}
 	}
 	for _, l := range g.loops {
 		if l.name == name {
-			return fmt.Errorf("%w: LoopGroup.Add: name %q is already in the group; want a unique name", ErrInvalidConfig, name)
+			return &invalidArgument{"name", "a name not yet in the group", strconv.Quote(name)}
 		}
 	}
-	g.loops = append(g.loops, &loop{name: name, r: r, done: make(chan struct{})})
+	g.loops = append(g.loops, &loop{name: name, r: r})
 	return nil
 }
 
-// Run starts every added loop, each in its own goroutine, and blocks until
-// all of them have returned. Loops get a context that carries ctx's values
-// but not its cancellation: the group decides when and in which order they
-// stop.
+// Run handles the group's Signals, starts every added loop in its own
+// goroutine, and blocks until all of them have returned. Loops get a context
+// that carries ctx's values but not its cancellation: the group decides when
+// they stop.
 //
-// Shutdown begins at the first of: ctx is done; any loop returns (with an
-// error or not); the attached coordinator begins shutdown. Then, in order:
-// readiness turns false ([LoopGroup.Ready]); the coordinator, if any, is
-// triggered; every loop still running is stopped, all concurrently under
-// one deadline of ShutdownTimeout — a [Shutdowner] gets Shutdown(ctx with
-// that deadline) and its Run context is cancelled once its Run has
-// returned or the deadline passed, any other loop has its Run context
-// cancelled at once. Run waits for every loop and every Shutdown call,
-// however long they take (an obvious blocked call rather than a leaked
-// goroutine), then returns.
+// Shutdown begins at the first of: a signal; ctx is done; any loop returns
+// (with an error or not). Readiness ([LoopGroup.Ready]) turns false at once,
+// before any loop is asked to stop; then every loop still running is asked,
+// all at once: a [Shutdowner] gets Shutdown(ctx) with a context that carries
+// ctx's values and no deadline, and its Run context is left alone (unless
+// Shutdown fails, which cancels it); any other loop has its Run context
+// cancelled. The cancelled context's [context.Cause] says why shutdown
+// began and wraps [context.Canceled]. The group sets no drain budget: a loop
+// that drains owns its own (a consumer's ShutdownTimeout), and a second
+// signal exits the process if one never returns. Run waits for every loop
+// and every Shutdown call, however long they take (an obvious blocked call
+// rather than a leaked goroutine), stops handling the signals, and returns.
+//
+// Signals are counted, not shutdowns: the first one Run receives begins
+// shutdown (or lets one begun for another reason go on, as for a deploy's
+// SIGTERM while a failed loop brings the group down); the second, and every
+// later one, calls Exit.
 //
 // A loop whose Run returns nil on its own (not asked to stop) is done, not
 // failed: it shuts the group down and Run reports nothing for it. That is
@@ -102,47 +124,105 @@ func (g *LoopGroup) Add(name string, r Runnable) error {
 //
 // Run returns nil if every loop stopped cleanly, else the [*LoopError] of
 // each failing loop joined with [errors.Join]: a Run error other than
-// [context.Canceled] after the group asked the loop to stop, a Shutdown
-// error, or [ErrShutdownTimeout]. A panic in a loop is recovered and
-// reported as its error, with the stack. An empty group waits for ctx or
-// the coordinator and returns nil. A second call returns [ErrAlreadyRunning]
-// at once.
+// [context.Canceled] after the group asked the loop to stop, or a Shutdown
+// error. A panic in a loop's Run or Shutdown is recovered and reported as
+// its error, with the stack. An empty group waits for a signal or ctx and
+// returns nil. A second call returns [ErrAlreadyRunning] at once. If
+// Signals holds a nil entry, Run starts nothing and returns an error per
+// nil entry ("lifecycle: Signals[i]: want …, got nil"), joined, that wraps
+// [ErrInvalidArgument].
 func (g *LoopGroup) Run(ctx context.Context) error {
+	signals, err := g.signals()
+	if err != nil {
+		return err
+	}
 	loops, err := g.start()
 	if err != nil {
 		return err
 	}
-	timeout := g.cfg.ShutdownTimeout
-	if timeout == 0 {
-		timeout = DefaultShutdownTimeout
+	exit, notify, stopNotify := g.Exit, g.notify, g.stopNotify
+	if exit == nil {
+		exit = os.Exit
 	}
+	if notify == nil {
+		notify, stopNotify = signal.Notify, signal.Stop
+	}
+	sigs := make(chan os.Signal, 2) // room for the first and the second
+	if len(signals) > 0 {
+		notify(sigs, signals...)
+	}
+
 	base := context.WithoutCancel(ctx)
-	returned := make(chan *loop, len(loops))
 	var wg sync.WaitGroup
+	returned := make(chan *loop, len(loops))        // a loop's Run returned
+	shutdownDone := make(chan struct{}, len(loops)) // a Shutdown call returned
 	for _, l := range loops {
-		lctx, cancel := context.WithCancel(base)
+		lctx, cancel := context.WithCancelCause(base)
 		l.cancel = cancel
 		wg.Go(func() {
-			err := runLoop(lctx, l.r)
-			g.finish(l, err)
+			err := protect(func() error { return l.r.Run(lctx) })
+			g.mu.Lock()
+			l.finished, l.runErr = true, err
+			g.mu.Unlock()
 			returned <- l
 		})
 	}
 
-	cause := g.awaitShutdown(ctx, returned)
-	toStop := g.beginShutdown()
-	if c := g.cfg.Coordinator; c != nil && cause != nil {
-		c.trigger(cause)
-	}
-	stop(base, toStop, timeout, &wg)
-	for _, l := range loops {
-		l.cancel() // release every loop context, stopped or not
+	var cause error // set once shutdown has begun
+	running, shutdowns, signalled := len(loops), 0, 0
+	done := ctx.Done()
+	for cause == nil || running > 0 || shutdowns > 0 {
+		var why string
+		select {
+		case sig := <-sigs:
+			if signalled++; signalled > 1 {
+				exit(exitCode(sig))
+			}
+			why = "received signal " + sig.String()
+		case <-done:
+			done = nil
+			why = fmt.Sprintf("Run's context ended (%v)", context.Cause(ctx))
+		case l := <-returned:
+			running--
+			why = fmt.Sprintf("loop %q returned", l.name)
+			if l.runErr != nil {
+				why = fmt.Sprintf("loop %q failed", l.name)
+			}
+		case <-shutdownDone:
+			shutdowns--
+		}
+		if why != "" && cause == nil {
+			cause = stopCause(why)
+			shutdowns = g.stop(base, why, cause, &wg, shutdownDone)
+		}
 	}
 
+	if len(signals) > 0 {
+		stopNotify(sigs)
+	}
+	for _, l := range loops {
+		l.cancel(cause) // release every loop context, stopped or not
+	}
+	wg.Wait()
 	g.mu.Lock()
-	g.live = false
+	g.running = false
 	g.mu.Unlock()
-	return collect(loops, timeout)
+	return collect(loops)
+}
+
+// signals returns the signals Run handles, or an error naming each nil
+// entry of Signals.
+func (g *LoopGroup) signals() ([]os.Signal, error) {
+	if g.Signals == nil {
+		return []os.Signal{syscall.SIGTERM, os.Interrupt}, nil
+	}
+	var errs []error
+	for i, s := range g.Signals {
+		if s == nil {
+			errs = append(errs, &invalidArgument{fmt.Sprintf("Signals[%d]", i), "a signal such as syscall.SIGHUP", "nil"})
+		}
+	}
+	return g.Signals, errors.Join(errs...)
 }
 
 // start marks the group started and returns its loops, or
@@ -154,61 +234,91 @@ func (g *LoopGroup) start() ([]*loop, error) {
 		return nil, ErrAlreadyRunning
 	}
 	g.started = true
-	g.live = true
+	g.running = true
 	return g.loops, nil
 }
 
-// runLoop calls r.Run, turning a panic into an error.
-func runLoop(ctx context.Context, r Runnable) (err error) {
+// stop begins shutdown for why: readiness turns false, then every loop
+// still running is asked to stop, a Shutdowner by a Shutdown(base) call on
+// a goroutine of wg that reports on done, any other loop by cancelling its
+// Run context with cause. It returns how many Shutdown calls it started.
+func (g *LoopGroup) stop(base context.Context, why string, cause error, wg *sync.WaitGroup, done chan<- struct{}) int {
+	g.mu.Lock()
+	g.stopping = why
+	var toStop []*loop
+	for _, l := range g.loops {
+		if !l.finished {
+			l.asked = true
+			toStop = append(toStop, l)
+		}
+	}
+	g.mu.Unlock()
+	calls := 0
+	for _, l := range toStop {
+		sd, ok := l.r.(Shutdowner)
+		if !ok {
+			l.cancel(cause)
+			continue
+		}
+		calls++
+		wg.Go(func() {
+			err := protect(func() error { return sd.Shutdown(base) })
+			if err != nil {
+				l.cancel(cause) // Shutdown failed: fall back to the Run context
+			}
+			l.shutdownErr = err
+			done <- struct{}{}
+		})
+	}
+	return calls
+}
+
+// protect calls f, turning a panic into an error that carries the stack.
+func protect(f func() error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
 		}
 	}()
-	return r.Run(ctx)
+	return f()
 }
 
-// finish records that l's Run returned err.
-func (g *LoopGroup) finish(l *loop, err error) {
-	g.mu.Lock()
-	l.finished = true
-	l.runErr = err
-	g.mu.Unlock()
-	close(l.done)
-}
-
-// awaitShutdown blocks until shutdown should begin and returns the cause to
-// give the coordinator, or nil when the coordinator itself began it.
-func (g *LoopGroup) awaitShutdown(ctx context.Context, returned <-chan *loop) error {
-	var coordDone <-chan struct{}
-	if c := g.cfg.Coordinator; c != nil {
-		coordDone = c.Done()
-	}
-	select {
-	case <-coordDone:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("%w: loop group context ended: %v", ErrShutdown, context.Cause(ctx))
-	case l := <-returned:
-		if l.runErr != nil {
-			return fmt.Errorf("%w: loop %q returned: %v", ErrShutdown, l.name, l.runErr)
+// collect builds Run's result from the loops' recorded outcomes.
+func collect(loops []*loop) error {
+	var errs []error
+	for _, l := range loops {
+		var why []error
+		if l.runErr != nil && !(l.asked && errors.Is(l.runErr, context.Canceled)) {
+			why = append(why, l.runErr)
 		}
-		return fmt.Errorf("%w: loop %q returned", ErrShutdown, l.name)
-	}
-}
-
-// beginShutdown turns readiness off and returns the loops still running,
-// marking them as asked to stop.
-func (g *LoopGroup) beginShutdown() []*loop {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.draining = true
-	var running []*loop
-	for _, l := range g.loops {
-		if !l.finished {
-			l.asked = true
-			running = append(running, l)
+		if l.shutdownErr != nil {
+			why = append(why, fmt.Errorf("shutdown: %w", l.shutdownErr))
+		}
+		switch len(why) {
+		case 0:
+		case 1:
+			errs = append(errs, &LoopError{Name: l.name, Err: why[0]})
+		default:
+			errs = append(errs, &LoopError{Name: l.name, Err: errors.Join(why...)})
 		}
 	}
-	return running
+	return errors.Join(errs...)
+}
+
+// stopCause is the cause of the loops' cancelled contexts: why shutdown
+// began. It wraps context.Canceled, so a loop returning context.Cause(ctx)
+// stops cleanly.
+type stopCause string
+
+func (c stopCause) Error() string { return "lifecycle: shutting down: " + string(c) }
+func (c stopCause) Unwrap() error { return context.Canceled }
+
+// exitCode is the conventional status of a process killed by sig: 128 plus
+// the signal number (SIGINT 2 → 130, SIGTERM 15 → 143), or 1 for a signal
+// that has no number.
+func exitCode(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok && s > 0 {
+		return 128 + int(s)
+	}
+	return 1
 }

@@ -3,57 +3,18 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
 )
 
-func newGroup(t *testing.T, cfg GroupConfig, loops map[string]Runnable) *LoopGroup {
-	t.Helper()
-	g, err := NewLoopGroup(cfg)
-	if err != nil {
-		t.Fatalf("NewLoopGroup: %v", err)
-	}
-	for name, r := range loops {
-		if err := g.Add(name, r); err != nil {
-			t.Fatalf("Add(%q): %v", name, err)
-		}
-	}
-	return g
-}
-
-// runAsync runs g in a goroutine and returns the channel its result lands on.
-func runAsync(ctx context.Context, g *LoopGroup) <-chan error {
-	res := make(chan error, 1)
-	go func() { res <- g.Run(ctx) }()
-	return res
-}
-
-// loopErrors returns the *LoopError of each failing loop, by name.
-func loopErrors(err error) map[string]*LoopError {
-	out := map[string]*LoopError{}
-	var walk func(error)
-	walk = func(err error) {
-		var le *LoopError
-		if errors.As(err, &le) && err == error(le) {
-			out[le.Name] = le
-			return
-		}
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			for _, e := range j.Unwrap() {
-				walk(e)
-			}
-		}
-	}
-	walk(err)
-	return out
-}
-
 func TestRunStopsCleanlyWhenContextEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a, b := newBlockingLoop(), newDrainLoop(time.Second)
-		g := newGroup(t, GroupConfig{}, map[string]Runnable{"a": a, "b": b})
+		g, f := newGroup(t, map[string]Runnable{"a": a, "b": b})
 		ctx, cancel := context.WithCancel(context.Background())
 		res := runAsync(ctx, g)
 		<-a.started
@@ -61,8 +22,11 @@ func TestRunStopsCleanlyWhenContextEnds(t *testing.T) {
 		if err := <-res; err != nil {
 			t.Errorf("Run = %v, want nil (context.Canceled after a stop request is clean)", err)
 		}
-		if g.Live() {
-			t.Error("Live after Run returned")
+		if g.live() {
+			t.Error("live after Run returned")
+		}
+		if f.stopped != 1 || f.installed {
+			t.Errorf("signal handler: stopped %d times, installed %v; want released once", f.stopped, f.installed)
 		}
 	})
 }
@@ -72,7 +36,7 @@ func TestLoopFailureBringsOthersDown(t *testing.T) {
 		errBoom := errors.New("boom")
 		other := newBlockingLoop()
 		drainer := newDrainLoop(2 * time.Second)
-		g := newGroup(t, GroupConfig{}, map[string]Runnable{
+		g, _ := newGroup(t, map[string]Runnable{
 			"failing": RunnableFunc(func(ctx context.Context) error {
 				select { // runs for a while, then fails
 				case <-time.After(time.Second):
@@ -92,8 +56,8 @@ func TestLoopFailureBringsOthersDown(t *testing.T) {
 		if len(les) != 1 || les["failing"] == nil {
 			t.Fatalf("loop errors = %v, want only %q", les, "failing")
 		}
-		if !errors.Is(les["failing"], errBoom) {
-			t.Errorf("LoopError does not unwrap to errBoom: %v", les["failing"])
+		if les["failing"].Err != errBoom {
+			t.Errorf("LoopError.Err = %v, want errBoom itself", les["failing"].Err)
 		}
 		if !strings.Contains(err.Error(), `loop "failing"`) {
 			t.Errorf("error %q does not name the loop", err)
@@ -115,7 +79,7 @@ func TestLoopErrorsReportedByName(t *testing.T) {
 		failOnStop := func(err error) Runnable {
 			return RunnableFunc(func(ctx context.Context) error { <-ctx.Done(); return err })
 		}
-		g := newGroup(t, GroupConfig{}, map[string]Runnable{
+		g, _ := newGroup(t, map[string]Runnable{
 			"a":     failOnStop(errA),
 			"b":     failOnStop(errB),
 			"clean": newBlockingLoop(),
@@ -135,7 +99,7 @@ func TestLoopErrorsReportedByName(t *testing.T) {
 
 func TestCanceledWithoutStopRequestIsFailure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newGroup(t, GroupConfig{}, map[string]Runnable{
+		g, _ := newGroup(t, map[string]Runnable{
 			"rogue": RunnableFunc(func(context.Context) error { return context.Canceled }),
 			"other": newBlockingLoop(),
 		})
@@ -149,10 +113,9 @@ func TestCanceledWithoutStopRequestIsFailure(t *testing.T) {
 
 func TestLoopReturningNilStopsGroup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		other := newBlockingLoop()
-		g := newGroup(t, GroupConfig{}, map[string]Runnable{
+		g, _ := newGroup(t, map[string]Runnable{
 			"job":   RunnableFunc(func(context.Context) error { return nil }),
-			"other": other,
+			"other": newBlockingLoop(),
 		})
 		if err := g.Run(context.Background()); err != nil {
 			t.Errorf("Run = %v, want nil", err)
@@ -160,132 +123,151 @@ func TestLoopReturningNilStopsGroup(t *testing.T) {
 	})
 }
 
-func TestShutdownTimeoutCancelsLoopIgnoringShutdown(t *testing.T) {
+// The order of a shutdown begun by a signal: readiness is false before any
+// loop is asked; a plain loop's context is cancelled at once, with a cause
+// naming the signal; a Shutdowner gets a context without deadline and
+// keeps its Run context; the group waits for the slowest drain and for a
+// Shutdown call that outlives its Run (as net/http.Server's does).
+func TestShutdownOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ignorer := newDrainLoop(0)
-		ignorer.ignore = true
-		g := newGroup(t, GroupConfig{ShutdownTimeout: 5 * time.Second}, map[string]Runnable{"ignorer": ignorer})
-		ctx, cancel := context.WithCancel(context.Background())
-		res := runAsync(ctx, g)
+		var g *LoopGroup
+		var plainReady, plainCause, drainReady error
+		var plainStopped time.Time
+		plain := RunnableFunc(func(ctx context.Context) error {
+			<-ctx.Done()
+			plainStopped, plainReady, plainCause = time.Now(), g.Ready(), context.Cause(ctx)
+			return context.Cause(ctx) // wraps context.Canceled: clean
+		})
+		drainer := newDrainLoop(5 * time.Second)
+		drainer.onShutdown = func() { drainReady = g.Ready() }
+		server := &serverLoop{linger: 7 * time.Second, closed: make(chan struct{})}
+		g, f := newGroup(t, map[string]Runnable{"plain": plain, "drainer": drainer, "server": server})
+
+		res := runAsync(context.Background(), g)
 		synctest.Wait()
-		cancel()
+		if err := g.Ready(); err != nil {
+			t.Fatalf("Ready while running = %v", err)
+		}
 		start := time.Now()
-		synctest.Wait()
-		if !isClosed(ignorer.stopping) {
-			t.Fatal("Shutdown was not called")
+		f.send(t, syscall.SIGTERM)
+		if err := <-res; err != nil {
+			t.Errorf("Run = %v, want nil", err)
 		}
-		if isClosed(ignorer.returned) {
-			t.Fatal("Run context cancelled before ShutdownTimeout")
+		if got := time.Since(start); got != 7*time.Second {
+			t.Errorf("Run returned %v after the signal, want 7s (the server's Shutdown)", got)
 		}
-		err := <-res
-		if got := time.Since(start); got != 5*time.Second {
-			t.Errorf("loop was cancelled after %v, want ShutdownTimeout 5s", got)
+		if !plainStopped.Equal(start) {
+			t.Errorf("plain loop stopped %v after the signal, want at once", plainStopped.Sub(start))
 		}
-		if !errors.Is(ignorer.ctxErr(), context.Canceled) {
-			t.Errorf("ignorer's Run ctx = %v, want cancelled", ignorer.ctxErr())
+		for name, err := range map[string]error{"plain": plainReady, "drainer": drainReady} {
+			if err == nil || !strings.Contains(err.Error(), "shutting down") {
+				t.Errorf("Ready when %s was asked to stop = %v, want shutting down", name, err)
+			}
 		}
-		les := loopErrors(err)
-		if !errors.Is(les["ignorer"], ErrShutdownTimeout) {
-			t.Errorf("Run = %v, want ErrShutdownTimeout for ignorer", err)
+		if !errors.Is(plainCause, context.Canceled) || !strings.Contains(plainCause.Error(), "terminated") {
+			t.Errorf("cause = %v, want context.Canceled naming the signal", plainCause)
+		}
+		if drainer.hadDeadline.Load() {
+			t.Error("Shutdown's context has a deadline")
+		}
+		if drainer.ctxErr() != nil {
+			t.Errorf("drainer's Run ctx cancelled before it drained: %v", drainer.ctxErr())
+		}
+		if got := f.exitCodes(); len(got) != 0 {
+			t.Errorf("one signal exited with %v", got)
 		}
 	})
 }
 
-func TestShutdownTimeoutWhenDrainTooSlow(t *testing.T) {
+// A Shutdowner drains on its own budget: the group waits however long the
+// drain takes.
+func TestShutdownerDrainsWithoutGroupDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		slow := newDrainLoop(time.Minute)
-		quick := newDrainLoop(time.Second)
-		g := newGroup(t, GroupConfig{}, map[string]Runnable{"slow": slow, "quick": quick})
+		slow := newDrainLoop(time.Hour)
+		g, _ := newGroup(t, map[string]Runnable{"slow": slow})
 		ctx, cancel := context.WithCancel(context.Background())
 		res := runAsync(ctx, g)
 		synctest.Wait()
 		start := time.Now()
 		cancel()
-		err := <-res
-		if got := time.Since(start); got != DefaultShutdownTimeout {
-			t.Errorf("Run returned %v after cancel, want DefaultShutdownTimeout", got)
+		if err := <-res; err != nil {
+			t.Errorf("Run = %v, want nil", err)
 		}
-		les := loopErrors(err)
-		if len(les) != 1 || !errors.Is(les["slow"], ErrShutdownTimeout) {
-			t.Errorf("Run = %v, want only slow with ErrShutdownTimeout", err)
+		if got := time.Since(start); got != time.Hour {
+			t.Errorf("Run returned %v after cancel, want the loop's 1h drain", got)
+		}
+		if slow.ctxErr() != nil {
+			t.Errorf("Run ctx cancelled before the loop drained: %v", slow.ctxErr())
 		}
 	})
 }
 
+// A Shutdown that fails is reported, and the loop's Run context is
+// cancelled, the other way to ask it to stop.
 func TestShutdownErrorReported(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		errClose := errors.New("close failed")
-		d := newDrainLoop(time.Second)
-		d.shutdownErr = errClose
-		g := newGroup(t, GroupConfig{}, map[string]Runnable{"d": d})
+		failing := &failingShutdown{err: errClose}
+		g, _ := newGroup(t, map[string]Runnable{"d": failing})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		err := g.Run(ctx)
-		if les := loopErrors(err); !errors.Is(les["d"], errClose) {
+		if les := loopErrors(err); !errors.Is(les["d"], errClose) || !strings.Contains(les["d"].Error(), "shutdown: close failed") {
 			t.Errorf("Run = %v, want d's Shutdown error", err)
 		}
 	})
 }
 
+// failingShutdown's Shutdown fails without stopping Run, which returns
+// only when its context is cancelled.
+type failingShutdown struct{ err error }
+
+func (f *failingShutdown) Run(ctx context.Context) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (f *failingShutdown) Shutdown(context.Context) error { return f.err }
+
 func TestLoopPanicReported(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		other := newBlockingLoop()
-		g := newGroup(t, GroupConfig{}, map[string]Runnable{
+		g, _ := newGroup(t, map[string]Runnable{
 			"panicky": RunnableFunc(func(context.Context) error { panic("oops") }),
-			"other":   other,
+			"other":   newBlockingLoop(),
 		})
 		err := g.Run(context.Background())
-		if le := loopErrors(err)["panicky"]; le == nil || !strings.Contains(le.Error(), "panic: oops") {
-			t.Errorf("Run = %v, want panicky's panic reported", err)
+		if le := loopErrors(err)["panicky"]; le == nil || !strings.Contains(le.Error(), "panic: oops") || !strings.Contains(le.Error(), "goroutine") {
+			t.Errorf("Run = %v, want panicky's panic reported with its stack", err)
 		}
 	})
 }
 
-func TestCoordinatorTriggerStopsGroup(t *testing.T) {
+func TestShutdownPanicReported(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c, _ := newTestCoordinator(t, CoordinatorConfig{})
-		defer c.Stop()
-		a := newBlockingLoop()
-		g := newGroup(t, GroupConfig{Coordinator: c}, map[string]Runnable{"a": a})
-		res := runAsync(context.Background(), g)
-		<-a.started
-		c.Trigger()
-		if err := <-res; err != nil {
-			t.Errorf("Run = %v, want nil", err)
+		g, _ := newGroup(t, map[string]Runnable{"p": panickyShutdown{}})
+		ctx, cancel := context.WithCancel(context.Background())
+		res := runAsync(ctx, g)
+		synctest.Wait()
+		cancel()
+		if le := loopErrors(<-res)["p"]; le == nil || !strings.Contains(le.Error(), "shutdown: panic: kaboom") {
+			t.Errorf("Run = %v, want p's Shutdown panic reported", le)
 		}
 	})
 }
 
-func TestGroupTriggersCoordinator(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		c, _ := newTestCoordinator(t, CoordinatorConfig{})
-		defer c.Stop()
-		ran := make(chan struct{})
-		c.Register("cleanup", func(context.Context) error { close(ran); return nil })
-		g := newGroup(t, GroupConfig{Coordinator: c}, map[string]Runnable{
-			"dies":  RunnableFunc(func(context.Context) error { return errors.New("dead") }),
-			"other": newBlockingLoop(),
-		})
-		_ = g.Run(context.Background())
-		if !isClosed(c.Done()) {
-			t.Fatal("group shutdown did not trigger the coordinator")
-		}
-		cause := context.Cause(c.Context())
-		if !errors.Is(cause, ErrShutdown) || !strings.Contains(cause.Error(), `"dies"`) {
-			t.Errorf("cause = %v, want ErrShutdown naming the loop", cause)
-		}
-		if err := c.Wait(context.Background()); err != nil || !isClosed(ran) {
-			t.Errorf("callbacks: Wait = %v, ran = %v", err, isClosed(ran))
-		}
-	})
-}
+// panickyShutdown's Shutdown panics; Run returns when its context is
+// cancelled.
+type panickyShutdown struct{}
+
+func (panickyShutdown) Run(ctx context.Context) error  { <-ctx.Done(); return nil }
+func (panickyShutdown) Shutdown(context.Context) error { panic("kaboom") }
 
 func TestLoopContextCarriesValuesNotCancellation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		type key struct{}
 		d := newDrainLoop(time.Second)
 		var got any
-		g := newGroup(t, GroupConfig{}, map[string]Runnable{
+		g, _ := newGroup(t, map[string]Runnable{
 			"d": d,
 			"v": RunnableFunc(func(ctx context.Context) error { got = ctx.Value(key{}); <-ctx.Done(); return nil }),
 		})
@@ -307,7 +289,7 @@ func TestLoopContextCarriesValuesNotCancellation(t *testing.T) {
 
 func TestSecondRunAndLateAdd(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newGroup(t, GroupConfig{}, map[string]Runnable{"a": newBlockingLoop()})
+		g, _ := newGroup(t, map[string]Runnable{"a": newBlockingLoop()})
 		ctx, cancel := context.WithCancel(context.Background())
 		res := runAsync(ctx, g)
 		synctest.Wait()
@@ -327,76 +309,35 @@ func TestSecondRunAndLateAdd(t *testing.T) {
 
 func TestEmptyGroup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var g LoopGroup // zero value is usable
+		g := LoopGroup{Signals: []os.Signal{}} // zero value but for signals: no os/signal in a bubble
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
+		start := time.Now()
 		if err := g.Run(ctx); err != nil {
 			t.Errorf("Run = %v, want nil", err)
+		}
+		if got := time.Since(start); got != time.Second {
+			t.Errorf("empty group returned after %v, want when ctx ended (1s)", got)
 		}
 	})
 }
 
 func TestAddValidation(t *testing.T) {
-	g := newGroup(t, GroupConfig{}, map[string]Runnable{"a": newBlockingLoop()})
+	g, _ := newGroup(t, map[string]Runnable{"a": newBlockingLoop()})
 	for _, tc := range []struct {
 		name string
 		r    Runnable
 		want string
 	}{
-		{"", newBlockingLoop(), "name is empty"},
-		{"b", nil, "nil"},
-		{"a", newBlockingLoop(), "already in the group"},
+		{"", newBlockingLoop(), `lifecycle: name: want a non-empty name, got ""`},
+		{"b", nil, `lifecycle: r: want a non-nil Runnable for loop "b", got nil`},
+		{"a", newBlockingLoop(), `lifecycle: name: want a name not yet in the group, got "a"`},
 	} {
 		err := g.Add(tc.name, tc.r)
-		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("Add(%q) = %v, want ErrInvalidConfig mentioning %q", tc.name, err, tc.want)
+		if !errors.Is(err, ErrInvalidArgument) || err.Error() != tc.want {
+			t.Errorf("Add(%q) = %v, want ErrInvalidArgument reading %q", tc.name, err, tc.want)
 		}
 	}
-}
-
-func TestGroupConfigValidate(t *testing.T) {
-	g, err := NewLoopGroup(GroupConfig{ShutdownTimeout: -time.Second})
-	if g != nil || !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "ShutdownTimeout") {
-		t.Errorf("NewLoopGroup(negative timeout) = %v, %v; want nil and ErrInvalidConfig naming ShutdownTimeout", g, err)
-	}
-}
-
-// flushLoop's Run returns as soon as Shutdown begins, but its Shutdown waits
-// for work that never completes (say, acks that never flush) until its
-// context gives up.
-type flushLoop struct{ stopping chan struct{} }
-
-func (f *flushLoop) Run(ctx context.Context) error {
-	select {
-	case <-f.stopping:
-	case <-ctx.Done():
-	}
-	return nil
-}
-
-func (f *flushLoop) Shutdown(ctx context.Context) error {
-	close(f.stopping)
-	<-ctx.Done()
-	return ctx.Err()
-}
-
-func TestShutdownGivingUpAtDeadlineIsTimeout(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		f := &flushLoop{stopping: make(chan struct{})}
-		g := newGroup(t, GroupConfig{ShutdownTimeout: time.Second}, map[string]Runnable{"flush": f})
-		ctx, cancel := context.WithCancel(context.Background())
-		res := runAsync(ctx, g)
-		synctest.Wait()
-		cancel()
-		err := <-res
-		le := loopErrors(err)["flush"]
-		if !errors.Is(le, ErrShutdownTimeout) {
-			t.Errorf("Run = %v, want ErrShutdownTimeout for flush", err)
-		}
-		if errors.Is(le, context.DeadlineExceeded) {
-			t.Errorf("Shutdown's DeadlineExceeded reported besides ErrShutdownTimeout: %v", le)
-		}
-	})
 }
 
 func TestNilLoopErrorIsSafe(t *testing.T) {

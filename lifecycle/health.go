@@ -8,46 +8,41 @@ import (
 
 // Health probe paths served by [LoopGroup.HealthHandler].
 const (
-	// LivezPath answers 200 while Run is in progress (draining included).
+	// LivezPath answers 200 while Run is in progress (draining included),
+	// so an orchestrator does not kill a process finishing its work.
 	LivezPath = "/livez"
 	// ReadyzPath answers 200 while the group is ready ([LoopGroup.Ready]
 	// returns nil).
 	ReadyzPath = "/readyz"
 )
 
-// Live reports whether Run is in progress: true from the call to Run until
+// live reports whether Run is in progress: true from the call to Run until
 // it returns, draining included, so an orchestrator does not kill a process
-// that is finishing its in-flight work. Safe for concurrent use.
-func (g *LoopGroup) Live() bool {
+// that is finishing its in-flight work.
+func (g *LoopGroup) live() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.live
+	return g.running
 }
 
-// Ready reports whether the group should be sent work: nil when Run is in
-// progress, shutdown has not begun (neither the group's nor the attached
-// coordinator's — readiness turns false the moment the coordinator
-// triggers, before the group reacts), every loop's Run is still running,
-// and every loop implementing [ReadyReporter] reports ready. Otherwise it
-// returns an error saying why (naming the loop), which wraps the loop's own
-// error. It is an error before Run and after it returns. Safe for
-// concurrent use; it calls the loops' Ready outside the group's lock.
+// Ready reports whether the group should be sent work: nil while Run is in
+// progress, shutdown has not begun (readiness turns false the moment it
+// begins, a signal included, before any loop is asked to stop), every
+// loop's Run is still running, and every loop implementing [ReadyReporter]
+// reports ready. Otherwise it returns an error saying why (naming the
+// loop), which wraps the loop's own error. It is an error before Run and
+// after it returns. Safe for concurrent use; it calls the loops' Ready
+// outside the group's lock.
 func (g *LoopGroup) Ready() error {
-	if c := g.cfg.Coordinator; c != nil {
-		select {
-		case <-c.Done():
-			return errors.New("lifecycle: shutdown begun")
-		default:
-		}
-	}
 	g.mu.Lock()
 	switch {
-	case !g.live:
+	case !g.running:
 		g.mu.Unlock()
 		return errors.New("lifecycle: group not running")
-	case g.draining:
+	case g.stopping != "":
+		why := g.stopping
 		g.mu.Unlock()
-		return errors.New("lifecycle: shutdown begun")
+		return fmt.Errorf("lifecycle: shutting down: %s", why)
 	}
 	type reporter struct {
 		name string
@@ -73,19 +68,20 @@ func (g *LoopGroup) Ready() error {
 }
 
 // HealthHandler returns an [http.Handler] serving two probes for the group:
-// GET or HEAD [LivezPath] ("/livez") answers 200 "ok" when [LoopGroup.Live],
-// else 503 "unavailable"; GET or HEAD [ReadyzPath] ("/readyz") answers 200
-// "ok" when [LoopGroup.Ready] returns nil, else 503 "unavailable: " and the
-// reason. Other methods get 405, other paths 404. Paths
-// are matched exactly; mount it under a prefix with [http.StripPrefix]. The
-// handler is safe for concurrent use and never blocks on the loops (beyond
-// their Running methods).
+// GET or HEAD [LivezPath] ("/livez") answers 200 "ok" while Run is in
+// progress, draining included, else 503 "unavailable: not running"; GET or
+// HEAD [ReadyzPath] ("/readyz") answers 200 "ok" when [LoopGroup.Ready]
+// returns nil, else 503 "unavailable: " and the reason. Other methods get
+// 405, other paths 404. Paths are matched exactly; mount it under a prefix
+// with [http.StripPrefix]. It may be called before Run, and the handler
+// serves the probes before, during and after Run. The handler is safe for
+// concurrent use and never blocks on the loops (beyond their Ready methods).
 func (g *LoopGroup) HealthHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var why error
 		switch r.URL.Path {
 		case LivezPath:
-			if !g.Live() {
+			if !g.live() {
 				why = errors.New("not running")
 			}
 		case ReadyzPath:

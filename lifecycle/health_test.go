@@ -5,55 +5,60 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
 )
 
-// probe returns the status code of method path on h.
-func probe(h http.Handler, method, path string) int {
+// probe returns the status code and body of method path on h.
+func probe(h http.Handler, method, path string) (int, string) {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
-	return rec.Code
+	return rec.Code, rec.Body.String()
+}
+
+func code(h http.Handler, path string) int {
+	c, _ := probe(h, "GET", path)
+	return c
 }
 
 func TestReadinessFlipsAtShutdownStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c, _ := newTestCoordinator(t, CoordinatorConfig{})
-		defer c.Stop()
 		d := newDrainLoop(10 * time.Second)
-		g := newGroup(t, GroupConfig{Coordinator: c}, map[string]Runnable{"d": d, "b": newBlockingLoop()})
+		g, f := newGroup(t, map[string]Runnable{"d": d, "b": newBlockingLoop()})
+		var readyAtShutdown error
+		d.onShutdown = func() { readyAtShutdown = g.Ready() }
 		h := g.HealthHandler()
 
-		if probe(h, "GET", LivezPath) != 503 || probe(h, "GET", ReadyzPath) != 503 {
+		if code(h, LivezPath) != 503 || code(h, ReadyzPath) != 503 {
 			t.Error("probes answer 200 before Run")
 		}
 		res := runAsync(context.Background(), g)
 		synctest.Wait()
-		if probe(h, "GET", LivezPath) != 200 || probe(h, "GET", ReadyzPath) != 200 {
+		if code(h, LivezPath) != 200 || code(h, ReadyzPath) != 200 {
 			t.Fatal("probes not 200 while running")
 		}
 
-		c.Trigger()
-		// No synctest.Wait: readiness must be false the moment shutdown
-		// begins, before the group's goroutine has reacted.
-		if g.Ready() == nil || probe(h, "GET", ReadyzPath) != 503 {
-			t.Error("ready right after Trigger")
-		}
+		f.send(t, syscall.SIGTERM)
 		synctest.Wait() // the group is now draining d for 10 s
+		if readyAtShutdown == nil {
+			t.Error("ready when the loop was asked to stop: readiness must turn false first")
+		}
 		if isClosed(d.returned) {
 			t.Fatal("drain finished at once; the test needs it in progress")
 		}
-		if probe(h, "GET", ReadyzPath) != 503 {
-			t.Error("ready while draining")
+		c, body := probe(h, "GET", ReadyzPath)
+		if want := "unavailable: lifecycle: shutting down: received signal terminated\n"; c != 503 || body != want {
+			t.Errorf("GET /readyz while draining = %d %q, want 503 %q", c, body, want)
 		}
-		if probe(h, "GET", LivezPath) != 200 {
+		if code(h, LivezPath) != 200 {
 			t.Error("not live while draining")
 		}
 		if err := <-res; err != nil {
 			t.Errorf("Run = %v", err)
 		}
-		if probe(h, "GET", LivezPath) != 503 || probe(h, "GET", ReadyzPath) != 503 {
+		if code(h, LivezPath) != 503 || code(h, ReadyzPath) != 503 {
 			t.Error("probes answer 200 after Run returned")
 		}
 	})
@@ -62,7 +67,7 @@ func TestReadinessFlipsAtShutdownStart(t *testing.T) {
 func TestReadinessFalseWhenGroupShutsDownItself(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDrainLoop(10 * time.Second)
-		g := newGroup(t, GroupConfig{}, map[string]Runnable{"d": d})
+		g, _ := newGroup(t, map[string]Runnable{"d": d})
 		ctx, cancel := context.WithCancel(context.Background())
 		res := runAsync(ctx, g)
 		synctest.Wait()
@@ -74,7 +79,7 @@ func TestReadinessFalseWhenGroupShutsDownItself(t *testing.T) {
 		if g.Ready() == nil {
 			t.Error("ready while draining after ctx was cancelled")
 		}
-		if !g.Live() {
+		if !g.live() {
 			t.Error("not live while draining")
 		}
 		<-res
@@ -84,7 +89,7 @@ func TestReadinessFalseWhenGroupShutsDownItself(t *testing.T) {
 func TestReadinessAsksReadyReporter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDrainLoop(0)
-		g := newGroup(t, GroupConfig{}, map[string]Runnable{"d": d})
+		g, _ := newGroup(t, map[string]Runnable{"d": d})
 		ctx, cancel := context.WithCancel(context.Background())
 		res := runAsync(ctx, g)
 		synctest.Wait()
@@ -103,7 +108,7 @@ func TestReadinessAsksReadyReporter(t *testing.T) {
 func TestHealthHandlerRouting(t *testing.T) {
 	var g LoopGroup
 	h := g.HealthHandler()
-	if got := probe(h, "GET", "/other"); got != http.StatusNotFound {
+	if got, _ := probe(h, "GET", "/other"); got != http.StatusNotFound {
 		t.Errorf("GET /other = %d, want 404", got)
 	}
 	rec := httptest.NewRecorder()
@@ -111,7 +116,7 @@ func TestHealthHandlerRouting(t *testing.T) {
 	if rec.Code != http.StatusMethodNotAllowed || !strings.Contains(rec.Header().Get("Allow"), "GET") {
 		t.Errorf("POST /readyz = %d Allow=%q, want 405 with Allow", rec.Code, rec.Header().Get("Allow"))
 	}
-	if got := probe(h, "HEAD", LivezPath); got != http.StatusServiceUnavailable {
+	if got, _ := probe(h, "HEAD", LivezPath); got != http.StatusServiceUnavailable {
 		t.Errorf("HEAD /livez before Run = %d, want 503", got)
 	}
 }

@@ -3,8 +3,11 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 )
 
@@ -25,14 +28,15 @@ func (b *blockingLoop) Run(ctx context.Context) error {
 // intake, and Run finishes its in-flight work in drain, then returns nil.
 type drainLoop struct {
 	drain       time.Duration // in-flight work left when Shutdown is called
-	ignore      bool          // Shutdown returns nil at once and Run ignores it
 	shutdownErr error         // returned by Shutdown after the drain
+	onShutdown  func()        // called as Shutdown begins, if set
 
 	once        sync.Once
 	stopping    chan struct{} // closed by Shutdown
 	returned    chan struct{} // closed when Run returns
 	ctxErrAtEnd atomic.Value  // Run's ctx.Err() when Run returned (error or nil)
 	running     atomic.Bool
+	hadDeadline atomic.Bool // Shutdown's ctx had a deadline
 }
 
 func newDrainLoop(drain time.Duration) *drainLoop {
@@ -51,10 +55,6 @@ func (d *drainLoop) Run(ctx context.Context) (err error) {
 		return ctx.Err()
 	case <-d.stopping:
 	}
-	if d.ignore {
-		<-ctx.Done()
-		return ctx.Err()
-	}
 	select {
 	case <-time.After(d.drain): // the in-flight work finishing
 		return nil
@@ -64,10 +64,12 @@ func (d *drainLoop) Run(ctx context.Context) (err error) {
 }
 
 func (d *drainLoop) Shutdown(ctx context.Context) error {
-	d.once.Do(func() { close(d.stopping) })
-	if d.ignore {
-		return nil
+	if d.onShutdown != nil {
+		d.onShutdown()
 	}
+	_, ok := ctx.Deadline()
+	d.hadDeadline.Store(ok)
+	d.once.Do(func() { close(d.stopping) })
 	select {
 	case <-d.returned:
 		return d.shutdownErr
@@ -90,3 +92,141 @@ func (d *drainLoop) ctxErr() error {
 }
 
 type errBox struct{ err error }
+
+// serverLoop behaves like net/http.Server: Run returns as soon as Shutdown
+// is called, and Shutdown returns once its connections are done, linger
+// later.
+type serverLoop struct {
+	linger time.Duration
+	closed chan struct{}
+}
+
+func (s *serverLoop) Run(ctx context.Context) error {
+	select {
+	case <-s.closed:
+		return nil // http.ErrServerClosed, in a real adapter
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *serverLoop) Shutdown(ctx context.Context) error {
+	close(s.closed)
+	select {
+	case <-time.After(s.linger):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// fakeSignals stands in for os/signal and os.Exit: it keeps the channel
+// Run registers, so a test delivers signals to it (os/signal cannot be used
+// inside a synctest bubble), and records exit codes.
+type fakeSignals struct {
+	mu        sync.Mutex
+	ch        chan<- os.Signal
+	installed bool
+	notified  []os.Signal
+	stopped   int // stopNotify calls with the registered channel
+	codes     []int
+}
+
+// withFakeSignals makes g use a new fakeSignals instead of os/signal and
+// os.Exit, and returns it.
+func withFakeSignals(g *LoopGroup) *fakeSignals {
+	f := &fakeSignals{}
+	g.notify = func(ch chan<- os.Signal, sig ...os.Signal) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.ch, f.installed = ch, true
+		f.notified = append(f.notified, sig...)
+	}
+	g.stopNotify = func(ch chan<- os.Signal) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if ch == f.ch {
+			f.stopped++
+			f.installed = false
+		}
+	}
+	g.Exit = func(code int) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.codes = append(f.codes, code)
+	}
+	return f
+}
+
+// send delivers sig as os/signal would: without blocking, to the installed
+// channel. It fails the test if no handler is installed.
+func (f *fakeSignals) send(t *testing.T, sig os.Signal) {
+	t.Helper()
+	f.mu.Lock()
+	ch, ok := f.ch, f.installed
+	f.mu.Unlock()
+	if !ok {
+		t.Fatalf("signal %v sent while no handler is installed", sig)
+	}
+	select {
+	case ch <- sig:
+	default:
+		t.Fatalf("signal %v dropped: the channel is full", sig)
+	}
+}
+
+func (f *fakeSignals) exitCodes() []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.codes)
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// newGroup returns a group of the given loops that uses fake signals (see
+// withFakeSignals to send some).
+func newGroup(t *testing.T, loops map[string]Runnable) (*LoopGroup, *fakeSignals) {
+	t.Helper()
+	g := &LoopGroup{}
+	f := withFakeSignals(g)
+	for name, r := range loops {
+		if err := g.Add(name, r); err != nil {
+			t.Fatalf("Add(%q): %v", name, err)
+		}
+	}
+	return g, f
+}
+
+// runAsync runs g in a goroutine and returns the channel its result lands on.
+func runAsync(ctx context.Context, g *LoopGroup) <-chan error {
+	res := make(chan error, 1)
+	go func() { res <- g.Run(ctx) }()
+	return res
+}
+
+// loopErrors returns the *LoopError of each failing loop, by name.
+func loopErrors(err error) map[string]*LoopError {
+	out := map[string]*LoopError{}
+	var walk func(error)
+	walk = func(err error) {
+		var le *LoopError
+		if errors.As(err, &le) && err == error(le) {
+			out[le.Name] = le
+			return
+		}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+		}
+	}
+	walk(err)
+	return out
+}

@@ -16,9 +16,13 @@ type Runnable interface {
 // request, in the style of [net/http.Server.Shutdown]: stop intake, wait for
 // in-flight work until ctx is done, and return ctx's error if it was done
 // first. When a loop implements it, [LoopGroup] calls Shutdown to begin the
-// drain and cancels the loop's Run context only once Run has returned or the
-// group's ShutdownTimeout has run out. Shutdown is called at most once, from
-// a goroutine other than Run's, while Run may still be running.
+// drain, with a context that has no deadline and is never cancelled, and
+// leaves the loop's Run context alone until Run has returned (unless
+// Shutdown returns an error or panics: then it cancels the Run context). The
+// loop owns its drain budget and must return on its own, as a consumer does
+// within its ShutdownTimeout. The group waits for both Run and Shutdown to
+// return. Shutdown is called at most once, from a goroutine other than
+// Run's, while Run may still be running or may have just returned.
 type Shutdowner interface {
 	Shutdown(ctx context.Context) error
 }

@@ -40,17 +40,8 @@ func main() {
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	coord, err := lifecycle.NewShutdownCoordinator(lifecycle.CoordinatorConfig{})
-	if err == nil {
-		err = coord.Install()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "worker:", err)
-		os.Exit(1)
-	}
-	defer coord.Stop()
-
-	sum, err := run(context.Background(), o, coord, os.Stdout, log)
+	var group lifecycle.LoopGroup // SIGTERM/SIGINT drain; a second one exits at once
+	sum, err := run(context.Background(), o, &group, os.Stdout, log)
 	sum.print(os.Stdout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)

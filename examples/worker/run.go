@@ -36,10 +36,10 @@ func open(ctx context.Context, o options) (queue, error) {
 	return newSQSQueue(ctx, o.endpoint, o.queueURL)
 }
 
-// run enqueues the jobs (always in memory, with -send on SQS), consumes
-// until the queue is drained or coord begins shutdown, and returns the
-// summary.
-func run(ctx context.Context, o options, coord *lifecycle.ShutdownCoordinator, out io.Writer, log *slog.Logger) (summary, error) {
+// run enqueues the jobs (always in memory, with -send on SQS), consumes in
+// group until the queue is drained or the group shuts down (a signal, ctx
+// done), and returns the summary.
+func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writer, log *slog.Logger) (summary, error) {
 	began := time.Now()
 	sum := summary{}
 	q, err := open(ctx, o)
@@ -73,10 +73,6 @@ func run(ctx context.Context, o options, coord *lifecycle.ShutdownCoordinator, o
 		ShutdownTimeout: 10 * time.Second,
 		Logger:          log,
 	})
-	if err != nil {
-		return sum, err
-	}
-	group, err := lifecycle.NewLoopGroup(lifecycle.GroupConfig{Coordinator: coord, ShutdownTimeout: 15 * time.Second})
 	if err != nil {
 		return sum, err
 	}

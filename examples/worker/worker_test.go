@@ -28,14 +28,10 @@ func TestWorkerDrainsTheQueue(t *testing.T) {
 		}
 	}
 	synctest.Test(t, func(t *testing.T) {
-		coord, err := lifecycle.NewShutdownCoordinator(lifecycle.CoordinatorConfig{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer coord.Stop()
+		group := &lifecycle.LoopGroup{Signals: []os.Signal{}} // os/signal cannot be used in a synctest bubble
 		var out bytes.Buffer
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		sum, err := run(context.Background(), options{dir: dir, slow: 50 * time.Millisecond, chunks: 48, concurrency: 8, progress: time.Second}, coord, &out, log)
+		sum, err := run(context.Background(), options{dir: dir, slow: 50 * time.Millisecond, chunks: 48, concurrency: 8, progress: time.Second}, group, &out, log)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +57,8 @@ func TestWorkerDrainsTheQueue(t *testing.T) {
 	})
 }
 
-// Trigger (what SIGTERM does) drains: the run stops early, nothing is lost.
+// Cancelling the context (what SIGTERM does) drains: the run stops early,
+// nothing is lost.
 func TestWorkerShutdownLosesNothing(t *testing.T) {
 	dir := t.TempDir()
 	for i := range 40 {
@@ -70,14 +67,15 @@ func TestWorkerShutdownLosesNothing(t *testing.T) {
 		}
 	}
 	synctest.Test(t, func(t *testing.T) {
-		coord, _ := lifecycle.NewShutdownCoordinator(lifecycle.CoordinatorConfig{})
-		defer coord.Stop()
+		group := &lifecycle.LoopGroup{Signals: []os.Signal{}} // os/signal cannot be used in a synctest bubble
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
 		go func() {
 			time.Sleep(3 * time.Second)
-			coord.Trigger()
+			cancel()
 		}()
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		sum, err := run(context.Background(), options{dir: dir, slow: 50 * time.Millisecond, chunks: 48, concurrency: 8}, coord, io.Discard, log)
+		sum, err := run(ctx, options{dir: dir, slow: 50 * time.Millisecond, chunks: 48, concurrency: 8}, group, io.Discard, log)
 		if err != nil {
 			t.Fatal(err)
 		}
