@@ -33,6 +33,9 @@
 //     Send batch too) of the characters SQS accepts, at most 10 message
 //     attributes.
 //
+// It checks requests with sqsloop's request rules (sqsloop.ValidateSend and
+// its siblings), so it rejects what sqsmailbox rejects, with the same error.
+//
 // What differs: durations are kept exact, not rounded to whole seconds;
 // nothing expires by retention period; the queue is never eventually
 // consistent (a deleted message never comes back); a fair queue does nothing

@@ -21,8 +21,9 @@ import (
 // message group with a message in flight delivers nothing else, and one
 // receive may return several messages of a group, in order.
 //
-// Errors: an error wrapping sqsloop.ErrInvalidArgument naming the field for a
-// request out of range; sqsloop.ErrQueueNotFound, sqsloop.ErrMailboxClosed
+// Errors: req.Validate's error, unchanged, for a request out of range
+// (wrapping sqsloop.ErrInvalidArgument, naming every bad field);
+// sqsloop.ErrQueueNotFound, sqsloop.ErrMailboxClosed
 // (also returned at once to a waiting Receive when q or the broker is
 // closed); ctx's error, with no message taken, when ctx is done first. Safe
 // for concurrent use; a message goes to one receiver at a time. Returned
@@ -32,7 +33,7 @@ func (q *Queue) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*sqs
 	if err != nil {
 		return nil, err
 	}
-	if err := validateReceive(req); err != nil {
+	if err := req.Validate(); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
