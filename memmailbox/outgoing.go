@@ -11,8 +11,8 @@ import (
 
 // prepare applies the rules of a queue configured as cfg to msgs[i] of a
 // Send, which passed sqsloop.ValidateSend (the rules of every queue), and
-// returns the record to enqueue (without ID or times) and its delay. Errors
-// wrap
+// returns the record to enqueue (without ID or times) and its delay, rounded
+// up to whole seconds as SQS counts DelaySeconds. Errors wrap
 // sqsloop.ErrInvalidArgument, in the grammar of sqsloop's request rules.
 func prepare(i int, m sqsloop.OutgoingMessage, cfg QueueConfig) (*record, time.Duration, error) {
 	bad := func(field, rule string) error {
@@ -21,7 +21,7 @@ func prepare(i int, m sqsloop.OutgoingMessage, cfg QueueConfig) (*record, time.D
 	r := &record{body: m.Body, attrs: copyAttrs(m.MessageAttributes)}
 	delay := cfg.Delay
 	if m.Delay > 0 {
-		delay = m.Delay
+		delay = sqsloop.WholeSeconds(m.Delay)
 	}
 	if !cfg.FIFO {
 		// SQS takes a MessageGroupId on a standard queue too (fair queues);

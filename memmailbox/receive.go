@@ -8,8 +8,10 @@ import (
 )
 
 // Receive returns up to req.MaxMessages (1–10) visible messages, each now in
-// flight for req.VisibilityTimeout (0–12 h, exact, not rounded to seconds)
-// with a fresh receipt handle, bound to q (so Message.Ack works). The
+// flight for req.VisibilityTimeout (0–12 h) with a fresh receipt handle,
+// bound to q (so Message.Ack works). Like SQS it counts whole seconds: both
+// durations are rounded up with sqsloop.WholeSeconds (a 1.5 s visibility
+// timeout hides the message 2 s, and Message.VisibilityTimeout says 2 s). The
 // visibility timeout is always the request's: 0 means visible again at once,
 // as in SQS; the queue's default applies only through QueueAttributes.
 //
@@ -36,6 +38,8 @@ func (q *Queue) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*sqs
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
+	req.VisibilityTimeout = sqsloop.WholeSeconds(req.VisibilityTimeout)
+	req.WaitTime = sqsloop.WholeSeconds(req.WaitTime)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

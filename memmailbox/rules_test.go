@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
@@ -89,4 +90,82 @@ func TestRequestRulesAreSqsloops(t *testing.T) {
 	sameError(t, "Send total", err, wantErr)
 
 	wantStats(t, q, 0, 0, 0)
+}
+
+// memmailbox counts every duration in whole seconds, rounded up, as SQS does
+// (sqsloop.WholeSeconds): a visibility timeout, a visibility change, a delay
+// (the message's and the queue's) and a long poll.
+func TestDurationsCountWholeSeconds(t *testing.T) {
+	t.Run("visibility timeout", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+			send(t, q, bodies("a")...)
+			m := receive(t, q, 1, 1500*time.Millisecond)
+			if len(m) != 1 {
+				t.Fatalf("received %d messages, want 1", len(m))
+			}
+			if m[0].VisibilityTimeout != 2*time.Second {
+				t.Errorf("Message.VisibilityTimeout = %v, want 2s", m[0].VisibilityTimeout)
+			}
+			time.Sleep(2*time.Second - time.Nanosecond)
+			if got := receive(t, q, 1, time.Minute); len(got) != 0 {
+				t.Fatal("visible again before 2 s")
+			}
+			time.Sleep(time.Nanosecond)
+			if got := receive(t, q, 1, time.Minute); len(got) != 1 {
+				t.Fatal("hidden after 2 s")
+			}
+		})
+	})
+	t.Run("visibility change", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+			send(t, q, bodies("a")...)
+			m := receive(t, q, 1, time.Minute)
+			if err := m[0].ExtendVisibility(context.Background(), time.Nanosecond); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Second - time.Nanosecond)
+			if got := receive(t, q, 1, time.Minute); len(got) != 0 {
+				t.Fatal("a 1 ns visibility change hid the message less than 1 s")
+			}
+			time.Sleep(time.Nanosecond)
+			if got := receive(t, q, 1, time.Minute); len(got) != 1 {
+				t.Fatal("a 1 ns visibility change hid the message more than 1 s")
+			}
+		})
+	})
+	t.Run("delay", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			_, q := newQueue(t, "jobs", memmailbox.QueueConfig{Delay: 100 * time.Millisecond})
+			send(t, q, sqsloop.OutgoingMessage{Body: "own", Delay: 1200 * time.Millisecond}, sqsloop.OutgoingMessage{Body: "queue's"})
+			if got := q.Stats().Delayed; got != 2 {
+				t.Fatalf("Delayed = %d, want 2", got)
+			}
+			time.Sleep(time.Second - time.Nanosecond)
+			wantStats(t, q, 0, 0, 2)
+			time.Sleep(time.Nanosecond) // the queue's 100 ms is 1 s
+			wantStats(t, q, 1, 0, 1)
+			time.Sleep(time.Second - time.Nanosecond)
+			wantStats(t, q, 1, 0, 1)
+			time.Sleep(time.Nanosecond) // the message's 1.2 s is 2 s
+			wantStats(t, q, 2, 0, 0)
+			if c, _ := q.Config(); c.Delay != time.Second {
+				t.Errorf("Config().Delay = %v, want 1s", c.Delay)
+			}
+		})
+	})
+	t.Run("long poll", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+			start := time.Now()
+			msgs, err := q.Receive(context.Background(), sqsloop.ReceiveRequest{MaxMessages: 1, WaitTime: 100 * time.Millisecond})
+			if err != nil || len(msgs) != 0 {
+				t.Fatalf("Receive = %d messages, %v; want none", len(msgs), err)
+			}
+			if waited := time.Since(start); waited != time.Second {
+				t.Errorf("a 100 ms long poll waited %v, want 1s", waited)
+			}
+		})
+	})
 }

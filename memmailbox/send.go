@@ -9,8 +9,10 @@ import (
 
 // Send enqueues 1–10 messages (SendMessageBatch) and returns one result per
 // message, in order, with the message ID SQS-style (a UUID) or the entry's
-// error. A message is visible at once, or after its Delay (0–15 min; 0 means
-// the queue's Delay). Body and message attributes are copied.
+// error. A message is visible at once, or after its Delay (0–15 min, rounded
+// up to whole seconds with sqsloop.WholeSeconds, as SQS counts
+// DelaySeconds; 0 means the queue's Delay). Body and message attributes are
+// copied.
 //
 // On a FIFO queue every message needs a MessageGroupID, and a
 // DeduplicationID unless the queue has ContentBasedDeduplication (the

@@ -12,7 +12,8 @@ import (
 // counted from now (ChangeMessageVisibilityBatch), and returns one error per
 // entry, in order, nil on success. Timeout 0 nacks: the message is visible
 // again at once (its receipt handle stays valid for Delete on a standard
-// queue). More extends, or shortens, the lease; durations are exact.
+// queue). More extends, or shortens, the lease; like SQS it counts whole
+// seconds, rounding Timeout up with sqsloop.WholeSeconds.
 //
 // Entry errors: an empty receipt handle or a Timeout outside 0–12 h fails
 // with sqsloop.ValidateChangeVisibility's error, wrapping
@@ -69,7 +70,7 @@ func (s *queueState) changeVisibility(i int, c sqsloop.VisibilityChange, now tim
 		return fmt.Errorf("memmailbox: ChangeVisibility entry %d: message not in flight (its visibility timeout ended): %w",
 			i, sqsloop.ErrReceiptHandleExpired)
 	}
-	due := now.Add(c.Timeout)
+	due := now.Add(sqsloop.WholeSeconds(c.Timeout))
 	if ceiling := r.receivedAt.Add(sqsloop.MaxVisibilityTimeout); due.After(ceiling) {
 		return fmt.Errorf("memmailbox: ChangeVisibility entry %d: visible again at %v is %v past the 12h ceiling after the receive at %v: %w",
 			i, due, due.Sub(ceiling), r.receivedAt, sqsloop.ErrLeaseCeiling)
