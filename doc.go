@@ -1,7 +1,10 @@
 // Package sqsloop holds the contracts shared by every part of sqsloop: the
 // received [Message], the batch-shaped [Mailbox] that an SQS queue (package
-// sqsmailbox) or an in-memory queue (package memmailbox) implements, and the
-// sentinel errors callers match with [errors.Is].
+// sqsmailbox) or an in-memory queue (package memmailbox) implements, the
+// sentinel errors callers match with [errors.Is], and the limits and request
+// rules of SQS that every Mailbox checks ([ReceiveRequest.Validate],
+// [ValidateDelete], [ValidateChangeVisibility], [ValidateSend],
+// [WholeSeconds]).
 //
 // The package imports no other package of the project. Policy (leases,
 // heartbeats, retries, batching windows) lives above it, in packages

@@ -46,8 +46,10 @@ var (
 	ErrAlreadyRunning = errors.New("sqsloop: already running")
 
 	// ErrInvalidArgument means a request was malformed: caught before it
-	// reached the queue (an empty batch, more than MaxBatchSize entries, a
-	// duration out of the range SQS accepts; the wrapping error names the
-	// field), or rejected by the queue as malformed. Retrying will not help.
+	// reached the queue by the request rules (ReceiveRequest.Validate,
+	// ValidateDelete, ValidateChangeVisibility, ValidateSend: an empty
+	// batch, more than MaxBatchSize entries, a duration out of the range SQS
+	// accepts, …; the wrapping error names the field), or rejected by the
+	// queue as malformed. Retrying will not help.
 	ErrInvalidArgument = errors.New("sqsloop: invalid argument")
 )

@@ -29,4 +29,8 @@ const (
 	// SendMessage and SendMessageBatch docs); a queue's MaximumMessageSize
 	// attribute may set a lower cap (1,024 bytes to 1 MiB).
 	MaxMessageSize = 1 << 20
+
+	// MaxMessageAttributes is the most message attributes one sent message
+	// may carry: 10 (the SDK's SendMessage doc). ValidateSend enforces it.
+	MaxMessageAttributes = 10
 )

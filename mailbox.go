@@ -5,18 +5,21 @@ import (
 	"time"
 )
 
-// ReceiveRequest describes one ReceiveMessage call.
+// ReceiveRequest describes one ReceiveMessage call. Its Validate method holds
+// SQS's rules for it, which every Mailbox checks.
 type ReceiveRequest struct {
 	// MaxMessages is how many messages to return at most, 1–10
 	// (MaxBatchSize; SQS: MaxNumberOfMessages).
 	MaxMessages int
 
 	// VisibilityTimeout hides each returned message for this long, 0–12 h.
-	// SQS counts it in whole seconds; sqsmailbox rounds up.
+	// SQS counts it in whole seconds; every Mailbox rounds it up
+	// (WholeSeconds).
 	VisibilityTimeout time.Duration
 
 	// WaitTime is the long poll: Receive returns as soon as a message is
-	// visible, or empty after WaitTime. 0–20 s (MaxWaitTime); 0 returns at once.
+	// visible, or empty after WaitTime. 0–20 s (MaxWaitTime), rounded up to
+	// whole seconds (WholeSeconds); 0 returns at once.
 	WaitTime time.Duration
 }
 
@@ -24,8 +27,9 @@ type ReceiveRequest struct {
 type VisibilityChange struct {
 	// ReceiptHandle of the receive whose lease changes.
 	ReceiptHandle string
-	// Timeout is the new visibility timeout counted from now, 0–12 h: 0 makes
-	// the message visible at once (a nack), more keeps it hidden (an extend).
+	// Timeout is the new visibility timeout counted from now, 0–12 h,
+	// rounded up to whole seconds (WholeSeconds): 0 makes the message
+	// visible at once (a nack), more keeps it hidden (an extend).
 	Timeout time.Duration
 }
 
@@ -34,11 +38,13 @@ type OutgoingMessage struct {
 	// Body is the message body; SQS accepts 1 byte to 1 MiB of text, body
 	// and message attributes together (MaxMessageSize).
 	Body string
-	// MessageAttributes are user-defined attributes (at most 10 in SQS).
+	// MessageAttributes are user-defined attributes, at most
+	// MaxMessageAttributes (10); ValidateSend lists the rules of their
+	// names, data types and values.
 	MessageAttributes map[string]MessageAttribute
-	// Delay postpones the first delivery, 0–15 min (MaxDelay); 0 means the
-	// queue's default delay (DelaySeconds). FIFO queues accept only the
-	// queue-level delay.
+	// Delay postpones the first delivery, 0–15 min (MaxDelay), rounded up
+	// to whole seconds (WholeSeconds); 0 means the queue's default delay
+	// (DelaySeconds). FIFO queues accept only the queue-level delay.
 	Delay time.Duration
 	// MessageGroupID is required on a FIFO queue (order and one message in
 	// flight per group); a standard queue accepts it too (fair queues), for
@@ -70,6 +76,11 @@ type SendResult struct {
 // success). An entry that is invalid on its own (an empty receipt handle, a
 // duration out of range) fails alone, with an error wrapping
 // ErrInvalidArgument; the other entries of its batch are applied.
+// The rules every queue applies are this package's (ReceiveRequest.Validate,
+// ValidateDelete, ValidateChangeVisibility, ValidateSend): an implementation
+// checks them before anything else and returns their errors unchanged, so
+// every Mailbox rejects the same requests with the same text, and rounds
+// every duration up to whole seconds (WholeSeconds), as SQS counts them.
 // Errors wrap the package's sentinels: ErrReceiptHandleExpired,
 // ErrLeaseCeiling, ErrQueueNotFound, ErrMailboxClosed, ErrInvalidArgument;
 // anything else is transient (network, throttling) and may be retried by the

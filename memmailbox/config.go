@@ -37,13 +37,16 @@ const (
 // the SQS defaults. A QueueConfig is a plain value, safe to copy and compare.
 type QueueConfig struct {
 	// VisibilityTimeout is the queue's default visibility timeout, 0–12 h
-	// (sqsloop.MaxVisibilityTimeout); 0 means DefaultVisibilityTimeout (30 s).
-	// Receive does not use it: sqsloop.ReceiveRequest.VisibilityTimeout is
-	// always explicit. QueueAttributes reports it.
+	// (sqsloop.MaxVisibilityTimeout), rounded up to whole seconds as SQS
+	// counts it (sqsloop.WholeSeconds); 0 means DefaultVisibilityTimeout
+	// (30 s). Receive does not use it:
+	// sqsloop.ReceiveRequest.VisibilityTimeout is always explicit.
+	// QueueAttributes reports it.
 	VisibilityTimeout time.Duration
 
 	// Delay postpones the first delivery of every message sent without its
-	// own Delay, 0–15 min (sqsloop.MaxDelay; SQS DelaySeconds 0–900).
+	// own Delay, 0–15 min (sqsloop.MaxDelay; SQS DelaySeconds 0–900),
+	// rounded up to whole seconds (sqsloop.WholeSeconds).
 	Delay time.Duration
 
 	// MaxReceiveCount is the redrive policy's maxReceiveCount, 1–1,000, or 0
@@ -97,11 +100,14 @@ func (c QueueConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
-// withDefaults returns c with zero fields replaced by their defaults.
+// withDefaults returns c with zero fields replaced by their defaults and
+// durations rounded up to whole seconds, as SQS keeps them.
 func (c QueueConfig) withDefaults() QueueConfig {
 	if c.VisibilityTimeout == 0 {
 		c.VisibilityTimeout = DefaultVisibilityTimeout
 	}
+	c.VisibilityTimeout = sqsloop.WholeSeconds(c.VisibilityTimeout)
+	c.Delay = sqsloop.WholeSeconds(c.Delay)
 	return c
 }
 

@@ -30,10 +30,12 @@ import (
 //
 // Entry errors: a handle this queue never issued (made up, altered, or from
 // another queue) wraps sqsloop.ErrReceiptHandleExpired (SQS:
-// ReceiptHandleIsInvalid); an empty handle wraps sqsloop.ErrInvalidArgument.
+// ReceiptHandleIsInvalid); an empty handle fails with
+// sqsloop.ValidateDelete's error, wrapping sqsloop.ErrInvalidArgument.
 //
-// The call as a whole fails (second result) with sqsloop.ErrInvalidArgument
-// for an empty batch or more than 10 handles, with sqsloop.ErrQueueNotFound,
+// The call as a whole fails (second result) with sqsloop.ValidateDelete's
+// error (wrapping sqsloop.ErrInvalidArgument) for an empty batch or more than
+// 10 handles, with sqsloop.ErrQueueNotFound,
 // with sqsloop.ErrMailboxClosed, or with ctx's error. Safe for concurrent
 // use; it keeps no reference to receiptHandles.
 func (q *Queue) Delete(ctx context.Context, receiptHandles []string) ([]error, error) {
@@ -41,21 +43,20 @@ func (q *Queue) Delete(ctx context.Context, receiptHandles []string) ([]error, e
 	if err != nil {
 		return nil, err
 	}
-	if err := validateBatch("Delete", len(receiptHandles)); err != nil {
+	errs, err := sqsloop.ValidateDelete(receiptHandles)
+	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	errs := make([]error, len(receiptHandles))
 	if err := q.lock(s); err != nil {
 		return nil, err
 	}
 	defer s.mu.Unlock()
 	s.sweep(time.Now())
 	for i, h := range receiptHandles {
-		if h == "" {
-			errs[i] = fmt.Errorf("memmailbox: Delete entry %d: empty receipt handle: %w", i, sqsloop.ErrInvalidArgument)
+		if errs[i] != nil {
 			continue
 		}
 		r := s.handles[h]

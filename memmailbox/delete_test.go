@@ -26,7 +26,7 @@ func TestDeletePerEntry(t *testing.T) {
 		t.Errorf("good entries failed: %v, %v", errs[0], errs[3])
 	}
 	wantErr(t, errs[1], sqsloop.ErrReceiptHandleExpired, "entry 1", "not issued")
-	wantErr(t, errs[2], sqsloop.ErrInvalidArgument, "entry 2", "empty")
+	wantErr(t, errs[2], sqsloop.ErrInvalidArgument, "receiptHandles[2]", "empty")
 	if errs[4] != nil { // already deleted: SQS answers success
 		t.Errorf("entry 4 (handle of a message already deleted) = %v, want nil", errs[4])
 	}
@@ -152,15 +152,15 @@ func TestBatchSizeIsOneToTen(t *testing.T) {
 	ctx := context.Background()
 	for _, n := range []int{0, 11} {
 		_, err := q.Delete(ctx, make([]string, n))
-		wantErr(t, err, sqsloop.ErrInvalidArgument, "Delete", "1–10")
+		wantErr(t, err, sqsloop.ErrInvalidArgument, "Delete", "between 1 and 10")
 		_, err = q.ChangeVisibility(ctx, make([]sqsloop.VisibilityChange, n))
-		wantErr(t, err, sqsloop.ErrInvalidArgument, "ChangeVisibility", "1–10")
+		wantErr(t, err, sqsloop.ErrInvalidArgument, "ChangeVisibility", "between 1 and 10")
 		out := make([]sqsloop.OutgoingMessage, n)
 		for i := range out {
 			out[i].Body = "x"
 		}
 		_, err = q.Send(ctx, out)
-		wantErr(t, err, sqsloop.ErrInvalidArgument, "Send", "1–10")
+		wantErr(t, err, sqsloop.ErrInvalidArgument, "Send", "between 1 and 10")
 	}
 	wantStats(t, q, 0, 0, 0)
 }

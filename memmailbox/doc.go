@@ -33,11 +33,16 @@
 //     Send batch too) of the characters SQS accepts, at most 10 message
 //     attributes.
 //
-// What differs: durations are kept exact, not rounded to whole seconds;
-// nothing expires by retention period; the queue is never eventually
-// consistent (a deleted message never comes back); a fair queue does nothing
-// for dwell time across message groups (there is no noisy neighbour to
-// shield a tenant from: every receive takes the oldest visible messages).
+// Like SQS, it counts every duration in whole seconds, rounded up
+// (sqsloop.WholeSeconds): a 1.5 s visibility timeout hides a message for 2 s.
+// It checks requests with sqsloop's request rules (sqsloop.ValidateSend and
+// its siblings), so it rejects what sqsmailbox rejects, with the same error.
+//
+// What differs: nothing expires by retention period; the queue is never
+// eventually consistent (a deleted message never comes back); a fair queue
+// does nothing for dwell time across message groups (there is no noisy
+// neighbour to shield a tenant from: every receive takes the oldest visible
+// messages).
 //
 // Expired leases and ended delays are handled lazily, with no background
 // goroutine: Receive, Delete, ChangeVisibility and Stats first sweep what is

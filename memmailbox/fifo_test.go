@@ -148,9 +148,9 @@ func TestFIFORejectsBadSends(t *testing.T) {
 		msg   sqsloop.OutgoingMessage
 		words []string
 	}{
-		{q, sqsloop.OutgoingMessage{Body: "x"}, []string{"MessageGroupID", "required"}},
-		{q, sqsloop.OutgoingMessage{Body: "x", MessageGroupID: "g h"}, []string{"MessageGroupID", "' '"}},
-		{q, sqsloop.OutgoingMessage{Body: "x", MessageGroupID: string(make([]byte, 129))}, []string{"MessageGroupID", "1–128"}},
+		{q, sqsloop.OutgoingMessage{Body: "x"}, []string{"MessageGroupID", "must not be empty on a FIFO queue"}},
+		{q, sqsloop.OutgoingMessage{Body: "x", MessageGroupID: "g h"}, []string{"MessageGroupID", "U+0020"}},
+		{q, sqsloop.OutgoingMessage{Body: "x", MessageGroupID: string(make([]byte, 129))}, []string{"MessageGroupID", "at most 128"}},
 		{q, sqsloop.OutgoingMessage{Body: "x", MessageGroupID: "g", Delay: time.Second}, []string{"Delay", "FIFO"}},
 		{q, sqsloop.OutgoingMessage{Body: "x", MessageGroupID: "g", DeduplicationID: "é"}, []string{"DeduplicationID"}},
 		{noCBD, sqsloop.OutgoingMessage{Body: "x", MessageGroupID: "g"}, []string{"DeduplicationID", "ContentBasedDeduplication"}},
@@ -159,7 +159,7 @@ func TestFIFORejectsBadSends(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantErr(t, res[0].Err, sqsloop.ErrInvalidArgument, append(tc.words, "entry 0")...)
+		wantErr(t, res[0].Err, sqsloop.ErrInvalidArgument, append(tc.words, "msgs[0]")...)
 		if res[0].MessageID != "" {
 			t.Errorf("failed entry has MessageID %q", res[0].MessageID)
 		}

@@ -8,8 +8,10 @@ import (
 )
 
 // Receive returns up to req.MaxMessages (1–10) visible messages, each now in
-// flight for req.VisibilityTimeout (0–12 h, exact, not rounded to seconds)
-// with a fresh receipt handle, bound to q (so Message.Ack works). The
+// flight for req.VisibilityTimeout (0–12 h) with a fresh receipt handle,
+// bound to q (so Message.Ack works). Like SQS it counts whole seconds: both
+// durations are rounded up with sqsloop.WholeSeconds (a 1.5 s visibility
+// timeout hides the message 2 s, and Message.VisibilityTimeout says 2 s). The
 // visibility timeout is always the request's: 0 means visible again at once,
 // as in SQS; the queue's default applies only through QueueAttributes.
 //
@@ -21,8 +23,9 @@ import (
 // message group with a message in flight delivers nothing else, and one
 // receive may return several messages of a group, in order.
 //
-// Errors: an error wrapping sqsloop.ErrInvalidArgument naming the field for a
-// request out of range; sqsloop.ErrQueueNotFound, sqsloop.ErrMailboxClosed
+// Errors: req.Validate's error, unchanged, for a request out of range
+// (wrapping sqsloop.ErrInvalidArgument, naming every bad field);
+// sqsloop.ErrQueueNotFound, sqsloop.ErrMailboxClosed
 // (also returned at once to a waiting Receive when q or the broker is
 // closed); ctx's error, with no message taken, when ctx is done first. Safe
 // for concurrent use; a message goes to one receiver at a time. Returned
@@ -32,9 +35,11 @@ func (q *Queue) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*sqs
 	if err != nil {
 		return nil, err
 	}
-	if err := validateReceive(req); err != nil {
+	if err := req.Validate(); err != nil {
 		return nil, err
 	}
+	req.VisibilityTimeout = sqsloop.WholeSeconds(req.VisibilityTimeout)
+	req.WaitTime = sqsloop.WholeSeconds(req.WaitTime)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -19,12 +19,12 @@ func TestReceiveRejectsBadRequest(t *testing.T) {
 		req   sqsloop.ReceiveRequest
 		words []string
 	}{
-		{sqsloop.ReceiveRequest{MaxMessages: 0}, []string{"MaxMessages", "1–10"}},
-		{sqsloop.ReceiveRequest{MaxMessages: 11}, []string{"MaxMessages", "1–10"}},
-		{sqsloop.ReceiveRequest{MaxMessages: 1, VisibilityTimeout: -1}, []string{"VisibilityTimeout", "0–12h"}},
-		{sqsloop.ReceiveRequest{MaxMessages: 1, VisibilityTimeout: 12*time.Hour + 1}, []string{"VisibilityTimeout", "0–12h"}},
-		{sqsloop.ReceiveRequest{MaxMessages: 1, WaitTime: -1}, []string{"WaitTime", "0–20s"}},
-		{sqsloop.ReceiveRequest{MaxMessages: 1, WaitTime: 21 * time.Second}, []string{"WaitTime", "0–20s"}},
+		{sqsloop.ReceiveRequest{MaxMessages: 0}, []string{"MaxMessages", "between 1 and 10"}},
+		{sqsloop.ReceiveRequest{MaxMessages: 11}, []string{"MaxMessages", "between 1 and 10"}},
+		{sqsloop.ReceiveRequest{MaxMessages: 1, VisibilityTimeout: -1}, []string{"VisibilityTimeout", "between 0 and 12h"}},
+		{sqsloop.ReceiveRequest{MaxMessages: 1, VisibilityTimeout: 12*time.Hour + 1}, []string{"VisibilityTimeout", "between 0 and 12h"}},
+		{sqsloop.ReceiveRequest{MaxMessages: 1, WaitTime: -1}, []string{"WaitTime", "between 0 and 20s"}},
+		{sqsloop.ReceiveRequest{MaxMessages: 1, WaitTime: 21 * time.Second}, []string{"WaitTime", "between 0 and 20s"}},
 	} {
 		msgs, err := q.Receive(context.Background(), tc.req)
 		if msgs != nil {

@@ -2,7 +2,6 @@ package memmailbox
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
@@ -10,8 +9,10 @@ import (
 
 // Send enqueues 1–10 messages (SendMessageBatch) and returns one result per
 // message, in order, with the message ID SQS-style (a UUID) or the entry's
-// error. A message is visible at once, or after its Delay (0–15 min; 0 means
-// the queue's Delay). Body and message attributes are copied.
+// error. A message is visible at once, or after its Delay (0–15 min, rounded
+// up to whole seconds with sqsloop.WholeSeconds, as SQS counts
+// DelaySeconds; 0 means the queue's Delay). Body and message attributes are
+// copied.
 //
 // On a FIFO queue every message needs a MessageGroupID, and a
 // DeduplicationID unless the queue has ContentBasedDeduplication (the
@@ -25,17 +26,16 @@ import (
 // MessageGroupId system attribute). A DeduplicationID is for FIFO queues
 // only, as in SQS.
 //
-// Entry errors wrap sqsloop.ErrInvalidArgument and name the field and range
-// (empty or oversized body, characters SQS rejects, more than 10 or malformed
-// message attributes, Delay out of range or set on a FIFO queue, a
-// MessageGroupID missing on a FIFO queue or not 1–128 letters, digits and
-// ASCII punctuation, a DeduplicationID malformed or on a standard queue); a
-// message may take up to
-// sqsloop.MaxMessageSize (1 MiB), body and message attributes together. The
-// call as a whole fails with sqsloop.ErrInvalidArgument for an empty batch,
-// more than 10 entries, or valid entries adding up to more than
-// sqsloop.MaxMessageSize (SQS caps a whole SendMessageBatch at 1 MiB too:
-// BatchRequestTooLong); with sqsloop.ErrQueueNotFound,
+// Entry errors wrap sqsloop.ErrInvalidArgument and name the field and range:
+// sqsloop.ValidateSend's error, unchanged, for a message SQS would reject on
+// any queue (empty or oversized body, characters SQS rejects, more than 10 or
+// malformed message attributes, Delay out of range, a malformed
+// MessageGroupID or DeduplicationID); else this queue's own rule: a FIFO
+// queue takes no per-message Delay and needs a MessageGroupID, and a
+// DeduplicationID unless ContentBasedDeduplication; a standard queue takes
+// no DeduplicationID. The call as a whole fails with ValidateSend's error for
+// an empty batch, more than 10 entries, or valid entries adding up to more
+// than sqsloop.MaxMessageSize (1 MiB); with sqsloop.ErrQueueNotFound,
 // sqsloop.ErrMailboxClosed, or ctx's error. Safe for concurrent use; it keeps
 // no reference to msgs.
 func (q *Queue) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error) {
@@ -43,7 +43,8 @@ func (q *Queue) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]sqs
 	if err != nil {
 		return nil, err
 	}
-	if err := validateBatch("Send", len(msgs)); err != nil {
+	invalid, err := sqsloop.ValidateSend(msgs)
+	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -52,19 +53,17 @@ func (q *Queue) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]sqs
 	results := make([]sqsloop.SendResult, len(msgs))
 	var recs [sqsloop.MaxBatchSize]*record
 	var delays [sqsloop.MaxBatchSize]time.Duration
-	total := 0
 	for i, m := range msgs {
-		r, delay, size, err := prepare(i, m, s.cfg)
+		if invalid[i] != nil {
+			results[i].Err = invalid[i]
+			continue
+		}
+		r, delay, err := prepare(i, m, s.cfg)
 		if err != nil {
 			results[i].Err = err
 			continue
 		}
 		recs[i], delays[i] = r, delay
-		total += size
-	}
-	if total > sqsloop.MaxMessageSize {
-		return nil, fmt.Errorf("memmailbox: Send: batch of %d bytes, want at most %d (SQS caps a batch at 1 MiB): %w",
-			total, sqsloop.MaxMessageSize, sqsloop.ErrInvalidArgument)
 	}
 	if err := q.lock(s); err != nil {
 		return nil, err

@@ -26,18 +26,18 @@ func TestSendRejectsBadMessagesPerEntry(t *testing.T) {
 		words []string
 	}{
 		{"empty body", sqsloop.OutgoingMessage{}, []string{"Body", "empty"}},
-		{"body too big", sqsloop.OutgoingMessage{Body: strings.Repeat("x", 1<<20+1)}, []string{"1048577 bytes", "1 MiB"}},
+		{"body too big", sqsloop.OutgoingMessage{Body: strings.Repeat("x", 1<<20+1)}, []string{"got 1048577", "at most 1048576 bytes"}},
 		{"attributes push it over", sqsloop.OutgoingMessage{Body: strings.Repeat("x", 1<<20-10), MessageAttributes: map[string]sqsloop.MessageAttribute{
 			"k": {DataType: "String", StringValue: "12345"}, // 1 + 6 + 5 = 12 bytes
-		}}, []string{"1048578 bytes", "1 MiB"}},
+		}}, []string{"got 1048578", "at most 1048576 bytes"}},
 		{"control character", sqsloop.OutgoingMessage{Body: "a\x00b"}, []string{"Body", "byte 1"}},
 		{"invalid UTF-8", sqsloop.OutgoingMessage{Body: "a\xffb"}, []string{"Body", "byte 1"}},
-		{"delay too long", sqsloop.OutgoingMessage{Body: "x", Delay: 16 * 60e9}, []string{"Delay", "0–15m"}},
-		{"negative delay", sqsloop.OutgoingMessage{Body: "x", Delay: -1}, []string{"Delay", "0–15m"}},
-		{"bad group on standard", sqsloop.OutgoingMessage{Body: "x", MessageGroupID: "g h"}, []string{"MessageGroupID", "' '"}},
-		{"long group on standard", sqsloop.OutgoingMessage{Body: "x", MessageGroupID: strings.Repeat("g", 129)}, []string{"MessageGroupID", "1–128"}},
+		{"delay too long", sqsloop.OutgoingMessage{Body: "x", Delay: 16 * 60e9}, []string{"Delay", "between 0 and 15m"}},
+		{"negative delay", sqsloop.OutgoingMessage{Body: "x", Delay: -1}, []string{"Delay", "between 0 and 15m"}},
+		{"bad group on standard", sqsloop.OutgoingMessage{Body: "x", MessageGroupID: "g h"}, []string{"MessageGroupID", "U+0020"}},
+		{"long group on standard", sqsloop.OutgoingMessage{Body: "x", MessageGroupID: strings.Repeat("g", 129)}, []string{"MessageGroupID", "at most 128"}},
 		{"dedup on standard", sqsloop.OutgoingMessage{Body: "x", DeduplicationID: "d"}, []string{"DeduplicationID", "FIFO"}},
-		{"too many attributes", sqsloop.OutgoingMessage{Body: "x", MessageAttributes: tooMany}, []string{"11 attributes", "10"}},
+		{"too many attributes", sqsloop.OutgoingMessage{Body: "x", MessageAttributes: tooMany}, []string{"got 11", "at most 10 attributes"}},
 		{"reserved name", sqsloop.OutgoingMessage{Body: "x", MessageAttributes: map[string]sqsloop.MessageAttribute{"AWS.trace": str("v")}}, []string{`"AWS.trace"`, "reserved"}},
 		{"bad name", sqsloop.OutgoingMessage{Body: "x", MessageAttributes: map[string]sqsloop.MessageAttribute{"a b": str("v")}}, []string{`"a b"`}},
 		{"double dot", sqsloop.OutgoingMessage{Body: "x", MessageAttributes: map[string]sqsloop.MessageAttribute{"a..b": str("v")}}, []string{`"a..b"`, "'.'"}},
@@ -54,7 +54,7 @@ func TestSendRejectsBadMessagesPerEntry(t *testing.T) {
 			if res[0].Err != nil || res[0].MessageID == "" {
 				t.Errorf("good entry: %+v", res[0])
 			}
-			wantErr(t, res[1].Err, sqsloop.ErrInvalidArgument, append(tc.words, "entry 1")...)
+			wantErr(t, res[1].Err, sqsloop.ErrInvalidArgument, append(tc.words, "msgs[1]")...)
 		})
 	}
 }
@@ -93,7 +93,7 @@ func TestSendBatchOverSizeFailsTheCall(t *testing.T) {
 	// messages), not at 10 times a message.
 	half := strings.Repeat("x", 1<<19)
 	_, err := q.Send(context.Background(), bodies(half, half, "x"))
-	wantErr(t, err, sqsloop.ErrInvalidArgument, "batch", "1048577 bytes", "1 MiB")
+	wantErr(t, err, sqsloop.ErrInvalidArgument, "msgs", "got 1048577", "at most 1048576 bytes")
 	wantStats(t, q, 0, 0, 0)
 	send(t, q, bodies(half, half)...)
 }

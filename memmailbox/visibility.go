@@ -12,10 +12,12 @@ import (
 // counted from now (ChangeMessageVisibilityBatch), and returns one error per
 // entry, in order, nil on success. Timeout 0 nacks: the message is visible
 // again at once (its receipt handle stays valid for Delete on a standard
-// queue). More extends, or shortens, the lease; durations are exact.
+// queue). More extends, or shortens, the lease; like SQS it counts whole
+// seconds, rounding Timeout up with sqsloop.WholeSeconds.
 //
-// Entry errors: Timeout outside 0–12 h wraps sqsloop.ErrInvalidArgument; a
-// receipt handle this queue never issued (SQS: ReceiptHandleIsInvalid), one
+// Entry errors: an empty receipt handle or a Timeout outside 0–12 h fails
+// with sqsloop.ValidateChangeVisibility's error, wrapping
+// sqsloop.ErrInvalidArgument; a receipt handle this queue never issued (SQS: ReceiptHandleIsInvalid), one
 // superseded by a newer receive, of a deleted message, or of a message no
 // longer in flight (SQS: MessageNotInflight) wraps
 // sqsloop.ErrReceiptHandleExpired, on either queue type (unlike Delete,
@@ -31,13 +33,13 @@ func (q *Queue) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibili
 	if err != nil {
 		return nil, err
 	}
-	if err := validateBatch("ChangeVisibility", len(changes)); err != nil {
+	errs, err := sqsloop.ValidateChangeVisibility(changes)
+	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	errs := make([]error, len(changes))
 	if err := q.lock(s); err != nil {
 		return nil, err
 	}
@@ -45,20 +47,16 @@ func (q *Queue) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibili
 	now := time.Now()
 	s.sweep(now)
 	for i, c := range changes {
-		errs[i] = s.changeVisibility(i, c, now)
+		if errs[i] == nil {
+			errs[i] = s.changeVisibility(i, c, now)
+		}
 	}
 	return errs, nil
 }
 
-// changeVisibility applies entry i. s.mu is held and s swept up to now.
+// changeVisibility applies entry i, which passed
+// sqsloop.ValidateChangeVisibility. s.mu is held and s swept up to now.
 func (s *queueState) changeVisibility(i int, c sqsloop.VisibilityChange, now time.Time) error {
-	if c.Timeout < 0 || c.Timeout > sqsloop.MaxVisibilityTimeout {
-		return fmt.Errorf("memmailbox: ChangeVisibility entry %d: VisibilityChange.Timeout %v out of range 0–12h: %w",
-			i, c.Timeout, sqsloop.ErrInvalidArgument)
-	}
-	if c.ReceiptHandle == "" {
-		return fmt.Errorf("memmailbox: ChangeVisibility entry %d: empty receipt handle: %w", i, sqsloop.ErrInvalidArgument)
-	}
 	r := s.handles[c.ReceiptHandle]
 	if r == nil && !s.ids.issued(c.ReceiptHandle) {
 		return fmt.Errorf("memmailbox: ChangeVisibility entry %d: receipt handle not issued by queue %q: %w",
@@ -72,7 +70,7 @@ func (s *queueState) changeVisibility(i int, c sqsloop.VisibilityChange, now tim
 		return fmt.Errorf("memmailbox: ChangeVisibility entry %d: message not in flight (its visibility timeout ended): %w",
 			i, sqsloop.ErrReceiptHandleExpired)
 	}
-	due := now.Add(c.Timeout)
+	due := now.Add(sqsloop.WholeSeconds(c.Timeout))
 	if ceiling := r.receivedAt.Add(sqsloop.MaxVisibilityTimeout); due.After(ceiling) {
 		return fmt.Errorf("memmailbox: ChangeVisibility entry %d: visible again at %v is %v past the 12h ceiling after the receive at %v: %w",
 			i, due, due.Sub(ceiling), r.receivedAt, sqsloop.ErrLeaseCeiling)

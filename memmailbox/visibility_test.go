@@ -133,9 +133,9 @@ func TestChangeVisibilityFailsPerEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, errs[0], sqsloop.ErrInvalidArgument, "entry 0", "Timeout", "0–12h")
-	wantErr(t, errs[1], sqsloop.ErrInvalidArgument, "entry 1", "Timeout", "0–12h")
-	wantErr(t, errs[2], sqsloop.ErrInvalidArgument, "entry 2", "empty")
+	wantErr(t, errs[0], sqsloop.ErrInvalidArgument, "changes[0].Timeout", "between 0 and 12h")
+	wantErr(t, errs[1], sqsloop.ErrInvalidArgument, "changes[1].Timeout", "between 0 and 12h")
+	wantErr(t, errs[2], sqsloop.ErrInvalidArgument, "changes[2].ReceiptHandle", "empty")
 	wantErr(t, errs[3], sqsloop.ErrReceiptHandleExpired, "entry 3")
 	if errs[4] != nil || errs[5] != nil {
 		t.Errorf("good entries failed: %v, %v", errs[4], errs[5])

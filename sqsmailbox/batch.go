@@ -17,13 +17,14 @@ import (
 // call (SQS caps a batch at 10 entries). Entry i has Id "i".
 //
 // The call returns an error, and no per-entry results, when it fails as a
-// whole: an empty or oversized batch (wrapping sqsloop.ErrInvalidArgument,
-// naming the field), a closed Mailbox
+// whole: an empty or oversized batch (sqsloop.ValidateDelete's error,
+// unchanged, wrapping sqsloop.ErrInvalidArgument), a closed Mailbox
 // (sqsloop.ErrMailboxClosed), a missing queue (sqsloop.ErrQueueNotFound),
 // ctx's error, or a transient failure. Otherwise it returns one error per
 // receipt handle, in input order, read from both the Successful and the Failed
-// lists of the answer: an error wrapping sqsloop.ErrInvalidArgument (naming
-// the field) for an empty receipt handle, which is not sent while the others
+// lists of the answer: sqsloop.ValidateDelete's error (wrapping
+// sqsloop.ErrInvalidArgument) for an empty receipt handle, which is not sent
+// while the others
 // are (no call at all when none is valid); nil when deleted, an error wrapping
 // sqsloop.ErrReceiptHandleExpired for a handle SQS rejects (an old handle of
 // a standard-queue message is not rejected: SQS reports it deleted while
@@ -35,14 +36,13 @@ func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error,
 	if err := m.checkOpen(op); err != nil {
 		return nil, err
 	}
-	if err := checkBatch("receiptHandles", len(receiptHandles)); err != nil {
+	invalid, err := sqsloop.ValidateDelete(receiptHandles)
+	if err != nil {
 		return nil, err
 	}
-	invalid := make([]error, len(receiptHandles))
 	var entries []types.DeleteMessageBatchRequestEntry
 	for i, h := range receiptHandles {
-		if h == "" {
-			invalid[i] = fmt.Errorf("sqsmailbox: receiptHandles[%d]: must not be empty: %w", i, sqsloop.ErrInvalidArgument)
+		if invalid[i] != nil {
 			continue
 		}
 		entries = append(entries, types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(h)})
@@ -70,13 +70,15 @@ func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error,
 // counted from now, with one ChangeMessageVisibilityBatch call: a Timeout of
 // 0 nacks (the message is visible again at once; the 0 is sent on the wire,
 // not left to a default), more extends. Each Timeout must lie in 0–12 h
-// (sqsloop.MaxVisibilityTimeout) and is rounded up to whole seconds. Entry i
-// has Id "i".
+// (sqsloop.MaxVisibilityTimeout) and is rounded up to whole seconds
+// (sqsloop.WholeSeconds). Entry i has Id "i".
 //
-// Call errors are as for Delete. Per-entry errors, in input order: an error
-// wrapping sqsloop.ErrInvalidArgument naming changes[i].Timeout or
-// changes[i].ReceiptHandle for an entry out of range (not sent; the others
-// are), nil on success, sqsloop.ErrReceiptHandleExpired for a stale handle,
+// Call errors are as for Delete (sqsloop.ValidateChangeVisibility's for the
+// batch size). Per-entry errors, in input order:
+// sqsloop.ValidateChangeVisibility's error (wrapping
+// sqsloop.ErrInvalidArgument, naming changes[i].Timeout or
+// changes[i].ReceiptHandle) for an invalid entry (not sent; the others are),
+// nil on success, sqsloop.ErrReceiptHandleExpired for a stale handle,
 // sqsloop.ErrLeaseCeiling when the new timeout would keep the message hidden
 // past 12 hours after the receive that produced its receipt handle, and "no
 // result for entry" for an entry the answer did not mention. Safe for
@@ -86,18 +88,13 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 	if err := m.checkOpen(op); err != nil {
 		return nil, err
 	}
-	if err := checkBatch("changes", len(changes)); err != nil {
+	invalid, err := sqsloop.ValidateChangeVisibility(changes)
+	if err != nil {
 		return nil, err
 	}
-	invalid := make([]error, len(changes))
 	var entries []types.ChangeMessageVisibilityBatchRequestEntry
 	for i, c := range changes {
-		if c.ReceiptHandle == "" {
-			invalid[i] = fmt.Errorf("sqsmailbox: changes[%d].ReceiptHandle: must not be empty: %w", i, sqsloop.ErrInvalidArgument)
-			continue
-		}
-		if err := checkDuration(fmt.Sprintf("changes[%d].Timeout", i), c.Timeout, sqsloop.MaxVisibilityTimeout); err != nil {
-			invalid[i] = err
+		if invalid[i] != nil {
 			continue
 		}
 		entries = append(entries, types.ChangeMessageVisibilityBatchRequestEntry{
@@ -126,35 +123,36 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 }
 
 // Send enqueues 1–10 messages with one SendMessageBatch call. Entry i has Id
-// "i". Each Body must be non-empty; Delay must lie in 0–15 min
-// (sqsloop.MaxDelay) and is rounded up to whole seconds; a Delay of 0 sends no
+// "i". Each message must pass sqsloop.ValidateSend (a body of 1 byte to
+// 1 MiB with its message attributes, of the characters SQS accepts; at most
+// 10 well-formed message attributes; Delay 0–15 min; well-formed
+// MessageGroupID and DeduplicationID). Delay is rounded up to whole seconds
+// (sqsloop.WholeSeconds); a Delay of 0 sends no
 // DelaySeconds, so the queue's default delay applies (and FIFO queues, which
 // refuse a per-message delay, accept the entry). MessageGroupID and
 // DeduplicationID are sent when not empty (DeduplicationID: FIFO queues;
 // MessageGroupID: FIFO queues, and standard queues as fair-queue groups).
 //
-// Call errors are as for Delete. Otherwise there is one SendResult per
-// message, in input order: MessageID on success, else Err (wrapping
-// sqsloop.ErrInvalidArgument and naming msgs[i].Body or msgs[i].Delay for an
-// entry invalid here, which is not sent while the others are; wrapping it
-// too when SQS rejected the entry as malformed; or "no result for entry"). Safe for concurrent use.
+// Call errors are as for Delete, plus sqsloop.ValidateSend's for valid
+// entries adding up to more than 1 MiB. Otherwise there is one SendResult
+// per message, in input order: MessageID on success, else Err
+// (sqsloop.ValidateSend's error, unchanged, wrapping
+// sqsloop.ErrInvalidArgument and naming the field, for an entry invalid on
+// any queue, which is not sent while the others are; an error wrapping
+// sqsloop.ErrInvalidArgument too when SQS rejected the entry as malformed,
+// e.g. a FIFO rule; or "no result for entry"). Safe for concurrent use.
 func (m *Mailbox) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error) {
 	const op = "send to"
 	if err := m.checkOpen(op); err != nil {
 		return nil, err
 	}
-	if err := checkBatch("msgs", len(msgs)); err != nil {
+	invalid, err := sqsloop.ValidateSend(msgs)
+	if err != nil {
 		return nil, err
 	}
-	invalid := make([]error, len(msgs))
 	var entries []types.SendMessageBatchRequestEntry
 	for i, msg := range msgs {
-		if msg.Body == "" {
-			invalid[i] = fmt.Errorf("sqsmailbox: msgs[%d].Body: must not be empty (SQS takes 1 byte or more): %w", i, sqsloop.ErrInvalidArgument)
-			continue
-		}
-		if err := checkDuration(fmt.Sprintf("msgs[%d].Delay", i), msg.Delay, sqsloop.MaxDelay); err != nil {
-			invalid[i] = err
+		if invalid[i] != nil {
 			continue
 		}
 		entries = append(entries, types.SendMessageBatchRequestEntry{

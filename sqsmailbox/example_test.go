@@ -66,7 +66,7 @@ func ExampleMailbox_Receive_invalidArgument() {
 	fmt.Println(err)
 	// Output:
 	// true
-	// sqsmailbox: MaxMessages = 11: want 1 to 10: sqsloop: invalid argument
+	// sqsloop: invalid argument: ReceiveRequest.MaxMessages: must be between 1 and 10 (SQS MaxNumberOfMessages), got 11
 }
 
 // After Close every call returns ErrMailboxClosed.

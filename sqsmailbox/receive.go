@@ -17,10 +17,11 @@ import (
 // messages, each hidden for req.VisibilityTimeout and bound to m (so
 // Message.Ack, Nack and ExtendVisibility reach it).
 //
-// Ranges, checked before the call (else an error wrapping
-// sqsloop.ErrInvalidArgument that names the field): MaxMessages 1–10
-// (MaxNumberOfMessages), VisibilityTimeout 0–12 h, WaitTime 0–20 s (SQS's
-// long-poll limit). Durations are rounded up to whole seconds. WaitTimeSeconds
+// Ranges, checked before the call by req.Validate, whose error is returned
+// unchanged (wrapping sqsloop.ErrInvalidArgument, naming every bad field):
+// MaxMessages 1–10 (MaxNumberOfMessages), VisibilityTimeout 0–12 h, WaitTime
+// 0–20 s (SQS's long-poll limit). Durations are rounded up to whole seconds
+// (sqsloop.WholeSeconds). WaitTimeSeconds
 // and VisibilityTimeout are always sent, 0 included: SQS reads a missing one
 // as the queue's default (ReceiveMessageWaitTimeSeconds, VisibilityTimeout),
 // and the SDK drops zero values unless told otherwise. All system attributes
@@ -59,7 +60,7 @@ func (m *Mailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*s
 	if err := m.checkOpen(op); err != nil {
 		return nil, err
 	}
-	if err := checkReceive(req); err != nil {
+	if err := req.Validate(); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -121,18 +122,12 @@ func stamp(sentAt, arrivedAt time.Time, rto time.Duration) time.Time {
 	return sentAt
 }
 
-// checkReceive returns every problem of req, joined, each wrapping
-// sqsloop.ErrInvalidArgument and naming its field and range.
-func checkReceive(req sqsloop.ReceiveRequest) error {
-	var errMax error
-	if req.MaxMessages < 1 || req.MaxMessages > sqsloop.MaxBatchSize {
-		errMax = fmt.Errorf("sqsmailbox: MaxMessages = %d: want 1 to %d: %w", req.MaxMessages, sqsloop.MaxBatchSize, sqsloop.ErrInvalidArgument)
-	}
-	return errors.Join(
-		errMax,
-		checkDuration("VisibilityTimeout", req.VisibilityTimeout, sqsloop.MaxVisibilityTimeout),
-		checkDuration("WaitTime", req.WaitTime, sqsloop.MaxWaitTime),
-	)
+// seconds is d in the whole seconds SQS counts, rounded up
+// (sqsloop.WholeSeconds): 1.2 s is sent as 2, so a message is never hidden,
+// delayed or waited on for less than asked. d has passed its rule, so it
+// fits an int32.
+func seconds(d time.Duration) int32 {
+	return int32(sqsloop.WholeSeconds(d) / time.Second)
 }
 
 // toMessage maps one received SQS message. receivedAt and visibility are the

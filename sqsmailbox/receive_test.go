@@ -464,7 +464,7 @@ func TestReceiveMapsCallErrors(t *testing.T) {
 func TestReceiveValidationJoinsEveryProblem(t *testing.T) {
 	m := newTestMailbox(t, &fakeAPI{})
 	_, err := m.Receive(t.Context(), sqsloop.ReceiveRequest{MaxMessages: 0, VisibilityTimeout: -1, WaitTime: time.Minute})
-	for _, field := range []string{"MaxMessages", "VisibilityTimeout", "WaitTime", "want 0 to 20s"} {
+	for _, field := range []string{"MaxMessages", "VisibilityTimeout", "WaitTime", "must be between 0 and 20s"} {
 		if err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("err = %v, want it to name %q", err, field)
 		}
