@@ -57,9 +57,9 @@ type Config struct {
 	// Default 20 s.
 	WaitTime time.Duration
 
-	// Visibility tunes the lease owner (extension, ack batching); see
-	// visibility.Config. Left zero, Interval and Extension follow
-	// VisibilityTimeout (see Config), and Logger is Config.Logger.
+	// Visibility tunes the lease owner (extension, the lease-lost hook);
+	// see visibility.Config. Left zero, Interval and Extension follow
+	// VisibilityTimeout (see Config).
 	Visibility visibility.Config
 
 	// Backoff gives a failed message's nack delay from its receive count,
@@ -77,7 +77,9 @@ type Config struct {
 	// consumer's own panic recovery.
 	Middleware []Middleware
 
-	// Logger receives the consumer's records. Default slog.Default().
+	// Logger receives the consumer's records and the lease owner's
+	// (message IDs only; receipt handles are never logged). Default
+	// slog.Default().
 	Logger *slog.Logger
 }
 
@@ -99,9 +101,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
-	}
-	if c.Visibility.Logger == nil {
-		c.Visibility.Logger = c.Logger
 	}
 	if c.VisibilityTimeout >= time.Second && c.VisibilityTimeout <= sqsloop.MaxVisibilityTimeout {
 		// Else Validate reports VisibilityTimeout, and the lease owner

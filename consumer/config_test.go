@@ -27,7 +27,6 @@ func TestInvalidConfigNamesTheField(t *testing.T) {
 		{Config{WaitTime: 21 * time.Second}, "WaitTime:"},
 		{Config{WaitTime: -time.Second}, "WaitTime:"},
 		{Config{ShutdownTimeout: -time.Second}, "ShutdownTimeout:"},
-		{Config{Visibility: visibility.Config{AckWindow: 2 * time.Second}}, "Visibility.AckWindow:"},
 		{Config{Middleware: []Middleware{nil}}, "Middleware[0]:"},
 		{Config{Visibility: visibility.Config{Interval: -1}}, "Visibility.Interval:"},
 		{Config{Visibility: visibility.Config{Extension: 13 * time.Hour}}, "Visibility.Extension:"},

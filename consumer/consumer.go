@@ -66,7 +66,7 @@ func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
 		return nil, errors.Join(errs...)
 	}
 	cfg = cfg.withDefaults()
-	leases, err := visibility.New(mb, cfg.Visibility)
+	leases, err := visibility.New(mb, cfg.Visibility, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}

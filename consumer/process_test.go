@@ -294,9 +294,9 @@ func TestExpiredReceiptHandleDuringProcessing(t *testing.T) {
 		q := newQueue(t, memmailbox.QueueConfig{})
 		send(t, q, "x")
 		var mu sync.Mutex
-		var lost []visibility.LeaseLost
+		var lost []error
 		cfg := fast()
-		cfg.Visibility.OnLeaseLost = func(ll visibility.LeaseLost) { mu.Lock(); lost = append(lost, ll); mu.Unlock() }
+		cfg.Visibility.OnLeaseLost = func(_ *sqsloop.Message, err error) { mu.Lock(); lost = append(lost, err); mu.Unlock() }
 		completed := false
 		var extAtLoss int64
 		var c *Consumer
@@ -326,7 +326,7 @@ func TestExpiredReceiptHandleDuringProcessing(t *testing.T) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if len(lost) != 1 || !errors.Is(lost[0].Err, sqsloop.ErrReceiptHandleExpired) {
+		if len(lost) != 1 || !errors.Is(lost[0], sqsloop.ErrReceiptHandleExpired) {
 			t.Fatalf("OnLeaseLost got %+v, want one ErrReceiptHandleExpired", lost)
 		}
 		if !completed {

@@ -125,7 +125,7 @@ func (m *Manager) applyExtension(l *Lease, vt time.Duration, err error, sentAt, 
 		m.st.failures.Add(1)
 		l.lastErr = err
 		l.due = m.nextLook(l, now)
-		m.cfg.Logger.Warn("visibility: extension failed; will try again at the next look",
+		m.log.Warn("visibility: extension failed; will try again at the next look",
 			slog.String("message_id", l.msg.ID), slog.Any("error", err))
 	}
 	if l.decided == holding && l.seq <= m.giveBack {
@@ -157,7 +157,7 @@ func (m *Manager) applyAck(l *Lease, err error, now time.Time) {
 		if errors.Is(err, sqsloop.ErrReceiptHandleExpired) || l.lost != nil {
 			level = slog.LevelWarn // the lease was lost: the message will be delivered again
 		}
-		m.cfg.Logger.Log(context.Background(), level, "visibility: ack failed; the message may be delivered again",
+		m.log.Log(context.Background(), level, "visibility: ack failed; the message may be delivered again",
 			slog.String("message_id", l.msg.ID), slog.Any("error", err))
 		m.finish(l)
 		return
@@ -200,7 +200,7 @@ func (m *Manager) applyNack(l *Lease, err error, now time.Time) {
 		}
 	}
 	m.st.nackFailed.Add(1)
-	m.cfg.Logger.Warn("visibility: nack failed; the message becomes visible when its lease ends",
+	m.log.Warn("visibility: nack failed; the message becomes visible when its lease ends",
 		slog.String("message_id", l.msg.ID), slog.Any("error", err))
 	m.finish(l)
 }
@@ -243,10 +243,10 @@ func (m *Manager) takeLost() []*Lease {
 func (m *Manager) report(lost []*Lease) {
 	for _, l := range lost {
 		m.st.lost.Add(1)
-		m.cfg.Logger.Warn("visibility: lease lost; the message may be delivered again",
+		m.log.Warn("visibility: lease lost; the message may be delivered again",
 			slog.String("message_id", l.msg.ID), slog.Int("receive_count", l.msg.ReceiveCount), slog.Any("reason", l.lost))
 		if m.cfg.OnLeaseLost != nil {
-			m.cfg.OnLeaseLost(LeaseLost{MessageID: l.msg.ID, ReceiveCount: l.msg.ReceiveCount, Err: l.lost})
+			m.cfg.OnLeaseLost(l.msg, l.lost)
 		}
 		if m.cfg.CancelOnLeaseLost && l.cancel != nil {
 			l.cancel(l.lost)

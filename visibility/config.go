@@ -3,7 +3,6 @@ package visibility
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
@@ -17,13 +16,11 @@ const (
 	// DefaultExtension is the visibility timeout each extension asks for,
 	// counted from the moment it is sent: 300 s.
 	DefaultExtension = 300 * time.Second
-	// DefaultAckWindow is how long a decided ack, nack or give-back may
-	// wait for others to share its batch call: 50 ms (a batch of 10 goes
-	// at once).
-	DefaultAckWindow = 50 * time.Millisecond
-	// MaxAckWindow bounds AckWindow: 1 s.
-	MaxAckWindow = time.Second
 )
+
+// ackWindow is how long a decided ack or nack may wait for others to share
+// its batch call: 50 ms (a batch of 10, and a give-back, go at once).
+const ackWindow = 50 * time.Millisecond
 
 // Policy decides whether a due lease is extended.
 type Policy int
@@ -37,17 +34,6 @@ const (
 	// a stuck handler keeps its message until MaxExtension.
 	FixedInterval
 )
-
-// String returns the policy's name.
-func (p Policy) String() string {
-	switch p {
-	case HeartbeatGated:
-		return "heartbeat-gated"
-	case FixedInterval:
-		return "fixed-interval"
-	}
-	return fmt.Sprintf("Policy(%d)", int(p))
-}
 
 // Config tunes a Manager. The zero Config is valid and means: extension
 // enabled, heartbeat-gated, every 60 s at most, 300 s each time; acks and
@@ -93,25 +79,17 @@ type Config struct {
 	// cannot hold a message forever.
 	MaxExtension time.Duration
 
-	// AckWindow is how long a decided ack, nack or give-back waits for
-	// others to fill its batch call, > 0 and ≤ 1 s; a batch also goes out as
-	// soon as it has 10 entries. 0 means 50 ms.
-	AckWindow time.Duration
-
 	// CancelOnLeaseLost cancels the handler's context (the cancel function
 	// given to Hold) when its lease is lost, with a cause that matches
 	// ErrLeaseLost and the reason (errors.Is). Default false: the handler
 	// carries on, and its ack will likely fail.
 	CancelOnLeaseLost bool
 
-	// OnLeaseLost, if set, is called once for each lost lease, from the
-	// Manager's goroutine: keep it quick and never block on the network.
-	OnLeaseLost func(LeaseLost)
-
-	// Logger receives WARN records for lost leases and failed calls, and
-	// ERROR records for acks that failed for good (message IDs only;
-	// receipt handles are never logged). Default slog.Default().
-	Logger *slog.Logger
+	// OnLeaseLost, if set, is called once for each lost lease with its
+	// message (read it, do not keep it) and an error matching ErrLeaseLost
+	// and the reason (see ErrLeaseLost), from the Manager's goroutine: keep
+	// it quick and never block on the network.
+	OnLeaseLost func(m *sqsloop.Message, err error)
 }
 
 // withDefaults returns c with every zero field set to its default. Negative
@@ -122,12 +100,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Extension == 0 {
 		c.Extension = DefaultExtension
-	}
-	if c.AckWindow == 0 {
-		c.AckWindow = DefaultAckWindow
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
 	}
 	return c
 }
@@ -143,15 +115,12 @@ func (c Config) ceiling() time.Duration {
 // Validate reports every problem with c (zero fields taking their defaults),
 // joined with errors.Join; each names its field and the allowed range and
 // wraps sqsloop.ErrInvalidArgument (errors.Is). It returns nil for a valid
-// Config. Of a disabled Config only AckWindow is checked.
+// Config; a disabled Config always is.
 func (c Config) Validate() error {
 	d := c.withDefaults()
 	var errs []error
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf(format+": %w", append(args, sqsloop.ErrInvalidArgument)...))
-	}
-	if d.AckWindow < 0 || d.AckWindow > MaxAckWindow {
-		bad("AckWindow: must be > 0 and at most 1s (0 means %v), got %v", DefaultAckWindow, d.AckWindow)
 	}
 	if c.Disabled {
 		return errors.Join(errs...)

@@ -11,8 +11,8 @@ func TestZeroConfigIsValid(t *testing.T) {
 		t.Fatalf("zero Config: %v", err)
 	}
 	d := Config{}.withDefaults()
-	if d.Interval != DefaultInterval || d.Extension != DefaultExtension || d.AckWindow != DefaultAckWindow {
-		t.Fatalf("defaults = %v/%v/%v", d.Interval, d.Extension, d.AckWindow)
+	if d.Interval != DefaultInterval || d.Extension != DefaultExtension {
+		t.Fatalf("defaults = %v/%v", d.Interval, d.Extension)
 	}
 }
 
@@ -30,9 +30,6 @@ func TestInvalidConfigNamesTheField(t *testing.T) {
 		{"negative max extension", Config{MaxExtension: -1}, "MaxExtension"},
 		{"fixed interval without a bound", Config{Policy: FixedInterval}, "MaxExtension"},
 		{"unknown policy", Config{Policy: 7}, "Policy"},
-		{"negative ack window", Config{AckWindow: -time.Millisecond}, "AckWindow"},
-		{"ack window past 1s", Config{AckWindow: MaxAckWindow + time.Millisecond}, "AckWindow"},
-		{"disabled, ack window past 1s", Config{Disabled: true, AckWindow: 2 * time.Second}, "AckWindow"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
@@ -42,7 +39,7 @@ func TestInvalidConfigNamesTheField(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.field+":") {
 				t.Fatalf("error %q does not name field %s", err, tc.field)
 			}
-			if _, err := New(&recorder{}, tc.cfg); err == nil {
+			if _, err := New(&recorder{}, tc.cfg, nil); err == nil {
 				t.Fatal("New accepted the config")
 			}
 		})
@@ -50,16 +47,15 @@ func TestInvalidConfigNamesTheField(t *testing.T) {
 }
 
 func TestValidateJoinsEveryProblem(t *testing.T) {
-	err := Config{Interval: -1, AckWindow: -1, MaxExtension: -1}.Validate()
-	for _, f := range []string{"Interval:", "AckWindow:", "MaxExtension:"} {
+	err := Config{Interval: -1, Policy: 7, MaxExtension: -1}.Validate()
+	for _, f := range []string{"Interval:", "Policy:", "MaxExtension:"} {
 		if err == nil || !strings.Contains(err.Error(), f) {
 			t.Errorf("error %v lacks %s", err, f)
 		}
 	}
 }
 
-// Of a disabled Config only AckWindow is checked: the extension fields do
-// not matter.
+// A disabled Config is valid: the extension fields do not matter.
 func TestDisabledConfigIgnoresExtensionFields(t *testing.T) {
 	if err := (Config{Disabled: true, Interval: -1, Extension: time.Hour * 13, Policy: 7}).Validate(); err != nil {
 		t.Fatal(err)
@@ -67,7 +63,7 @@ func TestDisabledConfigIgnoresExtensionFields(t *testing.T) {
 }
 
 func TestNewRejectsNilMailbox(t *testing.T) {
-	if _, err := New(nil, Config{}); err == nil {
+	if _, err := New(nil, Config{}, nil); err == nil {
 		t.Fatal("New(nil) returned no error")
 	}
 }

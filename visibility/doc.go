@@ -20,7 +20,7 @@
 //
 // When its holder decides ([Lease.Ack], [Lease.Nack], [Lease.GiveBack]), the
 // Manager stops extending the lease on beats and sends the decision, batched
-// with others of its kind within Config.AckWindow: DeleteMessageBatch for
+// with others of its kind within 50 ms: DeleteMessageBatch for
 // acks, ChangeMessageVisibilityBatch for nacks and give-backs. A lease is in
 // at most one call at a time, so the calls about one receipt handle leave in
 // the order they were decided. An ack that fails transiently is tried again

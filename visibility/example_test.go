@@ -13,17 +13,20 @@ import (
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
-// Using the Manager without the consumer: hold a received message with its
-// handler's heartbeat, beat while working, and decide: Ack (or Nack, or
-// GiveBack). The Manager sends the delete, batched with other acks.
+// Using the Manager without the consumer (as a Lambda handler would, for
+// the receipt handles of its batch): hold each received message with its
+// handler's heartbeat, beat while working (the Manager extends the lease
+// every Interval while beats come), and decide: Ack, Nack or GiveBack. The
+// Manager sends the decisions, batched, and Run sends what is decided
+// before it returns.
 func ExampleManager() {
 	ctx := context.Background()
 	broker := memmailbox.NewBroker()
 	defer broker.Close()
 	q, _ := broker.CreateQueue("jobs", memmailbox.QueueConfig{})
-	q.Send(ctx, []sqsloop.OutgoingMessage{{Body: "job"}})
+	q.Send(ctx, []sqsloop.OutgoingMessage{{Body: "ok"}, {Body: "fails"}})
 
-	m, err := visibility.New(q, visibility.Config{Interval: 100 * time.Millisecond, Extension: time.Second})
+	m, err := visibility.New(q, visibility.Config{Interval: 10 * time.Second, Extension: time.Minute}, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -31,22 +34,23 @@ func ExampleManager() {
 	done := make(chan error)
 	go func() { done <- m.Run(runCtx) }()
 
-	msgs, _ := q.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1, VisibilityTimeout: time.Second})
-	hb := heartbeat.New()
-	lease := m.Hold(msgs[0], hb, nil)
-	for range 3 { // 300 ms of work, beating as it goes
-		hb.Beat()
-		time.Sleep(100 * time.Millisecond)
+	msgs, _ := q.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 2, VisibilityTimeout: 30 * time.Second})
+	for _, msg := range msgs {
+		hb := heartbeat.New()
+		lease := m.Hold(msg, hb, nil)
+		hb.Beat() // ... work, beating as it goes ...
+		if msg.Body == "ok" {
+			lease.Ack()
+		} else {
+			lease.Nack(5 * time.Second) // visible again in 5 s
+		}
 	}
-	lease.Ack()
-	stop() // Run sends the decided ack before it returns
+	stop()
 	<-done
 	st := m.Stats()
-	fmt.Println("extended:", st.Extended > 0)
-	fmt.Println("acked:", st.Acked)
+	fmt.Println("acked:", st.Acked, "nacked:", st.Nacked)
 	// Output:
-	// extended: true
-	// acked: 1
+	// acked: 1 nacked: 1
 }
 
 func ExampleConfig_Validate() {

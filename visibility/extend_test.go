@@ -192,10 +192,11 @@ func TestTransientExtensionFailureIsRetriedAtTheNextLook(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{callErr: func(op) error { return errors.New("throttled") }}
 		var lostAt time.Time
-		var lost []LeaseLost
+		var lost []lostLease
 		var mu sync.Mutex
 		cfg := Config{Interval: 2 * time.Second, Extension: 10 * time.Second}
-		cfg.OnLeaseLost = func(ll LeaseLost) {
+		cfg.OnLeaseLost = func(m *sqsloop.Message, err error) {
+			ll := lostLease{m.ID, m.ReceiveCount, err}
 			mu.Lock()
 			defer mu.Unlock()
 			lost, lostAt = append(lost, ll), time.Now()
@@ -345,8 +346,8 @@ func TestHungExtensionIsCutOff(t *testing.T) {
 		if len(dels) != 1 {
 			t.Fatalf("%d deletes, want 1", len(dels))
 		}
-		if waited := dels[0].at.Sub(began); waited > time.Second+DefaultAckWindow {
-			t.Fatalf("the ack waited %v for a hung call, want ≤ Interval/2 + AckWindow", waited)
+		if waited := dels[0].at.Sub(began); waited > time.Second+ackWindow {
+			t.Fatalf("the ack waited %v for a hung call, want ≤ Interval/2 + ack window", waited)
 		}
 		if st := m.Stats(); st.Acked != 1 || st.Lost != 0 || st.ExtensionFailures != 1 {
 			t.Fatalf("stats %+v: want acked after one failed extension, nothing lost", st)

@@ -185,7 +185,7 @@ func start(t *testing.T, m *Manager) (stop func()) {
 // newManager returns a Manager over mb, failing the test on a config error.
 func newManager(t testing.TB, mb Mailbox, cfg Config) *Manager {
 	t.Helper()
-	m, err := New(mb, cfg)
+	m, err := New(mb, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,20 +213,27 @@ func beatEvery(ctx context.Context, hb *heartbeat.Heartbeat, period time.Duratio
 	}
 }
 
+// lostLease is one call of Config.OnLeaseLost.
+type lostLease struct {
+	MessageID    string
+	ReceiveCount int
+	Err          error
+}
+
 // lostLog collects the leases reported to Config.OnLeaseLost.
 type lostLog struct {
 	mu   sync.Mutex
-	lost []LeaseLost
+	lost []lostLease
 }
 
-func (g *lostLog) hook(ll LeaseLost) {
+func (g *lostLog) hook(m *sqsloop.Message, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.lost = append(g.lost, ll)
+	g.lost = append(g.lost, lostLease{m.ID, m.ReceiveCount, err})
 }
 
-func (g *lostLog) get() []LeaseLost {
+func (g *lostLog) get() []lostLease {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return append([]LeaseLost(nil), g.lost...)
+	return append([]lostLease(nil), g.lost...)
 }

@@ -39,7 +39,7 @@ type Lease struct {
 	delay   time.Duration // nack delay
 	tries   int           // failed attempts of the ack or nack
 	late    bool          // acked after the lease was lost: one attempt, counted apart
-	lost    error         // *LeaseLostError once lost
+	lost    error         // leaseLost's error once lost
 	done    bool          // no longer tracked: settled, or abandoned at the end of Run
 
 	seq    uint64 // its place among the leases held: 1, 2, …
@@ -48,12 +48,9 @@ type Lease struct {
 	busy   bool   // a call about this lease is on the wire
 }
 
-// Message returns the message the lease holds.
-func (l *Lease) Message() *sqsloop.Message { return l.msg }
-
 // Ack decides that the message was processed: the Manager stops
 // extending it on beats, deletes it (DeleteMessageBatch, coalesced with
-// other acks within Config.AckWindow), and, if the delete fails
+// other acks within 50 ms), and, if the delete fails
 // transiently, keeps the lease alive and tries again with back-off until
 // the delete succeeds, the receipt handle turns out stale, a permanent
 // error ends it, or the lease is lost. A lease already lost is still acked
@@ -81,8 +78,8 @@ func (l *Lease) Nack(delay time.Duration) {
 // Never blocks; only the first decision counts. Safe for concurrent use.
 func (l *Lease) GiveBack() { l.m.decide(l, givenUp, 0) }
 
-// Err returns the *LeaseLostError the lease was lost with (it matches
-// ErrLeaseLost and its reason with errors.Is), or nil while it holds. A
+// Err returns the error the lease was lost with (it matches ErrLeaseLost
+// and its reason with errors.Is), or nil while it holds. A
 // lease whose deadline has passed is lost even before the Manager's loop
 // notices, unless an extension of it is on the wire: then that call's
 // answer decides. Safe for concurrent use.
@@ -90,7 +87,7 @@ func (l *Lease) Err() error {
 	l.m.mu.Lock()
 	defer l.m.mu.Unlock()
 	if l.lost == nil && !l.done && !l.busy && !time.Now().Before(l.deadline) {
-		return &LeaseLostError{MessageID: l.msg.ID, Reason: l.endReason()}
+		return leaseLost(l.msg.ID, l.endReason())
 	}
 	return l.lost
 }

@@ -3,8 +3,8 @@ package visibility
 import (
 	"container/heap"
 	"context"
-	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,10 +35,6 @@ type Mailbox interface {
 	ChangeVisibility(ctx context.Context, changes []sqsloop.VisibilityChange) ([]error, error)
 }
 
-// ErrAlreadyRunning is returned by every Manager.Run after the first, while
-// it runs and after it has returned.
-var ErrAlreadyRunning = errors.New("visibility: Manager.Run already running")
-
 // MaxAccessDenied is how many consecutive calls of one kind (receives,
 // deletes, visibility changes) may fail with sqsloop.ErrAccessDenied
 // before the consumer or the Manager gives up for good: 5, enough to ride
@@ -59,6 +55,7 @@ const MaxAccessDenied = 5
 // Run.
 type Manager struct {
 	cfg Config
+	log *slog.Logger
 	mb  Mailbox
 
 	mu       sync.Mutex
@@ -81,24 +78,29 @@ type Manager struct {
 	st      counters
 }
 
-// New returns a Manager that changes visibility and deletes through mb.
-// It returns the errors of cfg.Validate (naming each bad field) for an
-// invalid cfg, and an error wrapping sqsloop.ErrInvalidArgument for a nil
-// mb.
-func New(mb Mailbox, cfg Config) (*Manager, error) {
+// New returns a Manager that changes visibility and deletes through mb,
+// logging to log (nil: slog.Default()): WARN records for lost leases and
+// failed calls, ERROR records for acks that failed for good, message IDs
+// only (receipt handles are never logged). It returns the errors of
+// cfg.Validate (naming each bad field) for an invalid cfg, and an error
+// wrapping sqsloop.ErrInvalidArgument for a nil mb.
+func New(mb Mailbox, cfg Config, log *slog.Logger) (*Manager, error) {
 	if mb == nil {
 		return nil, fmt.Errorf("visibility.New: mailbox: must not be nil: %w", sqsloop.ErrInvalidArgument)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Manager{cfg: cfg.withDefaults(), mb: mb, wake: make(chan struct{}, 1), failed: make(chan struct{})}, nil
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Manager{cfg: cfg.withDefaults(), mb: mb, log: log, wake: make(chan struct{}, 1), failed: make(chan struct{})}, nil
 }
 
 // Hold starts holding m, received with visibility timeout
 // m.VisibilityTimeout at m.ReceivedAt, whose handler beats hb (nil: none
 // yet, so a heartbeat-gated lease is not extended). cancel (may be nil) is
-// called with a *LeaseLostError if the lease is lost and
+// called with an error matching ErrLeaseLost if the lease is lost and
 // Config.CancelOnLeaseLost is set. The message need not have been received
 // by this process: any receipt handle of the Mailbox's queue will do.
 //
@@ -182,7 +184,7 @@ func (m *Manager) settle(l *Lease, now time.Time) bool {
 		// A give-back does not wait for its window: the message is wanted
 		// elsewhere now (the drain, or a group that must keep its order).
 		m.enqueue(&m.nacks, &m.nacksAt, l, now)
-		m.nacksAt = now.Add(-m.cfg.AckWindow)
+		m.nacksAt = now.Add(-ackWindow)
 		return true
 	}
 	return m.enqueue(&m.nacks, &m.nacksAt, l, now)
@@ -279,6 +281,6 @@ func (m *Manager) markLost(l *Lease, reason error) {
 	if l.lost != nil {
 		return
 	}
-	l.lost = &LeaseLostError{MessageID: l.msg.ID, Reason: reason}
+	l.lost = leaseLost(l.msg.ID, reason)
 	m.lostNow = append(m.lostNow, l)
 }

@@ -23,7 +23,7 @@ func TestSecondRunIsAnError(t *testing.T) {
 		stop := start(t, m)
 		defer stop()
 		synctest.Wait()
-		if err := m.Run(t.Context()); !errors.Is(err, ErrAlreadyRunning) {
+		if err := m.Run(t.Context()); !errors.Is(err, sqsloop.ErrAlreadyRunning) {
 			t.Fatalf("second Run = %v, want ErrAlreadyRunning", err)
 		}
 	})
@@ -176,7 +176,6 @@ func TestRunFlushesDecidedCallsAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
 		cfg := fastConfig
-		cfg.AckWindow = MaxAckWindow
 		m := newManager(t, rec, cfg)
 		stop := start(t, m)
 		for i := range 3 {
@@ -289,7 +288,7 @@ func TestHoldAfterRunReturnedIsIgnored(t *testing.T) {
 		if n := len(rec.snapshot(opChange)) + len(rec.snapshot(opDelete)); n != 0 {
 			t.Fatalf("%d calls, want none", n)
 		}
-		if err := m.Run(t.Context()); !errors.Is(err, ErrAlreadyRunning) {
+		if err := m.Run(t.Context()); !errors.Is(err, sqsloop.ErrAlreadyRunning) {
 			t.Fatalf("Run after Run = %v, want ErrAlreadyRunning", err)
 		}
 	})
@@ -390,9 +389,10 @@ func (h *logRecords) find(msg string) (map[string]slog.Value, bool) {
 func TestRunEndAbandonsHoldingLeases(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		logs := &logRecords{}
-		cfg := fastConfig
-		cfg.Logger = slog.New(logs)
-		m := newManager(t, &recorder{}, cfg)
+		m, err := New(&recorder{}, fastConfig, slog.New(logs))
+		if err != nil {
+			t.Fatal(err)
+		}
 		stop := start(t, m)
 		a := m.Hold(message("a", 30*time.Second), heartbeat.New(), nil)
 		m.Hold(message("b", 30*time.Second), heartbeat.New(), nil)
@@ -448,7 +448,7 @@ func TestSlowLossHookDoesNotDelayTheNextLookTwice(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
 		cfg := fastConfig
-		cfg.OnLeaseLost = func(LeaseLost) { time.Sleep(400 * time.Millisecond) }
+		cfg.OnLeaseLost = func(*sqsloop.Message, error) { time.Sleep(400 * time.Millisecond) }
 		m := newManager(t, rec, cfg)
 		stop := start(t, m)
 		defer stop()

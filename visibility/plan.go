@@ -36,7 +36,7 @@ func (m *Manager) plan(now time.Time, flushing bool) []*call {
 	} else {
 		out = m.extensions(now)
 	}
-	window := m.cfg.AckWindow
+	window := ackWindow
 	if n := len(m.acks); n > 0 && (flushing || n >= sqsloop.MaxBatchSize || !now.Before(m.acksAt.Add(window))) {
 		out = append(out, m.batches(deleteCall, &m.acks, &m.acksAt, now, flushing)...)
 	}
@@ -50,7 +50,7 @@ func (m *Manager) plan(now time.Time, flushing bool) []*call {
 // its window is over or when flushing; a rest that waits starts a new
 // window.
 func (m *Manager) batches(kind callKind, q *[]*Lease, since *time.Time, now time.Time, all bool) []*call {
-	all = all || !now.Before(since.Add(m.cfg.AckWindow))
+	all = all || !now.Before(since.Add(ackWindow))
 	var out []*call
 	rest := *q
 	for len(rest) >= sqsloop.MaxBatchSize || (all && len(rest) > 0) {
@@ -201,10 +201,10 @@ func (m *Manager) nextWake(flushing bool) time.Time {
 		}
 	}
 	if len(m.acks) > 0 {
-		earlier(m.acksAt.Add(m.cfg.AckWindow))
+		earlier(m.acksAt.Add(ackWindow))
 	}
 	if len(m.nacks) > 0 {
-		earlier(m.nacksAt.Add(m.cfg.AckWindow))
+		earlier(m.nacksAt.Add(ackWindow))
 	}
 	return next
 }
@@ -253,7 +253,7 @@ func (m *Manager) alive(l *Lease) bool {
 // clamped to the ceiling. ok is false when the ceiling leaves less than a
 // second to ask for: l can no longer be extended.
 func (m *Manager) request(l *Lease, now time.Time) (vt time.Duration, ok bool) {
-	vt = wholeSeconds(m.cfg.Extension) // as SQS will count it
+	vt = sqsloop.WholeSeconds(m.cfg.Extension) // as SQS will count it
 	if now.Add(vt).After(l.ceiling) {
 		vt = l.ceiling.Sub(now).Truncate(time.Second)
 		if vt < time.Second {
@@ -264,8 +264,3 @@ func (m *Manager) request(l *Lease, now time.Time) (vt time.Duration, ok bool) {
 	return vt, true
 }
 
-// wholeSeconds rounds d up to a whole number of seconds, as SQS counts
-// visibility timeouts.
-func wholeSeconds(d time.Duration) time.Duration {
-	return (d + time.Second - 1).Truncate(time.Second)
-}

@@ -2,9 +2,12 @@ package visibility
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/sqsloop/sqsloop"
 )
 
 // maxCalls bounds the batch calls a Manager has on the wire at once.
@@ -28,11 +31,11 @@ const FlushTimeout = time.Second
 // Then it stops extending, sends what was decided (for at most
 // FlushTimeout), waits for every call it started, and returns nil. Leases
 // still holding then are no longer extended; decisions made after Run
-// returns are ignored. Run may be called once: a second call returns
-// ErrAlreadyRunning.
+// returns are ignored. Run may be called once: every later call returns an
+// error wrapping sqsloop.ErrAlreadyRunning.
 func (m *Manager) Run(ctx context.Context) error {
 	if !m.running.CompareAndSwap(false, true) {
-		return ErrAlreadyRunning
+		return fmt.Errorf("visibility: Manager.Run called twice: %w", sqsloop.ErrAlreadyRunning)
 	}
 	callCtx, cancelCalls := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelCalls()
@@ -133,7 +136,7 @@ func (m *Manager) abandon() {
 	// above; they are no longer held either.
 	m.st.held.Store(0)
 	if abandoned > 0 || unsent > 0 {
-		m.cfg.Logger.Warn("visibility: leases still held when the manager stopped; their messages become visible when their leases end",
+		m.log.Warn("visibility: leases still held when the manager stopped; their messages become visible when their leases end",
 			slog.Int("leases", abandoned), slog.Int("unsent_decisions", unsent))
 	}
 }

@@ -57,7 +57,7 @@ func TestDecisionDuringAnExtensionWaitsForIt(t *testing.T) {
 }
 
 // Acks decided together go in DeleteMessageBatch calls of 10 at once; the
-// rest waits AckWindow for company, then goes.
+// rest waits ack window for company, then goes.
 func TestAcksAreCoalesced(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
@@ -83,7 +83,7 @@ func TestAcksAreCoalesced(t *testing.T) {
 				seen[h]++
 			}
 		}
-		if want := fmt.Sprint([]string{"10@0s", "10@0s", "5@" + DefaultAckWindow.String()}); fmt.Sprint(got) != want {
+		if want := fmt.Sprint([]string{"10@0s", "10@0s", "5@" + ackWindow.String()}); fmt.Sprint(got) != want {
 			t.Fatalf("delete calls %v, want %v", got, want)
 		}
 		if len(seen) != 25 {
@@ -100,13 +100,12 @@ func TestAcksAreCoalesced(t *testing.T) {
 	})
 }
 
-// A lone ack waits exactly AckWindow for others to share its call.
+// A lone ack waits exactly the ack window (50 ms) for others to share its
+// call.
 func TestLoneAckGoesAfterTheAckWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		cfg := fastConfig
-		cfg.AckWindow = 300 * time.Millisecond
-		m := newManager(t, rec, cfg)
+		m := newManager(t, rec, fastConfig)
 		stop := start(t, m)
 		defer stop()
 		l := m.Hold(message("a", 3*time.Second), nil, nil)
@@ -114,8 +113,8 @@ func TestLoneAckGoesAfterTheAckWindow(t *testing.T) {
 		l.Ack()
 		time.Sleep(time.Second)
 		dels := rec.entriesFor(opDelete, "rh-a")
-		if len(dels) != 1 || dels[0].at.Sub(t0) != 300*time.Millisecond {
-			t.Fatalf("deletes %+v, want one 300ms after the ack", dels)
+		if len(dels) != 1 || dels[0].at.Sub(t0) != ackWindow {
+			t.Fatalf("deletes %+v, want one %v after the ack", dels, ackWindow)
 		}
 	})
 }
@@ -533,7 +532,7 @@ func TestGiveBackAllLeavesLaterLeasesAlone(t *testing.T) {
 }
 
 // A lease that can no longer be extended (the ceiling) keeps its ack's
-// back-off to the end: retrying it every AckWindow before the deadline
+// back-off to the end: retrying it every ack window before the deadline
 // would not keep it any longer.
 func TestAckRetryOfACappedLeaseKeepsItsBackOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
