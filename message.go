@@ -1,8 +1,6 @@
 package sqsloop
 
 import (
-	"context"
-	"fmt"
 	"time"
 )
 
@@ -29,8 +27,9 @@ const (
 // Message is one received message together with the receipt handle of the
 // receive that produced it.
 //
-// A Message is not safe for concurrent mutation, but Ack, Nack and
-// ExtendVisibility may be called from any goroutine: they only read it.
+// A Message is not safe for concurrent mutation; reading it from several
+// goroutines is safe. Its receipt handle is acked, nacked and extended by
+// the lease owner (package visibility), not through the Message.
 type Message struct {
 	// ID is the message ID SQS assigned when the message was sent. It stays the
 	// same across redeliveries; use it to spot duplicates.
@@ -79,62 +78,13 @@ type Message struct {
 	// on the server; 1 s early at most before it has measured a round trip.
 	// So a message that arrives late in a long poll is stamped about a
 	// round trip before it arrived, not when the poll began (SQS starts the
-	// visibility timeout when it hands the message out). Lease deadlines (ReceivedAt +
-	// VisibilityTimeout) and the 12-hour visibility ceiling count from here,
-	// so they err early, never late.
+	// visibility timeout when it hands the message out). Lease deadlines
+	// (ReceivedAt + VisibilityTimeout) and the 12-hour visibility ceiling
+	// count from here, so they err early, never late.
 	ReceivedAt time.Time
 
 	// VisibilityTimeout is the visibility timeout this receive was asked for:
 	// the message stays hidden until ReceivedAt + VisibilityTimeout unless
 	// extended.
 	VisibilityTimeout time.Duration
-
-	mailbox Mailbox
-}
-
-// Bind records the mailbox that received m, so that Ack, Nack and
-// ExtendVisibility reach it. Mailbox implementations call it on every message
-// they return from Receive; users of a Mailbox do not need to.
-func (m *Message) Bind(mb Mailbox) { m.mailbox = mb }
-
-// Ack deletes the message from its queue (DeleteMessage): it has been
-// processed and must not be delivered again. It returns ErrReceiptHandleExpired
-// (matched with errors.Is) when this receipt handle no longer holds the
-// message, and an error wrapping ErrInvalidArgument when m came from no
-// Mailbox.
-func (m *Message) Ack(ctx context.Context) error {
-	return m.one(ctx, func(mb Mailbox) ([]error, error) {
-		return mb.Delete(ctx, []string{m.ReceiptHandle})
-	})
-}
-
-// Nack gives the message back: it becomes visible again after delay (0 means
-// at once), rounded up to whole seconds by SQS, in the range 0–12 h. Errors are
-// as for Ack.
-func (m *Message) Nack(ctx context.Context, delay time.Duration) error {
-	return m.ExtendVisibility(ctx, delay)
-}
-
-// ExtendVisibility keeps the message hidden for d more, counted from now
-// (ChangeMessageVisibility). d is rounded up to whole seconds by SQS and must
-// lie in 0–12 h; asking past 12 h after ReceivedAt fails with ErrLeaseCeiling.
-// Other errors are as for Ack.
-func (m *Message) ExtendVisibility(ctx context.Context, d time.Duration) error {
-	return m.one(ctx, func(mb Mailbox) ([]error, error) {
-		return mb.ChangeVisibility(ctx, []VisibilityChange{{ReceiptHandle: m.ReceiptHandle, Timeout: d}})
-	})
-}
-
-func (m *Message) one(ctx context.Context, call func(Mailbox) ([]error, error)) error {
-	if m.mailbox == nil {
-		return fmt.Errorf("message %s: not bound to a mailbox: %w", m.ID, ErrInvalidArgument)
-	}
-	errs, err := call(m.mailbox)
-	if err != nil {
-		return err
-	}
-	if len(errs) == 1 {
-		return errs[0]
-	}
-	return nil
 }

@@ -12,16 +12,14 @@ const (
 	defaultBackoffMax     = 5 * time.Minute
 )
 
-// BackoffFunc returns how long a failed message stays hidden before its next
-// delivery, given its approximate receive count (1 on the first delivery).
-// The result is clamped to 0–12 h, rounded up to whole seconds by SQS.
-type BackoffFunc func(receiveCount int) time.Duration
-
-// ExponentialBackoff returns a BackoffFunc that doubles from initial on the
-// first failure up to max: initial·2^(receiveCount-1), capped. Non-positive
+// ExponentialBackoff returns a back-off for Config.Backoff: how long a
+// failed message stays hidden before its next delivery, given its
+// approximate receive count (1 on the first delivery), doubling from
+// initial on the first failure up to max: initial·2^(receiveCount-1),
+// capped. Non-positive
 // arguments take the defaults: initial 1 s, max 5 min (Config.Backoff's
 // default is ExponentialBackoff(0, 0)).
-func ExponentialBackoff(initial, max time.Duration) BackoffFunc {
+func ExponentialBackoff(initial, max time.Duration) func(receiveCount int) time.Duration {
 	if initial <= 0 {
 		initial = defaultBackoffInitial
 	}

@@ -10,18 +10,19 @@ import (
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
-// Defaults for Config. A zero field means its default.
+// Defaults for Config (each field's doc gives its own). A zero field
+// means its default.
 const (
-	// DefaultConcurrency is how many handlers run at once: 10.
-	DefaultConcurrency = 10
-	// DefaultVisibilityTimeout hides each received message for 5 min; the
-	// extender keeps it hidden while its handler beats.
-	DefaultVisibilityTimeout = 5 * time.Minute
-	// DefaultWaitTime is the long poll of each receive: 20 s, the SQS maximum.
-	DefaultWaitTime = sqsloop.MaxWaitTime
-	// DefaultShutdownTimeout is the drain budget: 25 s, inside the 30 s that
+	// defaultConcurrency is how many handlers run at once: 10.
+	defaultConcurrency = 10
+	// defaultVisibilityTimeout hides each received message for 5 min; the
+	// lease owner keeps it hidden while its handler beats.
+	defaultVisibilityTimeout = 5 * time.Minute
+	// defaultWaitTime is the long poll of each receive: 20 s, the SQS maximum.
+	defaultWaitTime = sqsloop.MaxWaitTime
+	// defaultShutdownTimeout is the drain budget: 25 s, inside the 30 s that
 	// ECS and Kubernetes give a task between SIGTERM and SIGKILL.
-	DefaultShutdownTimeout = 25 * time.Second
+	defaultShutdownTimeout = 25 * time.Second
 	// maxConcurrency bounds Config.Concurrency.
 	maxConcurrency = 100_000
 )
@@ -62,10 +63,13 @@ type Config struct {
 	// VisibilityTimeout (see Config).
 	Visibility visibility.Config
 
-	// Backoff gives a failed message's nack delay from its receive count,
-	// for an error or a panic alike, unless the error carries its own delay
-	// (NackAfter). Default ExponentialBackoff(1 s, 5 min).
-	Backoff BackoffFunc
+	// Backoff gives a failed message's nack delay from its approximate
+	// receive count (1 on the first delivery), for an error or a panic
+	// alike, unless the error carries its own delay (NackAfter). The result
+	// is clamped to 0–12 h and rounded up to whole seconds by SQS. It is
+	// called from handler goroutines, concurrently. Default
+	// ExponentialBackoff(1 s, 5 min).
+	Backoff func(receiveCount int) time.Duration
 
 	// ShutdownTimeout is the drain budget: how long in-flight handlers may
 	// run after shutdown begins before their contexts are cancelled. After
@@ -85,19 +89,19 @@ type Config struct {
 
 func (c Config) withDefaults() Config {
 	if c.Concurrency == 0 {
-		c.Concurrency = DefaultConcurrency
+		c.Concurrency = defaultConcurrency
 	}
 	if c.VisibilityTimeout == 0 {
-		c.VisibilityTimeout = DefaultVisibilityTimeout
+		c.VisibilityTimeout = defaultVisibilityTimeout
 	}
 	if c.WaitTime == 0 {
-		c.WaitTime = DefaultWaitTime
+		c.WaitTime = defaultWaitTime
 	}
 	if c.Backoff == nil {
 		c.Backoff = ExponentialBackoff(0, 0)
 	}
 	if c.ShutdownTimeout == 0 {
-		c.ShutdownTimeout = DefaultShutdownTimeout
+		c.ShutdownTimeout = defaultShutdownTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -135,7 +139,7 @@ func (c Config) Validate() error {
 		bad("WaitTime: must be between 1s and 20s (SQS WaitTimeSeconds), got %v", d.WaitTime)
 	}
 	if d.ShutdownTimeout < 0 {
-		bad("ShutdownTimeout: must be > 0 (0 means %v), got %v", DefaultShutdownTimeout, d.ShutdownTimeout)
+		bad("ShutdownTimeout: must be > 0 (0 means %v), got %v", defaultShutdownTimeout, d.ShutdownTimeout)
 	}
 	for i, mw := range d.Middleware {
 		if mw == nil {

@@ -142,7 +142,7 @@ func (c *Consumer) process(ctx context.Context, s *sequence) {
 // count); at once when the drain interrupted it.
 func (c *Consumer) failed(ctx context.Context, m *sqsloop.Message, lease *visibility.Lease, err error) {
 	c.st.failed.Add(1)
-	var pe *PanicError
+	var pe *panicError
 	if errors.As(err, &pe) {
 		c.st.panics.Add(1)
 	}

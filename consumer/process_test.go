@@ -306,7 +306,7 @@ func TestExpiredReceiptHandleDuringProcessing(t *testing.T) {
 			}
 			// Someone else makes the message visible and receives it: this
 			// receive's handle is now stale.
-			if err := m.Nack(ctx, 0); err != nil {
+			if _, err := q.ChangeVisibility(ctx, []sqsloop.VisibilityChange{{ReceiptHandle: m.ReceiptHandle}}); err != nil {
 				return err
 			}
 			other, err := q.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1, VisibilityTimeout: time.Hour})

@@ -39,9 +39,9 @@ func TestPanicIsAFailureAndTheLoopGoesOn(t *testing.T) {
 func TestRecoverMakesAPanicError(t *testing.T) {
 	h := recoverPanics(quiet)(func(context.Context, *sqsloop.Message) error { panic(errors.New("inner")) })
 	err := h(context.Background(), &sqsloop.Message{ID: "m"})
-	var pe *PanicError
-	if !errors.As(err, &pe) || len(pe.Stack) == 0 || pe.Unwrap() == nil {
-		t.Fatalf("err = %v, want a *PanicError with a stack", err)
+	var pe *panicError
+	if !errors.As(err, &pe) || len(pe.stack) == 0 || pe.Unwrap() == nil {
+		t.Fatalf("err = %v, want a *panicError with a stack", err)
 	}
 }
 

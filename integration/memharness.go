@@ -64,7 +64,7 @@ func NewMemQueue(t testing.TB, opts QueueOptions) (Queue, func()) {
 	b := memmailbox.NewBroker()
 	name := "queue"
 	if opts.FIFO {
-		name += memmailbox.FIFOSuffix
+		name += ".fifo"
 	}
 	cfg := memmailbox.QueueConfig{
 		VisibilityTimeout:         opts.VisibilityTimeout,
@@ -76,7 +76,7 @@ func NewMemQueue(t testing.TB, opts QueueOptions) (Queue, func()) {
 	if opts.MaxReceiveCount > 0 {
 		dlqName := "queue-dlq"
 		if opts.FIFO {
-			dlqName += memmailbox.FIFOSuffix
+			dlqName += ".fifo"
 		}
 		dlq, err := b.CreateQueue(dlqName, memmailbox.QueueConfig{FIFO: opts.FIFO})
 		if err != nil {

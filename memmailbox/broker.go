@@ -8,11 +8,6 @@ import (
 	"github.com/sqsloop/sqsloop"
 )
 
-// ErrQueueExists means CreateQueue was given the name of an existing queue
-// with a different configuration (SQS: QueueAlreadyExists). The error
-// returned wraps it and sqsloop.ErrInvalidArgument.
-var ErrQueueExists = errors.New("memmailbox: queue already exists with a different configuration")
-
 // Broker holds named queues in memory, like one SQS account and region. The
 // zero value is not usable; call NewBroker. Safe for concurrent use.
 type Broker struct {
@@ -31,10 +26,11 @@ func NewBroker() *Broker {
 // configuration (after defaults) it returns a new handle to that queue.
 //
 // Errors wrap sqsloop.ErrInvalidArgument and name the field and its range
-// when name or cfg is invalid (see QueueConfig.Validate and
-// MaxQueueNameLength); they also wrap sqsloop.ErrQueueNotFound when
-// cfg.DeadLetterQueue does not exist, and ErrQueueExists when name exists
-// with a different configuration. After Close, the error wraps
+// when name or cfg is invalid (see QueueConfig.Validate; a name is 1–80
+// letters, digits, '-' and '_', and a FIFO queue's ends in ".fifo"), and
+// when name exists with a different configuration (SQS:
+// QueueAlreadyExists); they also wrap sqsloop.ErrQueueNotFound when
+// cfg.DeadLetterQueue does not exist. After Close, the error wraps
 // sqsloop.ErrMailboxClosed.
 func (b *Broker) CreateQueue(name string, cfg QueueConfig) (*Queue, error) {
 	if err := errors.Join(validateQueueName(name, cfg.FIFO), cfg.Validate()); err != nil {
@@ -48,8 +44,8 @@ func (b *Broker) CreateQueue(name string, cfg QueueConfig) (*Queue, error) {
 	}
 	if s, ok := b.queues[name]; ok {
 		if s.cfg != cfg {
-			return nil, fmt.Errorf("memmailbox: CreateQueue %q: have %+v, asked for %+v: %w: %w",
-				name, s.cfg, cfg, ErrQueueExists, sqsloop.ErrInvalidArgument)
+			return nil, fmt.Errorf("memmailbox: CreateQueue %q: the queue exists with another configuration: have %+v, asked for %+v: %w",
+				name, s.cfg, cfg, sqsloop.ErrInvalidArgument)
 		}
 		return newQueue(name, s), nil
 	}

@@ -129,9 +129,9 @@ func TestConcurrentChurnLosesNothing(t *testing.T) {
 				for j, m := range msgs {
 					switch (i + j + w) % 3 {
 					case 0:
-						_ = m.Ack(ctx) // may fail: the lease was 0, another receive may have the message
+						_ = ack(q, m) // may fail: the lease was 0, another receive may have the message
 					case 1:
-						_ = m.Nack(ctx, 0)
+						_ = change(q, m, 0)
 					}
 				}
 			}

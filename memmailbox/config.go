@@ -11,25 +11,25 @@ import (
 
 // Defaults and limits of a queue, as SQS has them.
 const (
-	// DefaultVisibilityTimeout is a queue's visibility timeout when
+	// defaultVisibilityTimeout is a queue's visibility timeout when
 	// QueueConfig.VisibilityTimeout is 0: 30 seconds, as in SQS.
-	DefaultVisibilityTimeout = 30 * time.Second
+	defaultVisibilityTimeout = 30 * time.Second
 
-	// MaxReceiveCountLimit is the largest MaxReceiveCount a redrive policy
+	// maxReceiveCountLimit is the largest MaxReceiveCount a redrive policy
 	// accepts (SQS: maxReceiveCount 1–1,000).
-	MaxReceiveCountLimit = 1000
+	maxReceiveCountLimit = 1000
 
-	// DeduplicationInterval is how long a FIFO queue remembers a
+	// deduplicationInterval is how long a FIFO queue remembers a
 	// deduplication ID: a send with the same ID within 5 minutes is accepted
 	// but not enqueued again (SQS's deduplication interval).
-	DeduplicationInterval = 5 * time.Minute
+	deduplicationInterval = 5 * time.Minute
 
-	// MaxQueueNameLength is the longest queue name SQS accepts: 80
+	// maxQueueNameLength is the longest queue name SQS accepts: 80
 	// characters, including the ".fifo" suffix of a FIFO queue.
-	MaxQueueNameLength = 80
+	maxQueueNameLength = 80
 
-	// FIFOSuffix ends the name of every FIFO queue, and of no other (SQS rule).
-	FIFOSuffix = ".fifo"
+	// fifoSuffix ends the name of every FIFO queue, and of no other (SQS rule).
+	fifoSuffix = ".fifo"
 )
 
 // QueueConfig is the configuration of one queue, the subset of SQS queue
@@ -38,7 +38,7 @@ const (
 type QueueConfig struct {
 	// VisibilityTimeout is the queue's default visibility timeout, 0–12 h
 	// (sqsloop.MaxVisibilityTimeout), rounded up to whole seconds as SQS
-	// counts it (sqsloop.WholeSeconds); 0 means DefaultVisibilityTimeout
+	// counts it (sqsloop.WholeSeconds); 0 means defaultVisibilityTimeout
 	// (30 s). Receive does not use it:
 	// sqsloop.ReceiveRequest.VisibilityTimeout is always explicit.
 	// QueueAttributes reports it.
@@ -88,8 +88,8 @@ func (c QueueConfig) Validate() error {
 	if c.Delay < 0 || c.Delay > sqsloop.MaxDelay {
 		bad("Delay %v out of range 0–15m", c.Delay)
 	}
-	if c.MaxReceiveCount < 0 || c.MaxReceiveCount > MaxReceiveCountLimit {
-		bad("MaxReceiveCount %d out of range 1–%d (0 means no redrive policy)", c.MaxReceiveCount, MaxReceiveCountLimit)
+	if c.MaxReceiveCount < 0 || c.MaxReceiveCount > maxReceiveCountLimit {
+		bad("MaxReceiveCount %d out of range 1–%d (0 means no redrive policy)", c.MaxReceiveCount, maxReceiveCountLimit)
 	}
 	if (c.MaxReceiveCount == 0) != (c.DeadLetterQueue == "") {
 		bad("MaxReceiveCount (%d) and DeadLetterQueue (%q): set both for a redrive policy, or neither", c.MaxReceiveCount, c.DeadLetterQueue)
@@ -104,7 +104,7 @@ func (c QueueConfig) Validate() error {
 // durations rounded up to whole seconds, as SQS keeps them.
 func (c QueueConfig) withDefaults() QueueConfig {
 	if c.VisibilityTimeout == 0 {
-		c.VisibilityTimeout = DefaultVisibilityTimeout
+		c.VisibilityTimeout = defaultVisibilityTimeout
 	}
 	c.VisibilityTimeout = sqsloop.WholeSeconds(c.VisibilityTimeout)
 	c.Delay = sqsloop.WholeSeconds(c.Delay)
@@ -116,13 +116,13 @@ func (c QueueConfig) withDefaults() QueueConfig {
 func validateQueueName(name string, fifo bool) error {
 	base := name
 	if fifo {
-		if !strings.HasSuffix(name, FIFOSuffix) {
-			return fmt.Errorf("memmailbox: queue name %q: a FIFO queue's name must end in %q: %w", name, FIFOSuffix, sqsloop.ErrInvalidArgument)
+		if !strings.HasSuffix(name, fifoSuffix) {
+			return fmt.Errorf("memmailbox: queue name %q: a FIFO queue's name must end in %q: %w", name, fifoSuffix, sqsloop.ErrInvalidArgument)
 		}
-		base = strings.TrimSuffix(name, FIFOSuffix)
+		base = strings.TrimSuffix(name, fifoSuffix)
 	}
-	if len(base) == 0 || len(name) > MaxQueueNameLength {
-		return fmt.Errorf("memmailbox: queue name %q: length %d out of range 1–%d: %w", name, len(name), MaxQueueNameLength, sqsloop.ErrInvalidArgument)
+	if len(base) == 0 || len(name) > maxQueueNameLength {
+		return fmt.Errorf("memmailbox: queue name %q: length %d out of range 1–%d: %w", name, len(name), maxQueueNameLength, sqsloop.ErrInvalidArgument)
 	}
 	for _, c := range base {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {

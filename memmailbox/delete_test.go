@@ -64,7 +64,7 @@ func TestStaleDeleteOnStandardQueueSucceedsAndDeletesNothing(t *testing.T) {
 			t.Fatalf("redelivery = %+v, want message %s with a new receipt handle", second, ids[0])
 		}
 
-		if err := first.Ack(ctx); err != nil {
+		if err := ack(q, first); err != nil {
 			t.Fatalf("Ack with the superseded handle: %v, want nil (SQS succeeds)", err)
 		}
 		st := wantStats(t, q, 0, 1, 0) // still in flight under the newest handle
@@ -72,8 +72,8 @@ func TestStaleDeleteOnStandardQueueSucceedsAndDeletesNothing(t *testing.T) {
 			t.Errorf("Deleted, StaleDeletes = %d, %d; want 0, 1", st.Deleted, st.StaleDeletes)
 		}
 		wantAccounted(t, q)
-		wantErr(t, first.ExtendVisibility(ctx, time.Minute), sqsloop.ErrReceiptHandleExpired)
-		wantErr(t, first.Nack(ctx, 0), sqsloop.ErrReceiptHandleExpired)
+		wantErr(t, change(q, first, time.Minute), sqsloop.ErrReceiptHandleExpired)
+		wantErr(t, change(q, first, 0), sqsloop.ErrReceiptHandleExpired)
 
 		// The message survived: its lease lapses and it is delivered again.
 		time.Sleep(5 * time.Second)
@@ -97,7 +97,7 @@ func TestStaleDeleteOnStandardQueueSucceedsAndDeletesNothing(t *testing.T) {
 		wantAccounted(t, q)
 
 		// Once deleted, every handle it had deletes nothing, successfully.
-		if err := third[0].Ack(ctx); err != nil {
+		if err := ack(q, third[0]); err != nil {
 			t.Errorf("second Ack with the newest handle: %v, want nil", err)
 		}
 		if st := wantAccounted(t, q); st.Deleted != 1 || st.StaleDeletes != 4 {
@@ -140,9 +140,9 @@ func TestDeleteWithHandleNotIssuedFails(t *testing.T) {
 		}
 		wantErr(t, errs[0], sqsloop.ErrReceiptHandleExpired, "not issued")
 	}
-	for _, q := range []*memmailbox.Queue{q, other, fifo} {
+	for i, q := range []*memmailbox.Queue{q, other, fifo} {
 		if st := wantStats(t, q, 0, 1, 0); st.Deleted != 0 || st.StaleDeletes != 0 {
-			t.Errorf("%s: Deleted, StaleDeletes = %d, %d; want 0, 0", q.Name(), st.Deleted, st.StaleDeletes)
+			t.Errorf("queue %d: Deleted, StaleDeletes = %d, %d; want 0, 0", i, st.Deleted, st.StaleDeletes)
 		}
 	}
 }
@@ -173,10 +173,10 @@ func TestNewestHandleDeletesAfterLapseOnStandardQueue(t *testing.T) {
 		send(t, q, bodies("a")...)
 		m := receive(t, q, 1, 5*time.Second)[0]
 		time.Sleep(6 * time.Second)
-		err := m.ExtendVisibility(context.Background(), time.Minute)
+		err := change(q, m, time.Minute)
 		wantErr(t, err, sqsloop.ErrReceiptHandleExpired, "not in flight")
 		wantStats(t, q, 1, 0, 0)
-		if err := m.Ack(context.Background()); err != nil {
+		if err := ack(q, m); err != nil {
 			t.Fatalf("Ack after lapse: %v", err)
 		}
 		wantStats(t, q, 0, 0, 0)
@@ -194,15 +194,15 @@ func TestHandleExpiresWithLeaseOnFIFOQueue(t *testing.T) {
 		send(t, q, sqsloop.OutgoingMessage{Body: "a", MessageGroupID: "g"})
 		m := receive(t, q, 1, 5*time.Second)[0]
 		time.Sleep(5 * time.Second)
-		wantErr(t, m.Ack(context.Background()), sqsloop.ErrReceiptHandleExpired, "expired")
+		wantErr(t, ack(q, m), sqsloop.ErrReceiptHandleExpired, "expired")
 		wantStats(t, q, 1, 0, 0)
 		again := receive(t, q, 1, time.Minute)[0]
-		wantErr(t, m.Ack(context.Background()), sqsloop.ErrReceiptHandleExpired, "expired")
+		wantErr(t, ack(q, m), sqsloop.ErrReceiptHandleExpired, "expired")
 		wantStats(t, q, 0, 1, 0)
-		if err := again.Ack(context.Background()); err != nil {
+		if err := ack(q, again); err != nil {
 			t.Fatalf("Ack with the newest handle: %v", err)
 		}
-		wantErr(t, again.Ack(context.Background()), sqsloop.ErrReceiptHandleExpired, "expired")
+		wantErr(t, ack(q, again), sqsloop.ErrReceiptHandleExpired, "expired")
 		if st := wantStats(t, q, 0, 0, 0); st.Deleted != 1 || st.StaleDeletes != 0 {
 			t.Errorf("Deleted, StaleDeletes = %d, %d; want 1, 0", st.Deleted, st.StaleDeletes)
 		}
@@ -214,7 +214,7 @@ func TestDeleteEveryState(t *testing.T) {
 		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
 		send(t, q, bodies("in flight", "returned")...)
 		msgs := receive(t, q, 2, time.Hour)
-		if err := msgs[1].Nack(context.Background(), 0); err != nil {
+		if err := change(q, msgs[1], 0); err != nil {
 			t.Fatal(err)
 		}
 		send(t, q, sqsloop.OutgoingMessage{Body: "delayed", Delay: time.Minute})

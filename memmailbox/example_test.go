@@ -34,7 +34,7 @@ func Example() {
 	}
 	for _, m := range msgs {
 		fmt.Printf("received %q, receive count %d\n", m.Body, m.ReceiveCount)
-		if err := m.Ack(ctx); err != nil {
+		if _, err := q.Delete(ctx, []string{m.ReceiptHandle}); err != nil {
 			panic(err)
 		}
 	}
@@ -64,7 +64,8 @@ func ExampleBroker_CreateQueue_redrive() {
 		msgs, _ := q.Receive(ctx, req)
 		for _, m := range msgs {
 			fmt.Printf("attempt %d fails\n", m.ReceiveCount)
-			_ = m.Nack(ctx, 0) // visible again at once
+			// visible again at once (a nack)
+			_, _ = q.ChangeVisibility(ctx, []sqsloop.VisibilityChange{{ReceiptHandle: m.ReceiptHandle}})
 		}
 	}
 	dead, _ := dlq.Receive(ctx, req)
@@ -92,7 +93,7 @@ func ExampleQueue_Receive_fifo() {
 	first, _ := q.Receive(ctx, req)
 	second, _ := q.Receive(ctx, req) // alice is in flight: bob's turn
 	fmt.Println(first[0].Body, "|", second[0].Body)
-	_ = first[0].Ack(ctx)
+	_, _ = q.Delete(ctx, []string{first[0].ReceiptHandle})
 	third, _ := q.Receive(ctx, req)
 	fmt.Println(third[0].Body)
 	// Output:

@@ -66,7 +66,7 @@ type dedupEntry struct {
 	expires   time.Time
 }
 
-// dedupWindow remembers deduplication IDs for DeduplicationInterval. Entries
+// dedupWindow remembers deduplication IDs for deduplicationInterval. Entries
 // expire in the order they were added (the interval is constant), so pruning
 // pops from the front of a queue and never scans.
 type dedupWindow struct {
@@ -86,13 +86,13 @@ func (w *dedupWindow) lookup(key string, now time.Time) (string, bool) {
 	return w.queue[n-w.base].messageID, true
 }
 
-// add remembers key for DeduplicationInterval from now.
+// add remembers key for deduplicationInterval from now.
 func (w *dedupWindow) add(key, messageID string, now time.Time) {
 	if w.byKey == nil {
 		w.byKey = make(map[string]int)
 	}
 	w.byKey[key] = w.base + len(w.queue)
-	w.queue = append(w.queue, dedupEntry{key: key, messageID: messageID, expires: now.Add(DeduplicationInterval)})
+	w.queue = append(w.queue, dedupEntry{key: key, messageID: messageID, expires: now.Add(deduplicationInterval)})
 }
 
 func (w *dedupWindow) prune(now time.Time) {

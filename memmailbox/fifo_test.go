@@ -93,7 +93,7 @@ func TestFIFONackUnblocksGroupOnlyWhenNothingElseInFlight(t *testing.T) {
 	q := newFIFO(t)
 	send(t, q, grouped("a", "a1", "a2")...)
 	got := receive(t, q, 10, time.Minute)
-	if err := got[0].Nack(context.Background(), 0); err != nil {
+	if err := change(q, got[0], 0); err != nil {
 		t.Fatal(err)
 	}
 	if r := receive(t, q, 10, time.Minute); len(r) != 0 {

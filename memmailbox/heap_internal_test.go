@@ -54,7 +54,7 @@ func TestDedupWindowForgetsInOrderAndCompacts(t *testing.T) {
 	for i := range 100 {
 		w.add(string(rune('a'+i%26))+string(rune('0'+i/26)), "id", t0.Add(time.Duration(i)*time.Second))
 	}
-	now := t0.Add(DeduplicationInterval + 59*time.Second) // entries 0..59 expired
+	now := t0.Add(deduplicationInterval + 59*time.Second) // entries 0..59 expired
 	if _, ok := w.lookup("a0", now); ok {
 		t.Error("entry 0 still remembered after the interval")
 	}

@@ -95,7 +95,7 @@ func TestLongPollReturnsOnNack(t *testing.T) {
 		ch := poll(context.Background(), q, time.Minute)
 		time.Sleep(time.Second)
 		wantBlocked(t, ch)
-		if err := held.Nack(context.Background(), 0); err != nil {
+		if err := change(q, held, 0); err != nil {
 			t.Fatal(err)
 		}
 		r := <-ch
@@ -112,7 +112,7 @@ func TestLongPollWakesWhenALeaseIsShortened(t *testing.T) {
 		held := receive(t, q, 1, time.Hour)[0]
 		ch := poll(context.Background(), q, time.Minute)
 		wantBlocked(t, ch)
-		if err := held.ExtendVisibility(context.Background(), 2*time.Second); err != nil {
+		if err := change(q, held, 2*time.Second); err != nil {
 			t.Fatal(err)
 		}
 		r := <-ch

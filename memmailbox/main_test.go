@@ -122,3 +122,22 @@ func deleteAll(t testing.TB, q *memmailbox.Queue, msgs []*sqsloop.Message) {
 		msgs = msgs[n:]
 	}
 }
+
+// change sets m's visibility timeout through q, as the lease owner does,
+// and returns the call's error or the entry's.
+func change(q *memmailbox.Queue, m *sqsloop.Message, d time.Duration) error {
+	errs, err := q.ChangeVisibility(context.Background(), []sqsloop.VisibilityChange{{ReceiptHandle: m.ReceiptHandle, Timeout: d}})
+	if err != nil {
+		return err
+	}
+	return errs[0]
+}
+
+// ack deletes m through q and returns the call's error or the entry's.
+func ack(q *memmailbox.Queue, m *sqsloop.Message) error {
+	errs, err := q.Delete(context.Background(), []string{m.ReceiptHandle})
+	if err != nil {
+		return err
+	}
+	return errs[0]
+}

@@ -35,9 +35,6 @@ func newQueue(name string, s *queueState) *Queue {
 	return &Queue{name: name, s: s, done: make(chan struct{})}
 }
 
-// Name returns the queue's name.
-func (q *Queue) Name() string { return q.name }
-
 // state returns the queue, or an error wrapping sqsloop.ErrQueueNotFound or
 // sqsloop.ErrMailboxClosed (for this handle; the caller checks the queue's
 // own closed flag under its lock).
@@ -103,13 +100,4 @@ func (q *Queue) QueueAttributes(ctx context.Context) (sqsloop.QueueAttributes, e
 		DeadLetterQueue:   c.DeadLetterQueue,
 		FIFO:              c.FIFO,
 	}, nil
-}
-
-// Config returns the queue's configuration with defaults applied, and false
-// if the queue does not exist.
-func (q *Queue) Config() (QueueConfig, bool) {
-	if q.s == nil {
-		return QueueConfig{}, false
-	}
-	return q.s.cfg, true
 }

@@ -128,7 +128,6 @@ func (s *queueState) take(q *Queue, req sqsloop.ReceiveRequest, now time.Time) (
 		s.hide(r, req.VisibilityTimeout, now)
 		m := &buf[len(out)]
 		s.fill(m, r, req.VisibilityTimeout)
-		m.Bind(q)
 		out = append(out, m)
 	}
 	if !s.cfg.FIFO {

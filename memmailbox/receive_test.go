@@ -75,7 +75,7 @@ func TestReceiveFillsEveryField(t *testing.T) {
 			}
 		}
 		// Bound to q: Ack deletes it.
-		if err := m.Ack(context.Background()); err != nil {
+		if err := ack(q, m); err != nil {
 			t.Fatalf("Ack: %v", err)
 		}
 		st := wantStats(t, q, 0, 0, 0)
@@ -145,7 +145,7 @@ func TestVisibilityTimeoutLapses(t *testing.T) {
 		}
 		// The first receipt handle is stale now: it changes nothing, and a
 		// delete with it succeeds without deleting (as on SQS).
-		if err := first.ExtendVisibility(context.Background(), time.Minute); err == nil {
+		if err := change(q, first, time.Minute); err == nil {
 			t.Error("ExtendVisibility with a stale receipt handle succeeded")
 		}
 		errs, err := q.Delete(context.Background(), []string{first.ReceiptHandle})
@@ -153,7 +153,7 @@ func TestVisibilityTimeoutLapses(t *testing.T) {
 			t.Fatalf("Delete with the stale handle: %v, %v; want success", err, errs)
 		}
 		wantStats(t, q, 0, 1, 0)
-		if err := second.Ack(context.Background()); err != nil {
+		if err := ack(q, second); err != nil {
 			t.Errorf("Ack with the newest receipt handle: %v", err)
 		}
 	})

@@ -122,7 +122,7 @@ func TestDurationsCountWholeSeconds(t *testing.T) {
 			_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
 			send(t, q, bodies("a")...)
 			m := receive(t, q, 1, time.Minute)
-			if err := m[0].ExtendVisibility(context.Background(), time.Nanosecond); err != nil {
+			if err := change(q, m[0], time.Nanosecond); err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(time.Second - time.Nanosecond)
@@ -150,8 +150,8 @@ func TestDurationsCountWholeSeconds(t *testing.T) {
 			wantStats(t, q, 1, 0, 1)
 			time.Sleep(time.Nanosecond) // the message's 1.2 s is 2 s
 			wantStats(t, q, 2, 0, 0)
-			if c, _ := q.Config(); c.Delay != time.Second {
-				t.Errorf("Config().Delay = %v, want 1s", c.Delay)
+			if a, err := q.QueueAttributes(context.Background()); err != nil || a.Delay != time.Second {
+				t.Errorf("QueueAttributes().Delay = %v (%v), want 1s", a.Delay, err)
 			}
 		})
 	})

@@ -17,7 +17,7 @@ import (
 // On a FIFO queue every message needs a MessageGroupID, and a
 // DeduplicationID unless the queue has ContentBasedDeduplication (the
 // SHA-256 of the body then stands in). A send whose deduplication ID was
-// already sent within DeduplicationInterval (5 min) succeeds with the first
+// already sent within deduplicationInterval (5 min) succeeds with the first
 // message's ID and enqueues nothing.
 //
 // A standard queue takes a MessageGroupID too, as SQS does for fair queues

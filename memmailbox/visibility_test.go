@@ -16,7 +16,7 @@ func TestExtendCountsFromNow(t *testing.T) {
 		send(t, q, bodies("a")...)
 		m := receive(t, q, 1, 10*time.Second)[0]
 		time.Sleep(8 * time.Second)
-		if err := m.ExtendVisibility(context.Background(), 10*time.Second); err != nil {
+		if err := change(q, m, 10*time.Second); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(10*time.Second - time.Nanosecond) // 18 s after the receive
@@ -31,7 +31,7 @@ func TestShortenLease(t *testing.T) {
 		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
 		send(t, q, bodies("a")...)
 		m := receive(t, q, 1, time.Hour)[0]
-		if err := m.ExtendVisibility(context.Background(), time.Second); err != nil {
+		if err := change(q, m, time.Second); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Second)
@@ -43,7 +43,7 @@ func TestNackRevealsAtOnce(t *testing.T) {
 	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
 	send(t, q, bodies("a")...)
 	m := receive(t, q, 1, time.Hour)[0]
-	if err := m.Nack(context.Background(), 0); err != nil {
+	if err := change(q, m, 0); err != nil {
 		t.Fatal(err)
 	}
 	st := wantStats(t, q, 1, 0, 0)
@@ -51,7 +51,7 @@ func TestNackRevealsAtOnce(t *testing.T) {
 		t.Errorf("Returned/ExpiredFound = %d/%d, want 1/0", st.Returned, st.ExpiredFound)
 	}
 	// Not in flight any more: a second nack fails.
-	wantErr(t, m.Nack(context.Background(), 0), sqsloop.ErrReceiptHandleExpired)
+	wantErr(t, change(q, m, 0), sqsloop.ErrReceiptHandleExpired)
 	again := receive(t, q, 1, time.Hour)
 	if len(again) != 1 || again[0].ReceiveCount != 2 {
 		t.Fatalf("after nack received %+v, want the message with count 2", again)
@@ -63,7 +63,7 @@ func TestNackWithBackOff(t *testing.T) {
 		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
 		send(t, q, bodies("a")...)
 		m := receive(t, q, 1, time.Hour)[0]
-		if err := m.Nack(context.Background(), 30*time.Second); err != nil {
+		if err := change(q, m, 30*time.Second); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(29 * time.Second)
@@ -83,14 +83,14 @@ func TestTwelveHourCeiling(t *testing.T) {
 		m := receive(t, q, 1, time.Hour)[0]
 		for range 11 {
 			time.Sleep(59 * time.Minute)
-			if err := m.ExtendVisibility(context.Background(), time.Hour); err != nil {
+			if err := change(q, m, time.Hour); err != nil {
 				t.Fatalf("extend at %v: %v", time.Since(m.ReceivedAt), err)
 			}
 		}
 		// 10h49m after the receive: 1h11m more would pass the ceiling.
-		err := m.ExtendVisibility(context.Background(), time.Hour+11*time.Minute+time.Nanosecond)
+		err := change(q, m, time.Hour+11*time.Minute+time.Nanosecond)
 		wantErr(t, err, sqsloop.ErrLeaseCeiling, "12h")
-		if err := m.ExtendVisibility(context.Background(), time.Hour+11*time.Minute); err != nil {
+		if err := change(q, m, time.Hour+11*time.Minute); err != nil {
 			t.Fatalf("extend to exactly 12h: %v", err)
 		}
 		time.Sleep(time.Hour + 11*time.Minute - time.Nanosecond)
@@ -100,7 +100,7 @@ func TestTwelveHourCeiling(t *testing.T) {
 		// A new receive starts a new 12 hours.
 		m2 := receive(t, q, 1, 12*time.Hour)[0]
 		time.Sleep(time.Hour)
-		if err := m2.ExtendVisibility(context.Background(), 11*time.Hour); err != nil {
+		if err := change(q, m2, 11*time.Hour); err != nil {
 			t.Fatalf("extend after a new receive: %v", err)
 		}
 	})
@@ -112,7 +112,7 @@ func TestFailedExtendChangesNothing(t *testing.T) {
 		send(t, q, bodies("a")...)
 		m := receive(t, q, 1, time.Minute)[0]
 		time.Sleep(time.Second)
-		wantErr(t, m.ExtendVisibility(context.Background(), 12*time.Hour), sqsloop.ErrLeaseCeiling)
+		wantErr(t, change(q, m, 12*time.Hour), sqsloop.ErrLeaseCeiling)
 		time.Sleep(59 * time.Second)
 		wantStats(t, q, 1, 0, 0) // the original lease lapsed on time
 	})

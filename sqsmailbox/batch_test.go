@@ -204,15 +204,6 @@ func TestChangeVisibilityZeroAndRounding(t *testing.T) {
 			t.Errorf("entry %d = %+v, want VisibilityTimeout %d", i, e, want[i])
 		}
 	}
-	// Message.Nack goes through the same path.
-	msg := &sqsloop.Message{ID: "m", ReceiptHandle: "rh-n"}
-	msg.Bind(m)
-	if err := msg.Nack(t.Context(), 0); err != nil {
-		t.Fatalf("Nack: %v", err)
-	}
-	if got := f.changes[1].Entries[0]; got.VisibilityTimeout != 0 || aws.ToString(got.ReceiptHandle) != "rh-n" {
-		t.Errorf("Nack sent %+v, want VisibilityTimeout 0 for rh-n", got)
-	}
 }
 
 func TestBatchValidation(t *testing.T) {

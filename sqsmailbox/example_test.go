@@ -45,11 +45,24 @@ func Example() {
 			log.Print(err) // transient: throttled, network
 			continue
 		}
-		for _, msg := range msgs {
+		handles := make([]string, len(msgs))
+		for i, msg := range msgs {
 			fmt.Println("got", msg.ID, msg.Body)
-			if err := msg.Ack(ctx); errors.Is(err, sqsloop.ErrReceiptHandleExpired) {
-				log.Printf("message %s: lease lapsed before the ack; it will be delivered again", msg.ID)
+			handles[i] = msg.ReceiptHandle
+		}
+		if len(handles) == 0 {
+			continue
+		}
+		// Ack (a consumer.Consumer does this for you, batched, with
+		// retries and lease extension while handlers work).
+		errs, err := mb.Delete(ctx, handles)
+		for i, e := range errs {
+			if errors.Is(e, sqsloop.ErrReceiptHandleExpired) {
+				log.Printf("message %s: lease lapsed before the ack; it will be delivered again", msgs[i].ID)
 			}
+		}
+		if err != nil {
+			log.Print(err)
 		}
 	}
 }

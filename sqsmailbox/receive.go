@@ -105,7 +105,6 @@ func (m *Mailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*s
 	msgs := make([]*sqsloop.Message, len(out.Messages))
 	for i, sm := range out.Messages {
 		msgs[i] = toMessage(sm, receivedAt, time.Duration(visibility)*time.Second)
-		msgs[i].Bind(m)
 	}
 	return msgs, nil
 }

@@ -8,14 +8,15 @@ import (
 	"github.com/sqsloop/sqsloop"
 )
 
-// Defaults for Config. A zero field means its default.
+// Defaults for Config (each field's doc gives its own). A zero field
+// means its default.
 const (
-	// DefaultInterval is how often each lease is looked at (and at most
+	// defaultInterval is how often each lease is looked at (and at most
 	// extended): 60 s.
-	DefaultInterval = 60 * time.Second
-	// DefaultExtension is the visibility timeout each extension asks for,
+	defaultInterval = 60 * time.Second
+	// defaultExtension is the visibility timeout each extension asks for,
 	// counted from the moment it is sent: 300 s.
-	DefaultExtension = 300 * time.Second
+	defaultExtension = 300 * time.Second
 )
 
 // ackWindow is how long a decided ack or nack may wait for others to share
@@ -96,10 +97,10 @@ type Config struct {
 // values are kept for Validate to report.
 func (c Config) withDefaults() Config {
 	if c.Interval == 0 {
-		c.Interval = DefaultInterval
+		c.Interval = defaultInterval
 	}
 	if c.Extension == 0 {
-		c.Extension = DefaultExtension
+		c.Extension = defaultExtension
 	}
 	return c
 }

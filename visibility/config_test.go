@@ -11,7 +11,7 @@ func TestZeroConfigIsValid(t *testing.T) {
 		t.Fatalf("zero Config: %v", err)
 	}
 	d := Config{}.withDefaults()
-	if d.Interval != DefaultInterval || d.Extension != DefaultExtension {
+	if d.Interval != defaultInterval || d.Extension != defaultExtension {
 		t.Fatalf("defaults = %v/%v", d.Interval, d.Extension)
 	}
 }

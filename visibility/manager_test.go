@@ -207,7 +207,7 @@ func TestRunFlushesDecidedCallsAtOnce(t *testing.T) {
 	})
 }
 
-// A mailbox that hangs cannot hold Run past FlushTimeout: the calls on the
+// A mailbox that hangs cannot hold Run past flushTimeout: the calls on the
 // wire are cancelled, those never sent are abandoned, and every unsent
 // decision is counted failed.
 func TestRunReturnsWithinFlushTimeoutWhenTheMailboxHangs(t *testing.T) {
@@ -225,8 +225,8 @@ func TestRunReturnsWithinFlushTimeoutWhenTheMailboxHangs(t *testing.T) {
 		synctest.Wait()
 		t0 := time.Now()
 		stop()
-		if d := time.Since(t0); d > FlushTimeout {
-			t.Fatalf("Run took %v to return, want ≤ %v", d, FlushTimeout)
+		if d := time.Since(t0); d > flushTimeout {
+			t.Fatalf("Run took %v to return, want ≤ %v", d, flushTimeout)
 		}
 		rec.mu.Lock()
 		most := rec.maxOnWire
@@ -259,11 +259,11 @@ func TestFailingAckNearItsDeadlineBacksOffDuringTheFlush(t *testing.T) {
 		synctest.Wait()
 		t0 := time.Now()
 		stop()
-		if d := time.Since(t0); d > FlushTimeout {
-			t.Fatalf("Run took %v to return, want ≤ %v", d, FlushTimeout)
+		if d := time.Since(t0); d > flushTimeout {
+			t.Fatalf("Run took %v to return, want ≤ %v", d, flushTimeout)
 		}
 		if n := len(rec.snapshot(opDelete)); n > 10 {
-			t.Fatalf("%d delete calls in a flush of at most %v, want a back-off between them", n, FlushTimeout)
+			t.Fatalf("%d delete calls in a flush of at most %v, want a back-off between them", n, flushTimeout)
 		}
 	})
 }

@@ -263,4 +263,3 @@ func (m *Manager) request(l *Lease, now time.Time) (vt time.Duration, ok bool) {
 	}
 	return vt, true
 }
-

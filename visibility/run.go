@@ -20,16 +20,16 @@ const maxCalls = 16
 // failure.
 const maxCallTimeout = 10 * time.Second
 
-// FlushTimeout bounds how long Run, once its context is done, keeps
+// flushTimeout bounds how long Run, once its context is done, keeps
 // sending the acks, nacks and give-backs already decided (and retrying
 // those that fail) before it returns: 1 s. What is still unsent then is
 // abandoned: those messages become visible when their leases end.
-const FlushTimeout = time.Second
+const flushTimeout = time.Second
 
 // Run is the Manager's one loop: it extends alive leases as they come
 // due and sends the decided acks, nacks and give-backs, until ctx is done.
 // Then it stops extending, sends what was decided (for at most
-// FlushTimeout), waits for every call it started, and returns nil. Leases
+// flushTimeout), waits for every call it started, and returns nil. Leases
 // still holding then are no longer extended; decisions made after Run
 // returns are ignored. Run may be called once: every later call returns an
 // error wrapping sqsloop.ErrAlreadyRunning.
@@ -97,7 +97,7 @@ func (m *Manager) startFlush() time.Time {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.flushing = true
-	return time.Now().Add(FlushTimeout)
+	return time.Now().Add(flushTimeout)
 }
 
 // abandon ends the Manager's work once Run's loop and calls are done:
