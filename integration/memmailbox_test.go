@@ -1,9 +1,13 @@
 package integration
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/sqsloop/sqsloop/mailboxtest"
+)
 
 // TestMemmailboxConformance runs the conformance suite on memmailbox, in
 // virtual time.
 func TestMemmailboxConformance(t *testing.T) {
-	RunConformance(t, MemHarness{})
+	mailboxtest.Run(t, memHarness{})
 }

@@ -1,65 +1,17 @@
 package integration
 
 import (
-	"context"
-	"errors"
-	"os"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/sqsloop/sqsloop/mailboxtest"
 )
-
-// The SQS server and its harness are made once, by the first test that needs
-// them, and the server is stopped by TestMain after every test has run.
-var sqsEnv struct {
-	once    sync.Once
-	server  *SQSServer
-	harness *SQSHarness
-	err     error
-}
-
-// sqsHarness returns the shared harness on the shared SQS-compatible server,
-// starting the server on first use (see StartSQSServer for the order tried).
-// When no server can be had it skips t with a loud message, or fails t under
-// CI=true, where a skipped suite would hide that nothing was tested.
-func sqsHarness(t *testing.T) *SQSHarness {
-	t.Helper()
-	sqsEnv.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*DefaultStartTimeout)
-		defer cancel()
-		start := time.Now()
-		sqsEnv.server, sqsEnv.err = StartSQSServer(ctx, ServerOptions{Logf: t.Logf})
-		if sqsEnv.err != nil {
-			return
-		}
-		t.Logf("integration: %s server at %s, started in %v", sqsEnv.server.Kind, sqsEnv.server.Endpoint, time.Since(start).Round(time.Millisecond))
-		sqsEnv.harness, sqsEnv.err = NewSQSHarness(ctx, sqsEnv.server)
-	})
-	switch err := sqsEnv.err; {
-	case err == nil:
-		return sqsEnv.harness
-	case errors.Is(err, ErrNoServer) && os.Getenv("CI") != "true":
-		t.Skipf("\n*** SKIPPING: no SQS-compatible server, so sqsmailbox is not tested on one: %v\n"+
-			"*** Set SQS_ENDPOINT, start Docker, or run `npm ci --prefix integration` (CI=true makes this a failure).", err)
-	default:
-		t.Fatalf("no SQS-compatible server: %v", err)
-	}
-	return nil
-}
-
-// stopSQSServer stops the shared server if a test started it.
-func stopSQSServer() error {
-	if sqsEnv.server == nil {
-		return nil
-	}
-	return sqsEnv.server.Close()
-}
 
 // TestSqsmailboxConformance runs the conformance suite on sqsmailbox against
 // a real SQS-compatible server, on the wall clock.
 func TestSqsmailboxConformance(t *testing.T) {
-	h := sqsHarness(t)
+	h := sqsServerHarness(t)
 	start := time.Now()
 	t.Cleanup(func() { t.Logf("%s: conformance suite took %v", h.Name(), time.Since(start).Round(time.Millisecond)) })
-	RunConformance(t, h)
+	mailboxtest.Run(t, h)
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/sqsmailbox"
 )
 
@@ -23,9 +24,9 @@ import (
 // lost and the job redelivered, the failing job dead-lettered.
 func TestWorkerOnSQS(t *testing.T) {
 	t.Parallel()
-	h := sqsHarness(t)
+	h := sqsServerHarness(t)
 	ctx := t.Context()
-	q, cleanup := h.NewQueue(ctx, t, QueueOptions{VisibilityTimeout: 2 * time.Second, MaxReceiveCount: 3})
+	q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: 2 * time.Second, MaxReceiveCount: 3})
 	defer cleanup()
 	url := q.Mailbox.(*sqsmailbox.Mailbox).QueueURL()
 

@@ -6,22 +6,25 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/memmailbox"
 )
 
-// MemHarness runs the conformance suite on memmailbox, each scenario in a
-// testing/synctest bubble (virtual time), each queue in a Broker of its own.
-// The zero value is ready to use; it is safe for concurrent use.
-type MemHarness struct{}
+// memHarness gives the end-to-end tests memmailbox queues, each scenario in
+// a testing/synctest bubble (virtual time), each queue in a Broker of its
+// own. It is the harness of memmailbox's own conformance test
+// (memmailbox/conformance_test.go), made again here because a test file of
+// another module cannot be imported. The zero value is ready to use; it is
+// safe for concurrent use.
+type memHarness struct{}
 
-// Name returns "memmailbox".
-func (MemHarness) Name() string { return "memmailbox" }
+func (memHarness) Name() string { return "memmailbox" }
 
 // Features declares memmailbox's capabilities. It departs from SQS only where
 // it is more exact: durations are not rounded to whole seconds
 // (SubSecondVisibility).
-func (MemHarness) Features() Features {
-	return Features{
+func (memHarness) Features() mailboxtest.Features {
+	return mailboxtest.Features{
 		VirtualTime:            true,
 		FIFO:                   true,
 		DLQ:                    true,
@@ -35,31 +38,22 @@ func (MemHarness) Features() Features {
 
 // Run runs body in a synctest bubble: every wait in it uses the bubble's fake
 // clock, which advances only when every goroutine of the bubble is blocked.
-func (MemHarness) Run(t *testing.T, body func(t *testing.T)) {
+func (memHarness) Run(t *testing.T, body func(t *testing.T)) {
 	synctest.Test(t, body)
 }
 
 // Sleep waits d on the bubble's fake clock (or until ctx is done); inside
 // synctest this is deterministic and takes no wall-clock time.
-func (MemHarness) Sleep(ctx context.Context, d time.Duration) error {
+func (memHarness) Sleep(ctx context.Context, d time.Duration) error {
 	return sleepCtx(ctx, d)
 }
 
 // NewQueue creates a Broker holding the queue "queue" (and its DLQ
 // "queue-dlq" when opts.MaxReceiveCount > 0; both with the ".fifo" suffix for
 // a FIFO queue). Call it inside Run's bubble, from the test's goroutine (it
-// may call t.Fatal). cleanup closes the Broker, which closes every handle.
-func (MemHarness) NewQueue(ctx context.Context, t testing.TB, opts QueueOptions) (Queue, func()) {
-	t.Helper()
-	return NewMemQueue(t, opts)
-}
-
-// NewMemQueue creates a memmailbox queue as MemHarness.NewQueue does, for
-// tests that want a memmailbox queue without the Harness interface (the
-// end-to-end consumer tests). It fails t on any error; cleanup closes the
-// Broker. A test that runs in a synctest bubble must call it inside the
-// bubble, so that the queue's timers use the bubble's clock.
-func NewMemQueue(t testing.TB, opts QueueOptions) (Queue, func()) {
+// may call t.Fatal), so that the queue's timers use the bubble's clock.
+// cleanup closes the Broker, which closes every handle.
+func (memHarness) NewQueue(ctx context.Context, t testing.TB, opts mailboxtest.QueueOptions) (mailboxtest.Queue, func()) {
 	t.Helper()
 	b := memmailbox.NewBroker()
 	name := "queue"
@@ -72,7 +66,7 @@ func NewMemQueue(t testing.TB, opts QueueOptions) (Queue, func()) {
 		FIFO:                      opts.FIFO,
 		ContentBasedDeduplication: opts.ContentBasedDeduplication,
 	}
-	var q Queue
+	var q mailboxtest.Queue
 	if opts.MaxReceiveCount > 0 {
 		dlqName := "queue-dlq"
 		if opts.FIFO {
