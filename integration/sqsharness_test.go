@@ -31,11 +31,12 @@ type sqsHarness struct {
 	client *sqs.Client
 }
 
-// newSQSHarness returns a harness on server, whose client is built with
-// sqsmailbox.NewClient (so AWS_CA_BUNDLE and the rest of the SDK's
-// configuration apply). Errors are NewClient's.
+// newSQSHarness returns a harness on server, whose client is the server's
+// (SQSServer.NewClient: AWS_CA_BUNDLE and the rest of the SDK's
+// configuration apply, and Close closes its connections). Errors are
+// NewClient's.
 func newSQSHarness(ctx context.Context, server *SQSServer) (*sqsHarness, error) {
-	client, err := sqsmailbox.NewClient(ctx, server.Endpoint, server.ConfigOptions()...)
+	client, err := server.NewClient(ctx)
 	if err != nil {
 		return nil, err
 	}
