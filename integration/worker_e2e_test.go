@@ -37,7 +37,10 @@ func TestWorkerOnSQS(t *testing.T) {
 		}
 	}
 	bin := filepath.Join(t.TempDir(), "worker")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../examples/worker").CombinedOutput(); err != nil {
+	// Built in the library's module, with its go.mod, as a user builds it.
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./examples/worker")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
