@@ -9,5 +9,6 @@
 // The package imports no other package of the project. Policy (leases,
 // heartbeats, retries, batching windows) lives above it, in packages
 // visibility and consumer; a Mailbox makes one SQS call per method, retries
-// nothing and starts no goroutines.
+// nothing and starts no goroutines. Package mailboxtest is the conformance
+// suite every Mailbox runs from its own tests.
 package sqsloop

@@ -2,7 +2,10 @@ module github.com/sqsloop/sqsloop/benchmarks
 
 go 1.26.0
 
-replace github.com/sqsloop/sqsloop => ../
+replace (
+	github.com/sqsloop/sqsloop => ../
+	github.com/sqsloop/sqsloop/integration => ../integration
+)
 
 require (
 	github.com/aws/aws-sdk-go-v2 v1.47.7
@@ -11,12 +14,14 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.52.10
 	github.com/aws/smithy-go v1.28.8
 	github.com/sqsloop/sqsloop v0.0.0
+	github.com/sqsloop/sqsloop/integration v0.0.0
 	gocloud.dev v0.47.0
 	golang.org/x/sync v0.24.0
 )
 
 require (
 	dario.cat/mergo v1.0.2 // indirect
+	github.com/Azure/go-ansiterm v0.0.0-20261006220739-8c912ac31dd4 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
 	github.com/aws/aws-sdk-go-v2/feature/ec2/imds v1.20.7 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.10 // indirect

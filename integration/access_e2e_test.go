@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/sqsmailbox"
 )
 
@@ -100,9 +101,9 @@ func (m *deniedMemMailbox) Delete(ctx context.Context, receiptHandles []string) 
 // server an sqsmailbox whose SQS client goes through denyTransport, so the
 // denial is on the wire and sqsmailbox maps it. The mailbox is closed at
 // the end of the test.
-func deniedMailbox(ctx context.Context, t *testing.T, h Harness, q Queue, op deniedOp) (sqsloop.Mailbox, func() int64) {
+func deniedMailbox(ctx context.Context, t *testing.T, h mailboxtest.Harness, q mailboxtest.Queue, op deniedOp) (sqsloop.Mailbox, func() int64) {
 	t.Helper()
-	sh, ok := h.(*SQSHarness)
+	sh, ok := h.(*sqsHarness)
 	if !ok {
 		mb := &deniedMemMailbox{Mailbox: q.Mailbox, op: op}
 		return mb, mb.calls.Load
@@ -143,7 +144,7 @@ const (
 
 // awaitRunOrCond waits up to d for Run's result on runDone, or until stop
 // holds; returned says whether Run returned.
-func awaitRunOrCond(ctx context.Context, h Harness, runDone <-chan error, d time.Duration, stop func() bool) (err error, returned bool) {
+func awaitRunOrCond(ctx context.Context, h mailboxtest.Harness, runDone <-chan error, d time.Duration, stop func() bool) (err error, returned bool) {
 	waitUntil(ctx, h, d, 50*time.Millisecond, func() bool {
 		if returned {
 			return true
@@ -169,11 +170,11 @@ func awaitRunOrCond(ctx context.Context, h Harness, runDone <-chan error, d time
 // with the consumer reporting itself running.
 func TestE2EAccessDeniedOnReceiveEndsRun(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, h Harness) {
+	forEachBackend(t, func(t *testing.T, h mailboxtest.Harness) {
 		ctx := t.Context()
-		q, cleanup := h.NewQueue(ctx, t, QueueOptions{VisibilityTimeout: shortLease})
+		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: shortLease})
 		defer cleanup()
-		SendBodies(ctx, t, q.Mailbox, "job")
+		mailboxtest.SendBodies(ctx, t, q.Mailbox, "job")
 		mb, denied := deniedMailbox(ctx, t, h, q, denyReceive)
 
 		var runs atomic.Int64
@@ -222,11 +223,11 @@ func TestE2EAccessDeniedOnReceiveEndsRun(t *testing.T) {
 // message ran again every visibility timeout.
 func TestE2EAccessDeniedOnDeleteEndsRun(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, h Harness) {
+	forEachBackend(t, func(t *testing.T, h mailboxtest.Harness) {
 		ctx := t.Context()
-		q, cleanup := h.NewQueue(ctx, t, QueueOptions{VisibilityTimeout: shortLease})
+		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: shortLease})
 		defer cleanup()
-		ids := SendBodies(ctx, t, q.Mailbox, "job-0", "job-1", "job-2", "job-3", "job-4")
+		ids := mailboxtest.SendBodies(ctx, t, q.Mailbox, "job-0", "job-1", "job-2", "job-3", "job-4")
 		mb, denied := deniedMailbox(ctx, t, h, q, denyDelete)
 
 		runs := newRunLog()

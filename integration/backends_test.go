@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/mailboxtest"
 )
 
 // forEachBackend runs body once per Mailbox backend, as subtests named after
@@ -14,13 +15,13 @@ import (
 //
 // It is the entry point for end-to-end consumer scenarios
 // (consumer_e2e_test.go): write one body and it runs on both backends.
-func forEachBackend(t *testing.T, body func(t *testing.T, h Harness)) {
+func forEachBackend(t *testing.T, body func(t *testing.T, h mailboxtest.Harness)) {
 	t.Helper()
-	t.Run(MemHarness{}.Name(), func(t *testing.T) {
-		MemHarness{}.Run(t, func(t *testing.T) { body(t, MemHarness{}) })
+	t.Run(memHarness{}.Name(), func(t *testing.T) {
+		memHarness{}.Run(t, func(t *testing.T) { body(t, memHarness{}) })
 	})
 	t.Run("sqsmailbox", func(t *testing.T) {
-		h := sqsHarness(t)
+		h := sqsServerHarness(t)
 		h.Run(t, func(t *testing.T) { body(t, h) })
 	})
 }
@@ -28,15 +29,15 @@ func forEachBackend(t *testing.T, body func(t *testing.T, h Harness)) {
 // TestForEachBackend checks the helper the end-to-end tests build on: each
 // backend gets a working queue.
 func TestForEachBackend(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, h Harness) {
+	forEachBackend(t, func(t *testing.T, h mailboxtest.Harness) {
 		ctx := t.Context()
-		q, cleanup := h.NewQueue(ctx, t, QueueOptions{})
+		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{})
 		defer cleanup()
-		ids := SendBodies(ctx, t, q.Mailbox, "ping")
-		m := ReceiveOne(ctx, t, q.Mailbox, patience, longLease)
+		ids := mailboxtest.SendBodies(ctx, t, q.Mailbox, "ping")
+		m := mailboxtest.ReceiveN(ctx, t, q.Mailbox, 1, patience, longLease)[0]
 		if m.ID != ids[0] || m.Body != "ping" {
 			t.Fatalf("%s: received %s, want the ping sent as %s", h.Name(), describe([]*sqsloop.Message{m}), ids[0])
 		}
-		AckAll(ctx, t, q.Mailbox, m)
+		mailboxtest.AckAll(ctx, t, q.Mailbox, m)
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/heartbeat"
+	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
@@ -42,7 +43,7 @@ func runConsumer(c *consumer.Consumer) (stop func() error) {
 }
 
 // beat beats ctx's heartbeat every period for d, waiting with h.Sleep.
-func beat(ctx context.Context, h Harness, d, period time.Duration) error {
+func beat(ctx context.Context, h mailboxtest.Harness, d, period time.Duration) error {
 	for end := time.Now().Add(d); time.Now().Before(end); {
 		heartbeat.Beat(ctx)
 		if err := h.Sleep(ctx, period); err != nil {
@@ -56,11 +57,11 @@ func beat(ctx context.Context, h Harness, d, period time.Duration) error {
 // other receiver sees it, and it is acked once.
 func TestE2EBeatingHandlerOutlivesItsLease(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, h Harness) {
+	forEachBackend(t, func(t *testing.T, h mailboxtest.Harness) {
 		ctx := t.Context()
-		q, cleanup := h.NewQueue(ctx, t, QueueOptions{VisibilityTimeout: 2 * time.Second})
+		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: 2 * time.Second})
 		defer cleanup()
-		SendBodies(ctx, t, q.Mailbox, "long job")
+		mailboxtest.SendBodies(ctx, t, q.Mailbox, "long job")
 		started := make(chan struct{})
 		c, err := consumer.New(q.Mailbox, func(ctx context.Context, m *sqsloop.Message) error {
 			close(started)
@@ -71,7 +72,7 @@ func TestE2EBeatingHandlerOutlivesItsLease(t *testing.T) {
 		}
 		stop := runConsumer(c)
 		<-started
-		ExpectNone(ctx, t, q.Mailbox, 5*time.Second) // a redelivery would arrive here
+		mailboxtest.ExpectNone(ctx, t, q.Mailbox, 5*time.Second) // a redelivery would arrive here
 		if err := h.Sleep(ctx, 2*time.Second); err != nil {
 			t.Fatal(err)
 		}
@@ -82,18 +83,18 @@ func TestE2EBeatingHandlerOutlivesItsLease(t *testing.T) {
 		if st.Acked != 1 || st.Redelivered != 0 || st.LeasesLost != 0 || st.Extensions < 6 {
 			t.Fatalf("%s: stats %+v: want acked once, no redelivery, no lost lease, ≥ 6 extensions", h.Name(), st)
 		}
-		ExpectNone(ctx, t, q.Mailbox, time.Second)
+		mailboxtest.ExpectNone(ctx, t, q.Mailbox, time.Second)
 	})
 }
 
 // A handler that stops beating loses its message to a second consumer.
 func TestE2EStuckHandlerLosesItsMessage(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, h Harness) {
+	forEachBackend(t, func(t *testing.T, h mailboxtest.Harness) {
 		ctx := t.Context()
-		q, cleanup := h.NewQueue(ctx, t, QueueOptions{VisibilityTimeout: 2 * time.Second})
+		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: 2 * time.Second})
 		defer cleanup()
-		SendBodies(ctx, t, q.Mailbox, "stuck job")
+		mailboxtest.SendBodies(ctx, t, q.Mailbox, "stuck job")
 
 		release := make(chan struct{})
 		taken := make(chan struct{})
@@ -170,15 +171,15 @@ func (m *heldMailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) (
 // receiver has them within 1 s — and acks the in-flight ones.
 func TestE2EShutdownGivesBackUnstarted(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, h Harness) {
+	forEachBackend(t, func(t *testing.T, h mailboxtest.Harness) {
 		ctx := t.Context()
-		q, cleanup := h.NewQueue(ctx, t, QueueOptions{VisibilityTimeout: 30 * time.Second})
+		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: 30 * time.Second})
 		defer cleanup()
 		bodies := make([]string, 20)
 		for i := range bodies {
 			bodies[i] = fmt.Sprint("job-", i)
 		}
-		SendBodies(ctx, t, q.Mailbox, bodies...)
+		mailboxtest.SendBodies(ctx, t, q.Mailbox, bodies...)
 
 		mb := &heldMailbox{Mailbox: q.Mailbox, release: make(chan struct{})}
 		cfg := e2eConfig()
@@ -247,19 +248,19 @@ func TestE2EShutdownGivesBackUnstarted(t *testing.T) {
 // message of a group at a time, while groups run side by side.
 func TestE2EFIFOGroupsKeepOrder(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, h Harness) {
+	forEachBackend(t, func(t *testing.T, h mailboxtest.Harness) {
 		if !h.Features().FIFO {
 			t.Skipf("%s: no FIFO queues", h.Name())
 		}
 		ctx := t.Context()
-		q, cleanup := h.NewQueue(ctx, t, QueueOptions{FIFO: true, VisibilityTimeout: 2 * time.Second})
+		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{FIFO: true, VisibilityTimeout: 2 * time.Second})
 		defer cleanup()
 		var out []sqsloop.OutgoingMessage
 		for i := range 12 {
 			body := fmt.Sprint(i)
 			out = append(out, sqsloop.OutgoingMessage{Body: body, MessageGroupID: fmt.Sprint("g", i%3), DeduplicationID: body})
 		}
-		SendAll(ctx, t, q.Mailbox, out...)
+		mailboxtest.SendAll(ctx, t, q.Mailbox, out...)
 
 		var mu sync.Mutex
 		order := map[string][]string{}

@@ -1,28 +1,30 @@
-// Package integration holds one conformance suite that every
-// [sqsloop.Mailbox] must pass, and the harnesses that run it: package
-// memmailbox in virtual time ([MemHarness]) and package sqsmailbox on a real
-// SQS-compatible server ([SQSHarness], started by [StartSQSServer]).
+// Package integration starts real SQS-compatible servers for tests, and
+// holds the end-to-end tests of the consumer and of the worker example.
 //
-// A [Harness] creates a fresh queue per scenario and declares its
-// [Features]: capabilities (FIFO, redrive to a DLQ) and declared differences
-// from Amazon SQS (sub-second visibility timeouts, no 12-hour lease
-// ceiling). [RunConformance] runs the same named scenarios on
-// every harness; a scenario that meets a declared difference says so by name
-// in the test log instead of failing or silently passing.
+// It is a Go module of its own (github.com/sqsloop/sqsloop/integration), so
+// that what it needs (testcontainers-go and the Docker client, goleak) never
+// enters the library's dependencies: `go list -deps` of the library's
+// packages shows none of it, and a user who imports package consumer does
+// not download it.
 //
-// Helpers that scenarios share (ReceiveOne, ReceiveN, ExpectNone, SendAll,
-// AckAll, …) fail their testing.TB with t.Fatal, so, like t.Fatal itself,
-// they must be called from the goroutine running the test; they are
-// otherwise safe for concurrent use. They poll with long polls of whole
-// seconds, never with a fixed sleep, so on a real server a wait ends as soon
-// as the awaited message is visible.
+// [StartSQSServer] provides a server, chosen in this order: the one at
+// SQS_ENDPOINT (SQS_SERVER says which kind, so its declared differences
+// apply); else LocalStack through testcontainers-go when a Docker engine
+// answers; else the fauxqs emulator, which `npm ci --prefix integration`
+// installs with the Node.js 22 it needs. The command
+// github.com/sqsloop/sqsloop/integration/cmd/sqsserver starts one the same
+// way and prints its SQS_ENDPOINT and SQS_SERVER, which is how
+// scripts/test.sh gives one server to every module's tests.
 //
-// End-to-end consumer scenarios live in consumer_e2e_test.go. They get queues
-// from the same harnesses (NewMemQueue, NewSQSQueue, or a Harness's
-// NewQueue), so each scenario can run on memmailbox in virtual time and on a
-// real server alike.
+// The conformance suite every Mailbox passes is package mailboxtest; it runs
+// from memmailbox's and sqsmailbox's own tests. The end-to-end tests here get
+// their queues from harnesses of mailboxtest's shape (memharness_test.go:
+// memmailbox in a testing/synctest bubble; sqsharness_test.go: sqsmailbox on
+// the server StartSQSServer gives) and use its helpers, so each test runs on
+// both mailboxes: with the timings users run (20 s long polls, messages that
+// arrive mid-poll), injected faults on every call, denied permissions on the
+// wire, and handlers that ignore their context.
 //
-// The package is test support: it imports package testing, and
-// [StartSQSServer] may start a child process (the fauxqs emulator) or a
-// container (LocalStack).
+// The package is test support: [StartSQSServer] may start a child process
+// (fauxqs) or a container (LocalStack), which the server's Close stops.
 package integration

@@ -10,6 +10,7 @@ import (
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/lifecycle"
+	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
@@ -34,7 +35,7 @@ const (
 // closed, and returns nil. ignoring is closed when it starts ignoring,
 // returned when it has returned.
 type stubbornHandler struct {
-	h        Harness
+	h        mailboxtest.Harness
 	release  chan struct{}
 	ignoring chan struct{}
 	returned chan struct{}
@@ -43,7 +44,7 @@ type stubbornHandler struct {
 	onceRel  sync.Once
 }
 
-func newStubbornHandler(h Harness) *stubbornHandler {
+func newStubbornHandler(h mailboxtest.Harness) *stubbornHandler {
 	return &stubbornHandler{h: h, release: make(chan struct{}), ignoring: make(chan struct{}), returned: make(chan struct{})}
 }
 
@@ -90,11 +91,11 @@ func stubbornConfig() consumer.Config {
 // 3 s, and the message was acked when the handler finally returned nil.
 func TestE2EDrainAbandonsHandlerThatIgnoresContext(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, h Harness) {
+	forEachBackend(t, func(t *testing.T, h mailboxtest.Harness) {
 		ctx := t.Context()
-		q, cleanup := h.NewQueue(ctx, t, QueueOptions{VisibilityTimeout: 10 * time.Second})
+		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: 10 * time.Second})
 		defer cleanup()
-		ids := SendBodies(ctx, t, q.Mailbox, "stubborn job")
+		ids := mailboxtest.SendBodies(ctx, t, q.Mailbox, "stubborn job")
 
 		sh := newStubbornHandler(h)
 		defer sh.let()
@@ -155,7 +156,7 @@ func TestE2EDrainAbandonsHandlerThatIgnoresContext(t *testing.T) {
 		if len(msgs) != 1 || msgs[0].ID != ids[0] {
 			t.Errorf("%s: a second receiver got %s within 2 s, want the abandoned message back (not deleted, not left hidden)", h.Name(), describe(msgs))
 		} else {
-			AckAll(ctx, t, q.Mailbox, msgs...)
+			mailboxtest.AckAll(ctx, t, q.Mailbox, msgs...)
 		}
 	})
 }
@@ -171,14 +172,14 @@ func TestE2EDrainAbandonsHandlerThatIgnoresContext(t *testing.T) {
 // for every loop's Run, and the consumer's Run waited for the handler.
 func TestE2ELoopGroupStopsOnTimeWithStubbornHandler(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, h Harness) {
+	forEachBackend(t, func(t *testing.T, h mailboxtest.Harness) {
 		if !h.Features().VirtualTime {
 			t.Skipf("%s: on time is asserted in virtual time only", h.Name())
 		}
 		ctx := t.Context()
-		q, cleanup := h.NewQueue(ctx, t, QueueOptions{VisibilityTimeout: 10 * time.Second})
+		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: 10 * time.Second})
 		defer cleanup()
-		SendBodies(ctx, t, q.Mailbox, "stubborn job")
+		mailboxtest.SendBodies(ctx, t, q.Mailbox, "stubborn job")
 
 		sh := newStubbornHandler(h)
 		defer sh.let()
@@ -250,12 +251,12 @@ func TestE2EShutdownDuringQueueCheckIsImmediate(t *testing.T) {
 	t.Parallel()
 	for _, how := range []string{"cancel", "Shutdown"} {
 		t.Run(how, func(t *testing.T) {
-			forEachBackend(t, func(t *testing.T, h Harness) {
+			forEachBackend(t, func(t *testing.T, h mailboxtest.Harness) {
 				if !h.Features().VirtualTime {
 					t.Skipf("%s: \"at once\" is asserted in virtual time only, and the hang is the wrapper's", h.Name())
 				}
 				ctx := t.Context()
-				q, cleanup := h.NewQueue(ctx, t, QueueOptions{})
+				q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{})
 				defer cleanup()
 				mb := &hangingAttributes{Mailbox: q.Mailbox, entered: make(chan struct{})}
 				c, err := consumer.New(mb, func(context.Context, *sqsloop.Message) error { return nil }, e2eConfig())

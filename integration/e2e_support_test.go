@@ -5,12 +5,34 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/mailboxtest"
 )
+
+// Durations the end-to-end tests share, as the conformance suite's: whole
+// seconds, since real servers count whole seconds.
+const (
+	// longLease keeps a message hidden for the rest of a test.
+	longLease = 30 * time.Second
+	// shortLease lapses within a test.
+	shortLease = 2 * time.Second
+	// patience bounds a wait for a message that must arrive.
+	patience = 10 * time.Second
+)
+
+// describe lists messages by ID, body and receive count, for failure output.
+func describe(msgs []*sqsloop.Message) string {
+	parts := make([]string, len(msgs))
+	for i, m := range msgs {
+		parts[i] = fmt.Sprintf("{id=%s body=%q count=%d}", m.ID, m.Body, m.ReceiveCount)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
 
 // runLog counts a handler's runs per message ID: started when the handler
 // is entered, finished when it returns nil. Safe for concurrent use.
@@ -126,7 +148,7 @@ func (r *runLog) figures(ids []string) runFigures {
 
 // waitUntil checks cond every step (waiting with h.Sleep) until it holds or
 // d has passed, and returns its last result.
-func waitUntil(ctx context.Context, h Harness, d, step time.Duration, cond func() bool) bool {
+func waitUntil(ctx context.Context, h mailboxtest.Harness, d, step time.Duration, cond func() bool) bool {
 	for end := time.Now().Add(d); ; {
 		if cond() {
 			return true
@@ -186,7 +208,7 @@ func leftovers(ctx context.Context, t testing.TB, mb sqsloop.Mailbox, wait time.
 			break
 		}
 		got = append(got, msgs...)
-		AckAll(ctx, t, mb, msgs...)
+		mailboxtest.AckAll(ctx, t, mb, msgs...)
 	}
 	return got
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/heartbeat"
+	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
@@ -181,7 +182,7 @@ const maxDuplicateShare = 0.02
 // after its lease: 14–17 % of 2,000 messages ran twice.
 func TestE2EFailedAcksAreRetried(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, h Harness) {
+	forEachBackend(t, func(t *testing.T, h mailboxtest.Harness) {
 		const vis = 3 * time.Second
 		const n = 2000 // about 10 s of wall clock on fauxqs
 		patienceAll := 10 * time.Minute
@@ -189,14 +190,14 @@ func TestE2EFailedAcksAreRetried(t *testing.T) {
 			patienceAll = 40 * time.Second
 		}
 		ctx := t.Context()
-		q, cleanup := h.NewQueue(ctx, t, QueueOptions{VisibilityTimeout: vis})
+		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: vis})
 		defer cleanup()
 		bodies := make([]string, n)
 		for i := range bodies {
 			bodies[i] = fmt.Sprint("job-", i)
 		}
 		began := time.Now()
-		ids := SendBodies(ctx, t, q.Mailbox, bodies...)
+		ids := mailboxtest.SendBodies(ctx, t, q.Mailbox, bodies...)
 		sent := time.Since(began)
 
 		fm := newFaultyMailbox(q.Mailbox, faultRate, 20240611)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
@@ -62,7 +63,7 @@ func longPollConfig(vis time.Duration) consumer.Config {
 // longPollMailbox is q's mailbox as the consumer sees it: on memmailbox
 // behind lateMailbox (the answer's trip back); on a real server as is (the
 // wire is real).
-func longPollMailbox(h Harness, q Queue) sqsloop.Mailbox {
+func longPollMailbox(h mailboxtest.Harness, q mailboxtest.Queue) sqsloop.Mailbox {
 	if h.Features().VirtualTime {
 		return &lateMailbox{Mailbox: q.Mailbox, delay: lateAnswer}
 	}
@@ -82,10 +83,10 @@ func longPollMailbox(h Harness, q Queue) sqsloop.Mailbox {
 // so the extender took a deadline already past for the lease's.
 func TestE2EMidPollMessageKeepsItsLease(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, h Harness) {
+	forEachBackend(t, func(t *testing.T, h mailboxtest.Harness) {
 		const vis = 4 * time.Second
 		ctx := t.Context()
-		q, cleanup := h.NewQueue(ctx, t, QueueOptions{VisibilityTimeout: vis})
+		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: vis})
 		defer cleanup()
 
 		runs := newRunLog()
@@ -104,7 +105,7 @@ func TestE2EMidPollMessageKeepsItsLease(t *testing.T) {
 		if err := h.Sleep(ctx, midPoll); err != nil {
 			t.Fatal(err)
 		}
-		ids := SendBodies(ctx, t, q.Mailbox, "job-0", "job-1", "job-2")
+		ids := mailboxtest.SendBodies(ctx, t, q.Mailbox, "job-0", "job-1", "job-2")
 		if !waitUntil(ctx, h, 3*vis+10*time.Second, 100*time.Millisecond, func() bool { return runs.finishedAll(ids) }) {
 			t.Errorf("%s: not every message finished within %v of its send", h.Name(), 3*vis+10*time.Second)
 		} else if err := h.Sleep(ctx, vis+2*time.Second); err != nil { // a lost lease shows up within a lease
@@ -145,13 +146,13 @@ func TestE2EMidPollMessageKeepsItsLease(t *testing.T) {
 // counted from the request and so already lapsed.
 func TestE2EMidPollFIFOGroupRunsOnceInOrder(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, h Harness) {
+	forEachBackend(t, func(t *testing.T, h mailboxtest.Harness) {
 		if !h.Features().FIFO {
 			t.Skipf("%s: no FIFO queues", h.Name())
 		}
 		const vis = 3 * time.Second
 		ctx := t.Context()
-		q, cleanup := h.NewQueue(ctx, t, QueueOptions{FIFO: true, VisibilityTimeout: vis})
+		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{FIFO: true, VisibilityTimeout: vis})
 		defer cleanup()
 
 		runs := newRunLog()
@@ -177,7 +178,7 @@ func TestE2EMidPollFIFOGroupRunsOnceInOrder(t *testing.T) {
 			want = append(want, body)
 			out = append(out, sqsloop.OutgoingMessage{Body: body, MessageGroupID: "g", DeduplicationID: body})
 		}
-		ids := SendAll(ctx, t, q.Mailbox, out...)
+		ids := mailboxtest.SendAll(ctx, t, q.Mailbox, out...)
 		patienceFIFO := time.Duration(len(ids))*3*vis + 6*time.Second
 		if !waitUntil(ctx, h, patienceFIFO, 100*time.Millisecond, func() bool { return runs.finishedAll(ids) }) {
 			t.Errorf("%s: not every message of the group finished within %v of its send", h.Name(), patienceFIFO)

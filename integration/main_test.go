@@ -9,7 +9,7 @@ import (
 )
 
 // TestMain runs the tests, stops the SQS server if a test started one (see
-// sqsServer), then checks that no goroutine outlived them.
+// sqsServerHarness), then checks that no goroutine outlived them.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if err := stopSQSServer(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"sync"
@@ -95,8 +96,7 @@ type SQSServer struct {
 	closeOnce   sync.Once
 	closeErr    error
 
-	mu         sync.Mutex
-	transports []*http.Transport
+	conns connTracker // the connections of the clients NewClient made
 }
 
 // StartSQSServer provides an SQS-compatible server, chosen in this order:
@@ -173,66 +173,59 @@ func StartSQSServer(ctx context.Context, opts ServerOptions) (*SQSServer, error)
 }
 
 // ConfigOptions returns the aws-sdk-go-v2 config options a client of this
-// server needs: its region, dummy static credentials for an emulator, and an
-// HTTP client whose idle connections Close shuts. The HTTP client is the
-// SDK's BuildableClient, so a CA bundle set through AWS_CA_BUNDLE still
-// applies. The endpoint is not among them: pass s.Endpoint as the base
-// endpoint.
+// server needs: its region, and dummy static credentials for an emulator
+// (the environment's credentials otherwise). The endpoint is not among them:
+// pass s.Endpoint as the client's base endpoint, or use NewClient.
 func (s *SQSServer) ConfigOptions() []func(*config.LoadOptions) error {
-	hc := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
-		s.mu.Lock()
-		s.transports = append(s.transports, tr)
-		s.mu.Unlock()
-	})
-	opts := []func(*config.LoadOptions) error{
-		config.WithRegion(s.Region),
-		config.WithHTTPClient(hc),
-	}
+	opts := []func(*config.LoadOptions) error{config.WithRegion(s.Region)}
 	if s.staticCreds {
 		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("test", "test", "")))
 	}
 	return opts
 }
 
-// NewClient returns an SQS client for the server, built from ConfigOptions.
-// Errors come from config.LoadDefaultConfig.
-func (s *SQSServer) NewClient(ctx context.Context) (*sqs.Client, error) {
+// NewClient returns an SQS client for the server, built from ConfigOptions
+// with config.LoadDefaultConfig (so AWS_CA_BUNDLE applies), its base
+// endpoint set to s.Endpoint, then optFns. Close closes the connections it
+// dialed. Errors come from config.LoadDefaultConfig.
+func (s *SQSServer) NewClient(ctx context.Context, optFns ...func(*sqs.Options)) (*sqs.Client, error) {
+	return s.newClient(ctx, &s.conns, optFns...)
+}
+
+// newClient is NewClient with the connections recorded in ct.
+func (s *SQSServer) newClient(ctx context.Context, ct *connTracker, optFns ...func(*sqs.Options)) (*sqs.Client, error) {
 	cfg, err := config.LoadDefaultConfig(ctx, s.ConfigOptions()...)
 	if err != nil {
 		return nil, fmt.Errorf("loading AWS config for %s: %w", s.Endpoint, err)
 	}
-	return sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(s.Endpoint) }), nil
+	opts := append([]func(*sqs.Options){
+		func(o *sqs.Options) { o.BaseEndpoint = aws.String(s.Endpoint) },
+		ct.track,
+	}, optFns...)
+	return sqs.NewFromConfig(cfg, opts...), nil
 }
 
 // Close stops the server if StartSQSServer started it (fauxqs's process is
 // stopped and waited for; LocalStack's container is removed) and closes the
-// idle connections of the clients made from ConfigOptions. It is
-// idempotent and returns the first stop error.
+// connections of the clients NewClient made, whose goroutines would
+// otherwise outlive the tests (a server at SQS_ENDPOINT keeps running). It
+// is idempotent and returns the first stop error.
 func (s *SQSServer) Close() error {
 	s.closeOnce.Do(func() {
 		s.closeErr = s.stop()
-		s.closeIdle()
+		s.conns.closeAll()
 	})
 	return s.closeErr
 }
 
-// closeIdle closes idle keep-alive connections, whose goroutines would
-// otherwise outlive the tests.
-func (s *SQSServer) closeIdle() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, tr := range s.transports {
-		tr.CloseIdleConnections()
-	}
-}
-
 // waitReady polls ListQueues until the server answers or ctx is done.
 func (s *SQSServer) waitReady(ctx context.Context) error {
-	client, err := s.NewClient(ctx)
+	var conns connTracker
+	client, err := s.newClient(ctx, &conns)
 	if err != nil {
 		return err
 	}
-	defer s.closeIdle()
+	defer conns.closeAll()
 	for {
 		callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		_, err := client.ListQueues(callCtx, &sqs.ListQueuesInput{}, func(o *sqs.Options) { o.RetryMaxAttempts = 1 })
@@ -246,4 +239,73 @@ func (s *SQSServer) waitReady(ctx context.Context) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// connTracker records the connections SQS clients dial, so that they can be
+// closed at the end: their goroutines (net/http's persistConn read and
+// write loops) would otherwise outlive the tests and fail goleak. The SDK's
+// HTTP client (awshttp.BuildableClient) clones its transport at every change
+// and at first use and has no CloseIdleConnections, so the transport it
+// sends on cannot be reached from outside; its dial function is copied
+// along, and can. The zero value is ready to use; safe for concurrent use.
+type connTracker struct {
+	mu    sync.Mutex
+	conns map[*trackedConn]struct{}
+}
+
+// track is an sqs.Options function: on the client's resolved
+// BuildableClient, it wraps the transport's dial function so every new
+// connection is recorded until it is closed. The SDK's own dialer, timeouts,
+// CA bundle and redirect policy stay as they are.
+func (ct *connTracker) track(o *sqs.Options) {
+	bc, ok := o.HTTPClient.(*awshttp.BuildableClient)
+	if !ok {
+		return
+	}
+	o.HTTPClient = bc.WithTransportOptions(func(tr *http.Transport) {
+		dial := tr.DialContext
+		if dial == nil {
+			dial = (&net.Dialer{}).DialContext
+		}
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			tc := &trackedConn{Conn: c, ct: ct}
+			ct.mu.Lock()
+			if ct.conns == nil {
+				ct.conns = map[*trackedConn]struct{}{}
+			}
+			ct.conns[tc] = struct{}{}
+			ct.mu.Unlock()
+			return tc, nil
+		}
+	})
+}
+
+// closeAll closes every recorded connection still open.
+func (ct *connTracker) closeAll() {
+	ct.mu.Lock()
+	open := make([]*trackedConn, 0, len(ct.conns))
+	for c := range ct.conns {
+		open = append(open, c)
+	}
+	ct.mu.Unlock()
+	for _, c := range open {
+		_ = c.Close()
+	}
+}
+
+// trackedConn is a connection a connTracker recorded; Close forgets it.
+type trackedConn struct {
+	net.Conn
+	ct *connTracker
+}
+
+func (c *trackedConn) Close() error {
+	c.ct.mu.Lock()
+	delete(c.ct.conns, c)
+	c.ct.mu.Unlock()
+	return c.Conn.Close()
 }

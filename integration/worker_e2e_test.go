@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/sqsmailbox"
 )
 
@@ -23,9 +24,9 @@ import (
 // lost and the job redelivered, the failing job dead-lettered.
 func TestWorkerOnSQS(t *testing.T) {
 	t.Parallel()
-	h := sqsHarness(t)
+	h := sqsServerHarness(t)
 	ctx := t.Context()
-	q, cleanup := h.NewQueue(ctx, t, QueueOptions{VisibilityTimeout: 2 * time.Second, MaxReceiveCount: 3})
+	q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: 2 * time.Second, MaxReceiveCount: 3})
 	defer cleanup()
 	url := q.Mailbox.(*sqsmailbox.Mailbox).QueueURL()
 
@@ -36,7 +37,10 @@ func TestWorkerOnSQS(t *testing.T) {
 		}
 	}
 	bin := filepath.Join(t.TempDir(), "worker")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../examples/worker").CombinedOutput(); err != nil {
+	// Built in the library's module, with its go.mod, as a user builds it.
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./examples/worker")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)

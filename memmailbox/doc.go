@@ -53,4 +53,7 @@
 //
 // Under testing/synctest, create the Broker inside the bubble: its channels
 // then belong to the bubble, and a long poll advances virtual time.
+//
+// The package passes the conformance suite of package mailboxtest, in
+// virtual time, in plain `go test` (conformance_test.go).
 package memmailbox

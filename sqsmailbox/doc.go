@@ -14,4 +14,8 @@
 // sentinels of package sqsloop (see [Mailbox] for the table); the SDK's own
 // error stays reachable with errors.As, so callers can still read its code,
 // message and request ID.
+//
+// The package passes the conformance suite of package mailboxtest against
+// the SQS-compatible server SQS_ENDPOINT names (conformance_test.go;
+// scripts/test.sh starts one); without SQS_ENDPOINT that test skips.
 package sqsmailbox

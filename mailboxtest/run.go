@@ -1,4 +1,4 @@
-package integration
+package mailboxtest
 
 import (
 	"sync"
@@ -32,8 +32,8 @@ var scenarios = []scenario{
 }
 
 // ScenarioNames returns the names of the conformance scenarios, in the order
-// RunConformance starts them. The slice is a copy; the function is safe for
-// concurrent use.
+// Run starts them. The slice is a copy; the function is safe for concurrent
+// use.
 func ScenarioNames() []string {
 	names := make([]string, len(scenarios))
 	for i, s := range scenarios {
@@ -42,19 +42,21 @@ func ScenarioNames() []string {
 	return names
 }
 
-// RunConformance runs every scenario against h, each as a subtest named as
-// in ScenarioNames, each on queues of its own, all at once: each subtest
-// runs in a goroutine of its own and RunConformance waits for them all. The
-// scenarios spend their time waiting on queues, not computing, so they do not
-// go through t.Parallel, whose limit (-parallel, GOMAXPROCS by default) would
-// run them two at a time on a two-core machine.
+// Run runs the conformance suite against h: every scenario, each as a
+// subtest of t named as in ScenarioNames, each on queues of its own, all at
+// once. Each subtest runs in a goroutine of its own and Run returns when they
+// all have. The scenarios spend their time waiting on queues, not computing,
+// so they do not go through t.Parallel, whose limit (-parallel, GOMAXPROCS
+// by default) would run them two at a time on a two-core machine.
 //
 // A scenario skips when h lacks a feature it needs (Features.FIFO,
 // Features.DLQ, Features.AttributesReader), and logs a declared difference by
 // name (see the Diff… constants) where h's Features say it departs from SQS.
 // On a real server the suite takes about as long as its longest scenario
 // (about 5 s); under a virtual-time harness, next to no wall-clock time.
-func RunConformance(t *testing.T, h Harness) {
+//
+// Call Run from the test's goroutine; h must be safe for concurrent use.
+func Run(t *testing.T, h Harness) {
 	var wg sync.WaitGroup
 	for _, s := range scenarios {
 		wg.Go(func() {

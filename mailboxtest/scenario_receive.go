@@ -1,4 +1,4 @@
-package integration
+package mailboxtest
 
 import (
 	"context"
@@ -98,7 +98,7 @@ func testApproximateReceiveCountIncrements(t *testing.T, h Harness) {
 	handles := map[string]bool{}
 	var first time.Time
 	for n := 1; n <= 3; n++ {
-		m := ReceiveOne(ctx, t, q.Mailbox, patience, longLease)
+		m := receiveOne(ctx, t, q.Mailbox, patience, longLease)
 		if m.ID != ids[0] {
 			t.Fatalf("receive %d: message ID %s, want %s", n, m.ID, ids[0])
 		}
@@ -195,7 +195,7 @@ func testCloseStopsEveryCall(t *testing.T, h Harness) {
 	mb := q.Mailbox
 
 	SendBodies(ctx, t, mb, "held")
-	m := ReceiveOne(ctx, t, mb, patience, longLease)
+	m := receiveOne(ctx, t, mb, patience, longLease)
 	pending := receiveAsync(ctx, mb, sqsloop.ReceiveRequest{MaxMessages: 1, VisibilityTimeout: longLease, WaitTime: sqsloop.MaxWaitTime})
 	if err := h.Sleep(ctx, time.Second); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package integration
+package mailboxtest
 
 import (
 	"context"
@@ -25,11 +25,11 @@ const (
 	patience = 10 * time.Second
 )
 
-// ReceiveOne long-polls mb until one message arrives, hiding it for vis, and
+// receiveOne long-polls mb until one message arrives, hiding it for vis, and
 // fails t when none has arrived within d. Each poll waits whole seconds (at
 // most 20, SQS's limit), so on a real server it returns as soon as the
 // message is visible; in a synctest bubble the waits are virtual.
-func ReceiveOne(ctx context.Context, t testing.TB, mb sqsloop.Mailbox, d, vis time.Duration) *sqsloop.Message {
+func receiveOne(ctx context.Context, t testing.TB, mb sqsloop.Mailbox, d, vis time.Duration) *sqsloop.Message {
 	t.Helper()
 	msgs := ReceiveN(ctx, t, mb, 1, d, vis)
 	return msgs[0]

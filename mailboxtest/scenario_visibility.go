@@ -1,4 +1,4 @@
-package integration
+package mailboxtest
 
 import (
 	"errors"
@@ -18,10 +18,10 @@ func testVisibilityHidesThenReveals(t *testing.T, h Harness) {
 	defer cleanup()
 
 	SendBodies(ctx, t, q.Mailbox, "hide me")
-	m := ReceiveOne(ctx, t, q.Mailbox, patience, shortLease)
+	m := receiveOne(ctx, t, q.Mailbox, patience, shortLease)
 	start := time.Now()
 	ExpectNone(ctx, t, q.Mailbox, settle)
-	again := ReceiveOne(ctx, t, q.Mailbox, patience, longLease)
+	again := receiveOne(ctx, t, q.Mailbox, patience, longLease)
 	if again.ID != m.ID {
 		t.Fatalf("redelivered message ID = %s, want %s", again.ID, m.ID)
 	}
@@ -44,7 +44,7 @@ func testVisibilityHidesThenReveals(t *testing.T, h Harness) {
 	}
 	const frac = 1500 * time.Millisecond
 	SendBodies(ctx, t, q.Mailbox, "sub-second")
-	m = ReceiveOne(ctx, t, q.Mailbox, patience, frac)
+	m = receiveOne(ctx, t, q.Mailbox, patience, frac)
 	if err := h.Sleep(ctx, frac-time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func testExtendKeepsHiddenPastOriginalTimeout(t *testing.T, h Harness) {
 	defer cleanup()
 
 	SendBodies(ctx, t, q.Mailbox, "extend me")
-	m := ReceiveOne(ctx, t, q.Mailbox, patience, shortLease)
+	m := receiveOne(ctx, t, q.Mailbox, patience, shortLease)
 	start := time.Now()
 	if err := h.Sleep(ctx, time.Second); err != nil {
 		t.Fatal(err)
@@ -81,7 +81,7 @@ func testExtendKeepsHiddenPastOriginalTimeout(t *testing.T, h Harness) {
 		t.Fatalf("ExtendVisibility: %v", err)
 	}
 	ExpectNone(ctx, t, q.Mailbox, 2*time.Second) // until start+3s, past the original start+2s
-	again := ReceiveOne(ctx, t, q.Mailbox, patience, longLease)
+	again := receiveOne(ctx, t, q.Mailbox, patience, longLease)
 	if again.ID != m.ID || again.ReceiveCount != 2 {
 		t.Fatalf("after the extended lease: got %s, want message %s with ReceiveCount 2", describe([]*sqsloop.Message{again}), m.ID)
 	}
@@ -103,12 +103,12 @@ func testNackRevealsAtOnce(t *testing.T, h Harness) {
 	defer cleanup()
 
 	SendBodies(ctx, t, q.Mailbox, "nack me")
-	m := ReceiveOne(ctx, t, q.Mailbox, patience, longLease)
+	m := receiveOne(ctx, t, q.Mailbox, patience, longLease)
 	if err := m.Nack(ctx, 0); err != nil {
 		t.Fatalf("Nack(0): %v", err)
 	}
 	start := time.Now()
-	again := ReceiveOne(ctx, t, q.Mailbox, patience, longLease) // the lease had 30 s left
+	again := receiveOne(ctx, t, q.Mailbox, patience, longLease) // the lease had 30 s left
 	if again.ID != m.ID || again.ReceiveCount != 2 {
 		t.Fatalf("after a nack: got %s, want message %s with ReceiveCount 2", describe([]*sqsloop.Message{again}), m.ID)
 	}
@@ -124,7 +124,7 @@ func testNackRevealsAtOnce(t *testing.T, h Harness) {
 	}
 	start = time.Now()
 	ExpectNone(ctx, t, q.Mailbox, settle)
-	third := ReceiveOne(ctx, t, q.Mailbox, patience, longLease)
+	third := receiveOne(ctx, t, q.Mailbox, patience, longLease)
 	if third.ID != m.ID || third.ReceiveCount != 3 {
 		t.Fatalf("after a nack with back-off: got %s, want message %s with ReceiveCount 3", describe([]*sqsloop.Message{third}), m.ID)
 	}
@@ -148,8 +148,8 @@ func testStaleReceiptHandleAfterRedelivery(t *testing.T, h Harness) {
 	defer cleanup()
 
 	SendBodies(ctx, t, q.Mailbox, "stale")
-	first := ReceiveOne(ctx, t, q.Mailbox, patience, time.Second)
-	second := ReceiveOne(ctx, t, q.Mailbox, patience, longLease)
+	first := receiveOne(ctx, t, q.Mailbox, patience, time.Second)
+	second := receiveOne(ctx, t, q.Mailbox, patience, longLease)
 	if second.ID != first.ID || second.ReceiptHandle == first.ReceiptHandle {
 		t.Fatalf("redelivery: got %s with handle equal to the old one: %v", describe([]*sqsloop.Message{second}), second.ReceiptHandle == first.ReceiptHandle)
 	}
@@ -178,7 +178,7 @@ func testStaleReceiptHandleAfterRedelivery(t *testing.T, h Harness) {
 	if err := second.Nack(ctx, 0); err != nil {
 		t.Fatalf("Nack with the newest handle: %v", err)
 	}
-	third := ReceiveOne(ctx, t, q.Mailbox, patience, longLease)
+	third := receiveOne(ctx, t, q.Mailbox, patience, longLease)
 	if third.ID != first.ID || third.ReceiveCount != 3 {
 		t.Fatalf("after the stale delete: got %s, want message %s delivered a third time", describe([]*sqsloop.Message{third}), first.ID)
 	}
@@ -197,7 +197,7 @@ func testLeaseCeiling(t *testing.T, h Harness) {
 	defer cleanup()
 
 	SendBodies(ctx, t, q.Mailbox, "ceiling")
-	m := ReceiveOne(ctx, t, q.Mailbox, patience, longLease)
+	m := receiveOne(ctx, t, q.Mailbox, patience, longLease)
 	if err := h.Sleep(ctx, time.Second); err != nil {
 		t.Fatal(err)
 	}

@@ -6,51 +6,53 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"os"
 	"regexp"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/sqsmailbox"
 )
 
-// SQSHarness runs the conformance suite on sqsmailbox against a real
-// SQS-compatible server, in real time, each scenario on queues of its own
-// (created with CreateQueue, deleted at cleanup). Build it with
-// NewSQSHarness. Safe for concurrent use.
-type SQSHarness struct {
+// sqsHarness gives the end-to-end tests sqsmailbox queues on the SQS server
+// the tests share (see sqsServerHarness), in real time, each test on queues
+// of its own (created with CreateQueue, deleted at cleanup). It is the
+// harness of sqsmailbox's own conformance test
+// (sqsmailbox/conformance_test.go), made again here on StartSQSServer's
+// server. Safe for concurrent use.
+type sqsHarness struct {
 	server *SQSServer
 	client *sqs.Client
 }
 
-// NewSQSHarness returns a harness on server, whose client is built with
-// sqsmailbox.NewClient (so AWS_CA_BUNDLE and the rest of the SDK's
-// configuration apply). Errors are NewClient's.
-func NewSQSHarness(ctx context.Context, server *SQSServer) (*SQSHarness, error) {
-	client, err := sqsmailbox.NewClient(ctx, server.Endpoint, server.ConfigOptions()...)
+// newSQSHarness returns a harness on server, whose client is the server's
+// (SQSServer.NewClient: AWS_CA_BUNDLE and the rest of the SDK's
+// configuration apply, and Close closes its connections). Errors are
+// NewClient's.
+func newSQSHarness(ctx context.Context, server *SQSServer) (*sqsHarness, error) {
+	client, err := server.NewClient(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &SQSHarness{server: server, client: client}, nil
+	return &sqsHarness{server: server, client: client}, nil
 }
 
-// Client returns the SQS client the harness creates queues and mailboxes
-// with. Safe for concurrent use.
-func (h *SQSHarness) Client() *sqs.Client { return h.client }
-
 // Name returns "sqsmailbox/" and the server's kind, e.g. "sqsmailbox/fauxqs".
-func (h *SQSHarness) Name() string { return "sqsmailbox/" + h.server.Kind }
+func (h *sqsHarness) Name() string { return "sqsmailbox/" + h.server.Kind }
 
 // Features declares what the server is known to do, by its kind (so a
 // fauxqs reached through SQS_ENDPOINT needs SQS_SERVER=fauxqs). Amazon SQS
 // (and any other server, taken to be like it) supports everything and
 // enforces the 12-hour lease ceiling; fauxqs 2.4.1 does not enforce the
 // ceiling and returns at most one message per FIFO group per receive.
-func (h *SQSHarness) Features() Features {
-	f := Features{
+func (h *sqsHarness) Features() mailboxtest.Features {
+	f := mailboxtest.Features{
 		FIFO:                   true,
 		DLQ:                    true,
 		AttributesReader:       true,
@@ -66,17 +68,17 @@ func (h *SQSHarness) Features() Features {
 }
 
 // Run calls body directly: a real server runs on the wall clock.
-func (h *SQSHarness) Run(t *testing.T, body func(t *testing.T)) { body(t) }
+func (h *sqsHarness) Run(t *testing.T, body func(t *testing.T)) { body(t) }
 
 // Sleep waits d on the wall clock, or until ctx is done.
-func (h *SQSHarness) Sleep(ctx context.Context, d time.Duration) error { return sleepCtx(ctx, d) }
+func (h *sqsHarness) Sleep(ctx context.Context, d time.Duration) error { return sleepCtx(ctx, d) }
 
 // NewQueue creates the queue (and its DLQ) on the server with attributes from
 // opts, and returns sqsmailbox mailboxes for them. cleanup closes the
 // mailboxes and deletes the queues.
-func (h *SQSHarness) NewQueue(ctx context.Context, t testing.TB, opts QueueOptions) (Queue, func()) {
+func (h *sqsHarness) NewQueue(ctx context.Context, t testing.TB, opts mailboxtest.QueueOptions) (mailboxtest.Queue, func()) {
 	t.Helper()
-	return NewSQSQueue(ctx, t, h.client, opts)
+	return newSQSQueue(ctx, t, h.client, opts)
 }
 
 var unsafeQueueChars = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
@@ -99,16 +101,14 @@ func queueName(t testing.TB, suffix string, fifo bool) string {
 	return "sqsloop-" + base + tail
 }
 
-// NewSQSQueue creates a queue configured by opts through client (and its DLQ
-// when opts.MaxReceiveCount > 0), and returns sqsmailbox mailboxes for them;
-// for tests that want a real-server queue without the Harness interface (the
-// end-to-end consumer tests). It fails t on any error. cleanup closes the
-// mailboxes and deletes the queues, with a context of its own (it may run
-// after ctx is done).
-func NewSQSQueue(ctx context.Context, t testing.TB, client *sqs.Client, opts QueueOptions) (Queue, func()) {
+// newSQSQueue creates a queue configured by opts through client (and its DLQ
+// when opts.MaxReceiveCount > 0), and returns sqsmailbox mailboxes for them.
+// It fails t on any error. cleanup closes the mailboxes and deletes the
+// queues, with a context of its own (it may run after ctx is done).
+func newSQSQueue(ctx context.Context, t testing.TB, client *sqs.Client, opts mailboxtest.QueueOptions) (mailboxtest.Queue, func()) {
 	t.Helper()
 	var urls []string
-	var q Queue
+	var q mailboxtest.Queue
 	cleanup := func() {
 		for _, mb := range []interface{ Close() error }{q.Mailbox, q.DLQ} {
 			if mb != nil {
@@ -184,4 +184,50 @@ func NewSQSQueue(ctx context.Context, t testing.TB, client *sqs.Client, opts Que
 // seconds renders d as whole seconds, rounded up, as SQS attributes want.
 func seconds(d time.Duration) string {
 	return strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10)
+}
+
+// The SQS server and its harness are made once, by the first test that needs
+// them, and the server is stopped by TestMain after every test has run.
+var sqsEnv struct {
+	once    sync.Once
+	server  *SQSServer
+	harness *sqsHarness
+	err     error
+}
+
+// sqsServerHarness returns the shared harness on the shared SQS-compatible server,
+// starting the server on first use (see StartSQSServer for the order tried).
+// When no server can be had it skips t with a loud message, or fails t under
+// CI=true, where a skipped suite would hide that nothing was tested.
+func sqsServerHarness(t *testing.T) *sqsHarness {
+	t.Helper()
+	sqsEnv.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*DefaultStartTimeout)
+		defer cancel()
+		start := time.Now()
+		sqsEnv.server, sqsEnv.err = StartSQSServer(ctx, ServerOptions{Logf: t.Logf})
+		if sqsEnv.err != nil {
+			return
+		}
+		t.Logf("integration: %s server at %s, started in %v", sqsEnv.server.Kind, sqsEnv.server.Endpoint, time.Since(start).Round(time.Millisecond))
+		sqsEnv.harness, sqsEnv.err = newSQSHarness(ctx, sqsEnv.server)
+	})
+	switch err := sqsEnv.err; {
+	case err == nil:
+		return sqsEnv.harness
+	case errors.Is(err, ErrNoServer) && os.Getenv("CI") != "true":
+		t.Skipf("\n*** SKIPPING: no SQS-compatible server, so sqsmailbox is not tested on one: %v\n"+
+			"*** Set SQS_ENDPOINT, start Docker, or run `npm ci --prefix integration` (CI=true makes this a failure).", err)
+	default:
+		t.Fatalf("no SQS-compatible server: %v", err)
+	}
+	return nil
+}
+
+// stopSQSServer stops the shared server if a test started it.
+func stopSQSServer() error {
+	if sqsEnv.server == nil {
+		return nil
+	}
+	return sqsEnv.server.Close()
 }

@@ -1,4 +1,4 @@
-package integration
+package memmailbox_test
 
 import (
 	"context"
@@ -6,22 +6,30 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/memmailbox"
 )
 
-// MemHarness runs the conformance suite on memmailbox, each scenario in a
+// TestMemmailboxConformance runs the conformance suite on memmailbox, every
+// scenario in virtual time: the whole suite takes next to no wall-clock
+// time.
+func TestMemmailboxConformance(t *testing.T) {
+	mailboxtest.Run(t, harness{})
+}
+
+// harness runs the conformance suite on memmailbox, each scenario in a
 // testing/synctest bubble (virtual time), each queue in a Broker of its own.
 // The zero value is ready to use; it is safe for concurrent use.
-type MemHarness struct{}
+type harness struct{}
 
 // Name returns "memmailbox".
-func (MemHarness) Name() string { return "memmailbox" }
+func (harness) Name() string { return "memmailbox" }
 
 // Features declares memmailbox's capabilities. It departs from SQS only where
 // it is more exact: durations are not rounded to whole seconds
-// (SubSecondVisibility).
-func (MemHarness) Features() Features {
-	return Features{
+// (SubSecondVisibility), and time is virtual.
+func (harness) Features() mailboxtest.Features {
+	return mailboxtest.Features{
 		VirtualTime:            true,
 		FIFO:                   true,
 		DLQ:                    true,
@@ -35,36 +43,32 @@ func (MemHarness) Features() Features {
 
 // Run runs body in a synctest bubble: every wait in it uses the bubble's fake
 // clock, which advances only when every goroutine of the bubble is blocked.
-func (MemHarness) Run(t *testing.T, body func(t *testing.T)) {
+func (harness) Run(t *testing.T, body func(t *testing.T)) {
 	synctest.Test(t, body)
 }
 
-// Sleep waits d on the bubble's fake clock (or until ctx is done); inside
-// synctest this is deterministic and takes no wall-clock time.
-func (MemHarness) Sleep(ctx context.Context, d time.Duration) error {
-	return sleepCtx(ctx, d)
+// Sleep waits d on the bubble's fake clock, or until ctx is done.
+func (harness) Sleep(ctx context.Context, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // NewQueue creates a Broker holding the queue "queue" (and its DLQ
 // "queue-dlq" when opts.MaxReceiveCount > 0; both with the ".fifo" suffix for
-// a FIFO queue). Call it inside Run's bubble, from the test's goroutine (it
-// may call t.Fatal). cleanup closes the Broker, which closes every handle.
-func (MemHarness) NewQueue(ctx context.Context, t testing.TB, opts QueueOptions) (Queue, func()) {
-	t.Helper()
-	return NewMemQueue(t, opts)
-}
-
-// NewMemQueue creates a memmailbox queue as MemHarness.NewQueue does, for
-// tests that want a memmailbox queue without the Harness interface (the
-// end-to-end consumer tests). It fails t on any error; cleanup closes the
-// Broker. A test that runs in a synctest bubble must call it inside the
-// bubble, so that the queue's timers use the bubble's clock.
-func NewMemQueue(t testing.TB, opts QueueOptions) (Queue, func()) {
+// a FIFO queue). It is called inside Run's bubble, so the queue's timers use
+// the bubble's clock. cleanup closes the Broker, which closes every handle.
+func (harness) NewQueue(ctx context.Context, t testing.TB, opts mailboxtest.QueueOptions) (mailboxtest.Queue, func()) {
 	t.Helper()
 	b := memmailbox.NewBroker()
 	name := "queue"
 	if opts.FIFO {
-		name += ".fifo"
+		name += memmailbox.FIFOSuffix
 	}
 	cfg := memmailbox.QueueConfig{
 		VisibilityTimeout:         opts.VisibilityTimeout,
@@ -72,11 +76,11 @@ func NewMemQueue(t testing.TB, opts QueueOptions) (Queue, func()) {
 		FIFO:                      opts.FIFO,
 		ContentBasedDeduplication: opts.ContentBasedDeduplication,
 	}
-	var q Queue
+	var q mailboxtest.Queue
 	if opts.MaxReceiveCount > 0 {
 		dlqName := "queue-dlq"
 		if opts.FIFO {
-			dlqName += ".fifo"
+			dlqName += memmailbox.FIFOSuffix
 		}
 		dlq, err := b.CreateQueue(dlqName, memmailbox.QueueConfig{FIFO: opts.FIFO})
 		if err != nil {
@@ -93,16 +97,4 @@ func NewMemQueue(t testing.TB, opts QueueOptions) (Queue, func()) {
 	}
 	q.Mailbox = mb
 	return q, func() { _ = b.Close() }
-}
-
-// sleepCtx waits d, or until ctx is done (returning ctx's error).
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

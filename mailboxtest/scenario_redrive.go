@@ -1,4 +1,4 @@
-package integration
+package mailboxtest
 
 import (
 	"reflect"
@@ -25,7 +25,7 @@ func testRedriveToDLQ(t *testing.T, h Harness) {
 	attrs := map[string]sqsloop.MessageAttribute{"reason": {DataType: "String", StringValue: "poison"}}
 	ids := SendAll(ctx, t, q.Mailbox, sqsloop.OutgoingMessage{Body: "poison pill", MessageAttributes: attrs})
 	for n := 1; n <= maxReceives; n++ {
-		m := ReceiveOne(ctx, t, q.Mailbox, patience, longLease)
+		m := receiveOne(ctx, t, q.Mailbox, patience, longLease)
 		if m.ID != ids[0] || m.ReceiveCount != n {
 			t.Fatalf("receive %d: got %s, want message %s with ReceiveCount %d", n, describe([]*sqsloop.Message{m}), ids[0], n)
 		}
@@ -36,7 +36,7 @@ func testRedriveToDLQ(t *testing.T, h Harness) {
 	// Receive number maxReceives+1 moves it instead of delivering it.
 	ExpectNone(ctx, t, q.Mailbox, settle)
 
-	d := ReceiveOne(ctx, t, q.DLQ, patience, longLease)
+	d := receiveOne(ctx, t, q.DLQ, patience, longLease)
 	if d.Body != "poison pill" || !reflect.DeepEqual(d.MessageAttributes, attrs) {
 		t.Errorf("DLQ message = body %q attributes %+v, want the message as sent", d.Body, d.MessageAttributes)
 	}

@@ -1,4 +1,4 @@
-package integration
+package mailboxtest
 
 import (
 	"context"
@@ -9,8 +9,9 @@ import (
 )
 
 // Harness gives the conformance suite fresh queues on one Mailbox
-// implementation. A Harness must be safe for concurrent use: scenarios run in
-// parallel, each on its own queues.
+// implementation. A Mailbox's own tests implement it and pass it to [Run]. A
+// Harness must be safe for concurrent use: scenarios run in parallel, each on
+// its own queues.
 type Harness interface {
 	// Name names the implementation in test logs ("memmailbox",
 	// "sqsmailbox/fauxqs").
@@ -21,9 +22,10 @@ type Harness interface {
 	Features() Features
 
 	// Run runs one scenario's body. A virtual-time harness runs it inside a
-	// testing/synctest bubble, so every wait in body (Sleep, a long poll, a
-	// visibility timeout) costs no wall-clock time; a real-server harness
-	// calls body(t) directly. Queues must be created inside body.
+	// testing/synctest bubble (synctest.Test(t, body)), so every wait in body
+	// (Sleep, a long poll, a visibility timeout) costs no wall-clock time; a
+	// real-server harness calls body(t) directly. Queues are created inside
+	// body, by NewQueue.
 	Run(t *testing.T, body func(t *testing.T))
 
 	// NewQueue creates a fresh queue configured by opts (and its dead-letter
@@ -81,6 +83,14 @@ type Queue struct {
 // Features declares a harness's capabilities, which scenarios skip on, and
 // its declared differences from Amazon SQS, which scenarios log by name (see
 // the Diff… constants) instead of failing on.
+//
+// A capability left false (FIFO, DLQ, AttributesReader) makes the scenarios
+// that need it skip. A behaviour left false (SubSecondVisibility,
+// LeaseCeiling, FIFOBatchesWithinGroup, RedriveKeepsMessageID) declares a
+// difference: a scenario that meets it logs it by name, and may expect the
+// departure (a harness without LeaseCeiling whose mailbox does refuse an
+// extend past 12 hours fails TestLeaseCeiling). Amazon SQS has every field
+// true but VirtualTime and SubSecondVisibility.
 type Features struct {
 	// VirtualTime: Run uses testing/synctest, so scenarios may check exact
 	// instants (a message reappears exactly when its visibility timeout ends).

@@ -1,4 +1,4 @@
-package integration
+package mailboxtest
 
 import (
 	"errors"
@@ -41,7 +41,7 @@ func testPartialBatchFailurePerEntry(t *testing.T, h Harness) {
 		t.Fatalf("ChangeVisibility entry errors = %v, want [nil ErrReceiptHandleExpired nil]", errs)
 	}
 	// Only the nacked entry took effect as a reveal; "keep" stays hidden.
-	back := ReceiveOne(ctx, t, q.Mailbox, patience, longLease)
+	back := receiveOne(ctx, t, q.Mailbox, patience, longLease)
 	if back.ID != nack.ID {
 		t.Fatalf("after the batch: received %s, want only the nacked message %s", describe([]*sqsloop.Message{back}), nack.ID)
 	}
