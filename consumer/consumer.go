@@ -80,11 +80,6 @@ func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
 	}, nil
 }
 
-// Running reports whether Run is receiving: false before Run, from the
-// moment shutdown begins (while the drain is still going on), and after Run
-// returns.
-func (c *Consumer) Running() bool { return c.state.Load() == stateRunning }
-
 // Shutdown begins the drain and waits for Run to return, like
 // net/http.Server.Shutdown: receiving stops, unstarted messages are given
 // back at once, in-flight handlers finish. If ctx is done first, the

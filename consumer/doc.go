@@ -16,7 +16,7 @@
 //     detach, then nack with the retry back-off; after the queue's
 //     maxReceiveCount SQS moves the message to the dead-letter queue.
 //  5. Shutdown (Run's context cancelled, or Shutdown called): receiving
-//     stops and Running turns false; messages received but not started
+//     stops and Ready reports it; messages received but not started
 //     (including FIFO messages waiting behind a running one of their group)
 //     are nacked at once (visibility 0); in-flight handlers finish while the
 //     extender keeps their leases, up to Config.ShutdownTimeout; then their

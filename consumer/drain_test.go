@@ -85,7 +85,7 @@ func TestShutdownWithADoneContextStillGivesBackUnstarted(t *testing.T) {
 }
 
 // Shutdown gives back at once the FIFO messages waiting behind a running
-// one of their group, and Running() turns false as soon as it begins.
+// one of their group, and receiving stops as soon as it begins.
 func TestShutdownGivesBackWaitingFIFOMessagesAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newQueue(t, memmailbox.QueueConfig{FIFO: true, ContentBasedDeduplication: true})
@@ -108,8 +108,8 @@ func TestShutdownGivesBackWaitingFIFOMessagesAtOnce(t *testing.T) {
 		shutdown := make(chan error, 1)
 		go func() { shutdown <- c.Shutdown(context.Background()) }()
 		synctest.Wait()
-		if c.Running() {
-			t.Fatal("Running() = true once shutdown began")
+		if running(c) {
+			t.Fatal("still receiving once shutdown began")
 		}
 		if st := q.Stats(); st.InFlight != 1 || st.Returned != 3 {
 			t.Fatalf("queue %+v: want the 3 waiting messages given back at once", st)
@@ -212,15 +212,15 @@ func TestShutdownGivesBackUnstartedAndFinishesInFlight(t *testing.T) {
 		if st := q.Stats(); st.InFlight != 20 || c.Stats().Started != 10 {
 			t.Fatalf("before shutdown: queue %+v, consumer %+v; want 20 in flight, 10 started", st, c.Stats())
 		}
-		if !c.Running() {
-			t.Fatal("Running() = false while receiving")
+		if !running(c) {
+			t.Fatal("not receiving while it should")
 		}
 
 		shutdownErr := make(chan error, 1)
 		go func() { shutdownErr <- c.Shutdown(context.Background()) }()
 		synctest.Wait() // no virtual time passes
-		if c.Running() {
-			t.Fatal("Running() = true during the drain")
+		if running(c) {
+			t.Fatal("still receiving during the drain")
 		}
 		close(mb.release) // the receive in flight comes back with 10 messages
 		synctest.Wait()

@@ -51,7 +51,7 @@ func TestReadyReportsReceivesFailing(t *testing.T) {
 		if err := c.Ready(); err == nil {
 			t.Fatal("Ready() = nil after receives failed for longer than NotReadyAfter")
 		}
-		if !c.Running() {
+		if !running(c) {
 			t.Fatal("a down endpoint must stay transient: Run keeps going")
 		}
 		mb.down.Store(false)

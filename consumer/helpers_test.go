@@ -137,3 +137,7 @@ func beatFor(ctx context.Context, d, period time.Duration, beat func()) error {
 	}
 	return nil
 }
+
+// running reports whether c is receiving: Run started and shutdown not
+// begun.
+func running(c *Consumer) bool { return c.state.Load() == stateRunning }

@@ -58,7 +58,7 @@ func (c *Consumer) receive(ctx, handlerCtx context.Context, free slots, handlers
 			leaseErr = c.leases.Err()
 			c.cfg.Logger.Error("consumer: the lease owner failed for good; draining", slog.Any("error", leaseErr))
 		}
-		c.state.CompareAndSwap(stateRunning, stateDraining) // Running() turns false at once
+		c.state.CompareAndSwap(stateRunning, stateDraining) // Ready() reports it at once
 		drainBegan = time.Now()
 		stopRecv()
 		c.giveBackWaiting()

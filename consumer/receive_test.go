@@ -153,8 +153,8 @@ func TestDeniedReceivesEndRun(t *testing.T) {
 		if n := mb.calls.Load(); n != 5 {
 			t.Fatalf("%d receives, want 5 (visibility.MaxAccessDenied)", n)
 		}
-		if c.Running() {
-			t.Fatal("Running() = true after Run returned")
+		if running(c) {
+			t.Fatal("still receiving after Run returned")
 		}
 	})
 }

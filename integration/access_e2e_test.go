@@ -162,7 +162,7 @@ func awaitRunOrCond(ctx context.Context, h mailboxtest.Harness, runDone <-chan e
 
 // A consumer that may not receive stops trying: after a few consecutive
 // receives answered AccessDenied (fewer than 20 reach the queue), Run
-// returns an error wrapping sqsloop.ErrAccessDenied and Running() is false.
+// returns an error wrapping sqsloop.ErrAccessDenied and Ready() reports it.
 // On a real server the denial is on the wire (HTTP 400, x-amzn-query-error
 // AccessDenied;Sender), so sqsmailbox's mapping is tested too.
 //
@@ -190,8 +190,8 @@ func TestE2EAccessDeniedOnReceiveEndsRun(t *testing.T) {
 		runErr, returned := awaitRunOrCond(ctx, h, runDone, accessPatience, func() bool { return denied() >= maxDeniedReceives })
 		took := time.Since(began)
 		if !returned {
-			t.Errorf("%s: Run still running after %v and %d denied receives (Running() = %v); cancelling it",
-				h.Name(), took.Round(time.Millisecond), denied(), c.Running())
+			t.Errorf("%s: Run still running after %v and %d denied receives (Ready() = %v); cancelling it",
+				h.Name(), took.Round(time.Millisecond), denied(), c.Ready())
 			cancel()
 			runErr = <-runDone
 		}
@@ -202,8 +202,8 @@ func TestE2EAccessDeniedOnReceiveEndsRun(t *testing.T) {
 		if n := denied(); n >= maxDeniedReceives {
 			t.Errorf("%s: %d denied receives reached the queue, want fewer than %d", h.Name(), n, maxDeniedReceives)
 		}
-		if c.Running() {
-			t.Errorf("%s: Running() is true after Run returned", h.Name())
+		if c.Ready() == nil {
+			t.Errorf("%s: Ready() is nil after Run returned", h.Name())
 		}
 		if n := runs.Load(); n != 0 {
 			t.Errorf("%s: the handler ran %d times with every receive denied", h.Name(), n)
@@ -246,8 +246,8 @@ func TestE2EAccessDeniedOnDeleteEndsRun(t *testing.T) {
 		runErr, returned := awaitRunOrCond(ctx, h, runDone, accessPatience, func() bool { return false })
 		took := time.Since(began)
 		if !returned {
-			t.Errorf("%s: Run still running after %v and %d denied deletes (Running() = %v); cancelling it",
-				h.Name(), took.Round(time.Millisecond), denied(), c.Running())
+			t.Errorf("%s: Run still running after %v and %d denied deletes (Ready() = %v); cancelling it",
+				h.Name(), took.Round(time.Millisecond), denied(), c.Ready())
 			cancel()
 			runErr = <-runDone
 		}
@@ -258,8 +258,8 @@ func TestE2EAccessDeniedOnDeleteEndsRun(t *testing.T) {
 		if !returned || !errors.Is(runErr, sqsloop.ErrAccessDenied) {
 			t.Errorf("%s: Run returned %v, want an error wrapping sqsloop.ErrAccessDenied", h.Name(), runErr)
 		}
-		if c.Running() {
-			t.Errorf("%s: Running() is true after Run returned", h.Name())
+		if c.Ready() == nil {
+			t.Errorf("%s: Ready() is nil after Run returned", h.Name())
 		}
 		if fig.most > 2 {
 			t.Errorf("%s: a message ran %d times, want at most twice", h.Name(), fig.most)

@@ -209,7 +209,7 @@ func TestE2EShutdownGivesBackUnstarted(t *testing.T) {
 		began := time.Now()
 		shutdown := make(chan error, 1)
 		go func() { shutdown <- c.Shutdown(context.Background()) }()
-		for c.Running() {
+		for c.Ready() == nil {
 			if err := h.Sleep(ctx, time.Millisecond); err != nil {
 				t.Fatal(err)
 			}

@@ -20,16 +20,14 @@ type memHarness struct{}
 
 func (memHarness) Name() string { return "memmailbox" }
 
-// Features declares memmailbox's capabilities. It departs from SQS only where
-// it is more exact: durations are not rounded to whole seconds
-// (SubSecondVisibility).
+// Features declares memmailbox's capabilities: everything Amazon SQS has,
+// in virtual time.
 func (memHarness) Features() mailboxtest.Features {
 	return mailboxtest.Features{
 		VirtualTime:            true,
 		FIFO:                   true,
 		DLQ:                    true,
 		AttributesReader:       true,
-		SubSecondVisibility:    true,
 		LeaseCeiling:           true,
 		FIFOBatchesWithinGroup: true,
 		RedriveKeepsMessageID:  true,

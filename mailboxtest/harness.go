@@ -85,12 +85,12 @@ type Queue struct {
 // the Diff… constants) instead of failing on.
 //
 // A capability left false (FIFO, DLQ, AttributesReader) makes the scenarios
-// that need it skip. A behaviour left false (SubSecondVisibility,
-// LeaseCeiling, FIFOBatchesWithinGroup, RedriveKeepsMessageID) declares a
+// that need it skip. A behaviour left false (LeaseCeiling,
+// FIFOBatchesWithinGroup, RedriveKeepsMessageID) declares a
 // difference: a scenario that meets it logs it by name, and may expect the
 // departure (a harness without LeaseCeiling whose mailbox does refuse an
 // extend past 12 hours fails TestLeaseCeiling). Amazon SQS has every field
-// true but VirtualTime and SubSecondVisibility.
+// true but VirtualTime.
 type Features struct {
 	// VirtualTime: Run uses testing/synctest, so scenarios may check exact
 	// instants (a message reappears exactly when its visibility timeout ends).
@@ -104,10 +104,6 @@ type Features struct {
 
 	// AttributesReader: the mailbox implements sqsloop.AttributesReader.
 	AttributesReader bool
-
-	// SubSecondVisibility: visibility timeouts and delays are honoured to
-	// the nanosecond. SQS counts whole seconds, and sqsmailbox rounds up.
-	SubSecondVisibility bool
 
 	// LeaseCeiling: ChangeVisibility reaching past 12 h after the receive
 	// fails its entry with sqsloop.ErrLeaseCeiling, as SQS does.
@@ -127,11 +123,6 @@ type Features struct {
 // "declared difference <name> on <harness>: <what happened>". Each goes with
 // a Features field; grep a test log for "declared difference" to list them.
 const (
-	// DiffSubSecondVisibility: the harness lacks Features.SubSecondVisibility
-	// (SQS counts visibility timeouts in whole seconds), so the scenario did
-	// not check a lease to the millisecond.
-	DiffSubSecondVisibility = "SubSecondVisibility"
-
 	// DiffNoLeaseCeiling: the harness lacks Features.LeaseCeiling; an extend
 	// reaching past 12 h after the receive was accepted.
 	DiffNoLeaseCeiling = "NoLeaseCeiling"

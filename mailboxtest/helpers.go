@@ -197,3 +197,15 @@ func describe(msgs []*sqsloop.Message) string {
 	}
 	return "[" + strings.Join(parts, " ") + "]"
 }
+
+// ack deletes m through mb, as the lease owner does, and returns the call's
+// error or the entry's.
+func ack(ctx context.Context, mb sqsloop.Mailbox, m *sqsloop.Message) error {
+	return oneEntry(mb.Delete(ctx, []string{m.ReceiptHandle}))
+}
+
+// change sets m's visibility timeout through mb, counted from now (0 is a
+// nack), and returns the call's error or the entry's.
+func change(ctx context.Context, mb sqsloop.Mailbox, m *sqsloop.Message, d time.Duration) error {
+	return oneEntry(mb.ChangeVisibility(ctx, []sqsloop.VisibilityChange{{ReceiptHandle: m.ReceiptHandle, Timeout: d}}))
+}

@@ -29,7 +29,7 @@ func testRedriveToDLQ(t *testing.T, h Harness) {
 		if m.ID != ids[0] || m.ReceiveCount != n {
 			t.Fatalf("receive %d: got %s, want message %s with ReceiveCount %d", n, describe([]*sqsloop.Message{m}), ids[0], n)
 		}
-		if err := m.Nack(ctx, 0); err != nil {
+		if err := change(ctx, q.Mailbox, m, 0); err != nil {
 			t.Fatalf("Nack: %v", err)
 		}
 	}

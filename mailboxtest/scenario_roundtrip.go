@@ -94,16 +94,16 @@ func testRoundTripWithAttributes(t *testing.T, h Harness) {
 		t.Errorf("two messages share the receipt handle %q", m.ReceiptHandle)
 	}
 
-	// Ack through the Message, which must be bound to its mailbox.
+	// Ack each message on its own.
 	for _, got := range msgs {
-		if err := got.Ack(ctx); err != nil {
+		if err := ack(ctx, q.Mailbox, got); err != nil {
 			t.Fatalf("Ack %s: %v", got.ID, err)
 		}
 	}
 	// The acks deleted: the handles no longer hold the messages, so a nack
 	// neither works nor brings them back.
 	for _, got := range msgs {
-		if err := got.Nack(ctx, 0); !errors.Is(err, sqsloop.ErrReceiptHandleExpired) {
+		if err := change(ctx, q.Mailbox, got, 0); !errors.Is(err, sqsloop.ErrReceiptHandleExpired) {
 			t.Errorf("Nack %s after its Ack: %v, want ErrReceiptHandleExpired", got.ID, err)
 		}
 	}

@@ -38,25 +38,25 @@ func testVisibilityHidesThenReveals(t *testing.T, h Harness) {
 	}
 	AckAll(ctx, t, q.Mailbox, again)
 
-	if !f.SubSecondVisibility || !f.VirtualTime {
-		declared(t, h, DiffSubSecondVisibility, "visibility timeouts count whole seconds (a 1.5 s lease is rounded up to 2 s); not checked to the millisecond")
-		return
+	if !f.VirtualTime {
+		return // the rounding below is checked to the millisecond, in virtual time only
 	}
-	const frac = 1500 * time.Millisecond
+	// SQS counts whole seconds: a 1.5 s lease hides the message for 2 s.
+	const frac, whole = 1500 * time.Millisecond, 2 * time.Second
 	SendBodies(ctx, t, q.Mailbox, "sub-second")
 	m = receiveOne(ctx, t, q.Mailbox, patience, frac)
-	if err := h.Sleep(ctx, frac-time.Millisecond); err != nil {
+	if err := h.Sleep(ctx, whole-time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	if msgs, err := q.Mailbox.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1, VisibilityTimeout: longLease}); err != nil || len(msgs) != 0 {
-		t.Fatalf("1 ms before a %v lease ends: Receive = %d messages, %v; want none", frac, len(msgs), err)
+		t.Fatalf("1 ms before a %v lease (rounded up to %v) ends: Receive = %d messages, %v; want none", frac, whole, len(msgs), err)
 	}
 	if err := h.Sleep(ctx, time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	msgs, err := q.Mailbox.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1, VisibilityTimeout: longLease})
 	if err != nil || len(msgs) != 1 || msgs[0].ID != m.ID {
-		t.Fatalf("when a %v lease ends: Receive = %s, %v; want message %s", frac, describe(msgs), err, m.ID)
+		t.Fatalf("when a %v lease (rounded up to %v) ends: Receive = %s, %v; want message %s", frac, whole, describe(msgs), err, m.ID)
 	}
 	AckAll(ctx, t, q.Mailbox, msgs...)
 }
@@ -77,7 +77,7 @@ func testExtendKeepsHiddenPastOriginalTimeout(t *testing.T, h Harness) {
 	}
 	// Hidden until start+1s+3s = start+4s; the original lease ended at start+2s.
 	const extension = 3 * time.Second
-	if err := m.ExtendVisibility(ctx, extension); err != nil {
+	if err := change(ctx, q.Mailbox, m, extension); err != nil {
 		t.Fatalf("ExtendVisibility: %v", err)
 	}
 	ExpectNone(ctx, t, q.Mailbox, 2*time.Second) // until start+3s, past the original start+2s
@@ -104,7 +104,7 @@ func testNackRevealsAtOnce(t *testing.T, h Harness) {
 
 	SendBodies(ctx, t, q.Mailbox, "nack me")
 	m := receiveOne(ctx, t, q.Mailbox, patience, longLease)
-	if err := m.Nack(ctx, 0); err != nil {
+	if err := change(ctx, q.Mailbox, m, 0); err != nil {
 		t.Fatalf("Nack(0): %v", err)
 	}
 	start := time.Now()
@@ -119,7 +119,7 @@ func testNackRevealsAtOnce(t *testing.T, h Harness) {
 	}
 
 	const backoff = 2 * time.Second
-	if err := again.Nack(ctx, backoff); err != nil {
+	if err := change(ctx, q.Mailbox, again, backoff); err != nil {
 		t.Fatalf("Nack(%v): %v", backoff, err)
 	}
 	start = time.Now()
@@ -158,7 +158,7 @@ func testStaleReceiptHandleAfterRedelivery(t *testing.T, h Harness) {
 	if !errors.Is(err, sqsloop.ErrReceiptHandleExpired) {
 		t.Errorf("ChangeVisibility with the stale handle: %v, want ErrReceiptHandleExpired", err)
 	}
-	if err := first.ExtendVisibility(ctx, longLease); !errors.Is(err, sqsloop.ErrReceiptHandleExpired) {
+	if err := change(ctx, q.Mailbox, first, longLease); !errors.Is(err, sqsloop.ErrReceiptHandleExpired) {
 		t.Errorf("Message.ExtendVisibility with the stale handle: %v, want ErrReceiptHandleExpired", err)
 	}
 	err = oneEntry(q.Mailbox.ChangeVisibility(ctx, []sqsloop.VisibilityChange{{ReceiptHandle: "sqsloop-unknown-receipt-handle", Timeout: longLease}}))
@@ -166,23 +166,23 @@ func testStaleReceiptHandleAfterRedelivery(t *testing.T, h Harness) {
 		t.Errorf("ChangeVisibility with an unknown handle: %v, want ErrReceiptHandleExpired", err)
 	}
 
-	if err := first.Ack(ctx); err != nil {
+	if err := ack(ctx, q.Mailbox, first); err != nil {
 		t.Errorf("Ack with the stale handle: %v, want nil (SQS accepts it and deletes nothing)", err)
 	}
 
 	// The message survived the stale delete: the newest handle still holds
 	// it, and once given back it is delivered again.
-	if err := second.ExtendVisibility(ctx, longLease); err != nil {
+	if err := change(ctx, q.Mailbox, second, longLease); err != nil {
 		t.Fatalf("ExtendVisibility with the newest handle after a stale delete: %v (the stale delete must not delete)", err)
 	}
-	if err := second.Nack(ctx, 0); err != nil {
+	if err := change(ctx, q.Mailbox, second, 0); err != nil {
 		t.Fatalf("Nack with the newest handle: %v", err)
 	}
 	third := receiveOne(ctx, t, q.Mailbox, patience, longLease)
 	if third.ID != first.ID || third.ReceiveCount != 3 {
 		t.Fatalf("after the stale delete: got %s, want message %s delivered a third time", describe([]*sqsloop.Message{third}), first.ID)
 	}
-	if err := third.Ack(ctx); err != nil {
+	if err := ack(ctx, q.Mailbox, third); err != nil {
 		t.Fatalf("Ack with the newest handle: %v", err)
 	}
 	ExpectNone(ctx, t, q.Mailbox, settle)
@@ -201,7 +201,7 @@ func testLeaseCeiling(t *testing.T, h Harness) {
 	if err := h.Sleep(ctx, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	err := m.ExtendVisibility(ctx, sqsloop.MaxVisibilityTimeout) // ends 12 h + 1 s after the receive
+	err := change(ctx, q.Mailbox, m, sqsloop.MaxVisibilityTimeout) // ends 12 h + 1 s after the receive
 	switch {
 	case h.Features().LeaseCeiling && !errors.Is(err, sqsloop.ErrLeaseCeiling):
 		t.Errorf("extending to 12 h one second after the receive: %v, want ErrLeaseCeiling", err)
@@ -210,7 +210,7 @@ func testLeaseCeiling(t *testing.T, h Harness) {
 	case !h.Features().LeaseCeiling:
 		declared(t, h, DiffNoLeaseCeiling, "an extend reaching 12 h + 1 s past the receive was accepted")
 	}
-	if err := m.ExtendVisibility(ctx, time.Hour); err != nil {
+	if err := change(ctx, q.Mailbox, m, time.Hour); err != nil {
 		t.Errorf("extending by 1 h, well inside the ceiling: %v", err)
 	}
 	AckAll(ctx, t, q.Mailbox, m)

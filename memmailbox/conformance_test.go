@@ -25,16 +25,14 @@ type harness struct{}
 // Name returns "memmailbox".
 func (harness) Name() string { return "memmailbox" }
 
-// Features declares memmailbox's capabilities. It departs from SQS only where
-// it is more exact: durations are not rounded to whole seconds
-// (SubSecondVisibility), and time is virtual.
+// Features declares memmailbox's capabilities: everything Amazon SQS has,
+// in virtual time.
 func (harness) Features() mailboxtest.Features {
 	return mailboxtest.Features{
 		VirtualTime:            true,
 		FIFO:                   true,
 		DLQ:                    true,
 		AttributesReader:       true,
-		SubSecondVisibility:    true,
 		LeaseCeiling:           true,
 		FIFOBatchesWithinGroup: true,
 		RedriveKeepsMessageID:  true,
@@ -68,7 +66,7 @@ func (harness) NewQueue(ctx context.Context, t testing.TB, opts mailboxtest.Queu
 	b := memmailbox.NewBroker()
 	name := "queue"
 	if opts.FIFO {
-		name += memmailbox.FIFOSuffix
+		name += ".fifo"
 	}
 	cfg := memmailbox.QueueConfig{
 		VisibilityTimeout:         opts.VisibilityTimeout,
@@ -80,7 +78,7 @@ func (harness) NewQueue(ctx context.Context, t testing.TB, opts mailboxtest.Queu
 	if opts.MaxReceiveCount > 0 {
 		dlqName := "queue-dlq"
 		if opts.FIFO {
-			dlqName += memmailbox.FIFOSuffix
+			dlqName += ".fifo"
 		}
 		dlq, err := b.CreateQueue(dlqName, memmailbox.QueueConfig{FIFO: opts.FIFO})
 		if err != nil {
