@@ -126,7 +126,7 @@ func measureDrain(ctx context.Context, e *env, c drainCase, rep int, logLevel sl
 		}
 	}, consumer.Config{
 		Concurrency: c.concurrency, VisibilityTimeout: 30 * time.Second,
-		Visibility:      visibility.Config{Interval: 10 * time.Second, Extension: 30 * time.Second, Logger: log},
+		Visibility:      visibility.Config{Interval: 10 * time.Second, Extension: 30 * time.Second},
 		ShutdownTimeout: 20 * time.Second, Logger: log,
 	})
 	if err != nil {

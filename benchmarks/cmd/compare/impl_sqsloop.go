@@ -18,7 +18,7 @@ func sqsloopConfig(j job) consumer.Config {
 	return consumer.Config{
 		Concurrency:       j.sc.concurrency,
 		VisibilityTimeout: j.sc.visibility,
-		Visibility:        visibility.Config{Interval: j.sc.interval, Extension: j.sc.extension, Logger: j.log},
+		Visibility:        visibility.Config{Interval: j.sc.interval, Extension: j.sc.extension},
 		ShutdownTimeout:   stopTimeout,
 		Logger:            j.log,
 	}
