@@ -1,8 +1,10 @@
 package consumer
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -294,6 +296,45 @@ func TestDrainBudgetCancelsHandlers(t *testing.T) {
 		}
 		if qs := q.Stats(); qs.Visible != 1 || qs.InFlight != 0 {
 			t.Fatalf("queue %+v: want the interrupted message visible at once", qs)
+		}
+	})
+}
+
+// The drain is logged at INFO when it begins and when it ends, with what it
+// did: messages given back, handlers that finished, handlers abandoned.
+func TestDrainIsLoggedWithItsCounts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, memmailbox.QueueConfig{})
+		send(t, q, bodies(20)...)
+		mb := &lateMailbox{Mailbox: q, release: make(chan struct{})}
+		var logs bytes.Buffer // the handler serialises its writes
+		cfg := fast()
+		cfg.Concurrency = 20
+		cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		c := mustNew(t, mb, func(ctx context.Context, m *sqsloop.Message) error {
+			return beatFor(ctx, 3*time.Second, time.Second, func() { heartbeat.Beat(ctx) })
+		}, cfg)
+		runErr := make(chan error, 1)
+		go func() { runErr <- c.Run(context.Background()) }()
+		time.Sleep(time.Second)
+		shutdownErr := make(chan error, 1)
+		go func() { shutdownErr <- c.Shutdown(context.Background()) }()
+		synctest.Wait()
+		close(mb.release) // 10 unstarted come back and are given back
+		if err := <-shutdownErr; err != nil {
+			t.Fatal(err)
+		}
+		if err := <-runErr; err != nil {
+			t.Fatal(err)
+		}
+		out := logs.String()
+		for _, want := range []string{
+			`level=INFO msg="consumer: drain began; receiving stopped" in_flight=10`,
+			`level=INFO msg="consumer: drain ended" given_back=10 finished=10 abandoned=0 took=2s`,
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("log lacks %q:\n%s", want, out)
+			}
 		}
 	})
 }
