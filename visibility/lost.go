@@ -3,6 +3,7 @@ package visibility
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 )
 
 var (
@@ -23,6 +24,40 @@ var (
 	// because extension is disabled.
 	ErrLeaseLapsed = errors.New("visibility: lease lapsed without a heartbeat")
 )
+
+// takeLost returns the leases lost since the last call. Called with m.mu
+// held.
+func (m *Manager) takeLost() []*Lease {
+	lost := m.lostNow
+	m.lostNow = nil
+	return lost
+}
+
+// report tells the logger, the hook and the handler that each lease is
+// lost. Called without m.mu, on Run's goroutine.
+func (m *Manager) report(lost []*Lease) {
+	for _, l := range lost {
+		m.st.lost.Add(1)
+		m.log.Warn("visibility: lease lost; the message may be delivered again",
+			slog.String("message_id", l.msg.ID), slog.Int("receive_count", l.msg.ReceiveCount), slog.Any("reason", l.lost))
+		if m.cfg.OnLeaseLost != nil {
+			m.cfg.OnLeaseLost(l.msg, l.lost)
+		}
+		if m.cfg.CancelOnLeaseLost && l.cancel != nil {
+			l.cancel(l.lost)
+		}
+	}
+}
+
+// markLost records that l is lost for reason and queues the report.
+// Called with m.mu held.
+func (m *Manager) markLost(l *Lease, reason error) {
+	if l.lost != nil {
+		return
+	}
+	l.lost = leaseLost(l.msg.ID, reason)
+	m.lostNow = append(m.lostNow, l)
+}
 
 // leaseLost is the error of the lease of message id, lost for reason: it
 // matches ErrLeaseLost and reason.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
@@ -138,81 +137,5 @@ func (m *Manager) abandon() {
 	if abandoned > 0 || unsent > 0 {
 		m.log.Warn("visibility: leases still held when the manager stopped; their messages become visible when their leases end",
 			slog.Int("leases", abandoned), slog.Int("unsent_decisions", unsent))
-	}
-}
-
-// senders runs the batch calls on a fixed set of goroutines, never more
-// than maxCalls at once; calls beyond that wait in order. Only Run's
-// goroutine uses a senders' methods.
-type senders struct {
-	m        *Manager
-	ctx      context.Context
-	work     chan *call
-	results  chan *call
-	wg       sync.WaitGroup
-	inflight int
-	waiting  []*call
-}
-
-func startSenders(m *Manager, ctx context.Context) *senders {
-	s := &senders{m: m, ctx: ctx, work: make(chan *call), results: make(chan *call, maxCalls)}
-	s.wg.Add(maxCalls)
-	for range maxCalls {
-		go func() {
-			defer s.wg.Done()
-			for c := range s.work {
-				m.send(ctx, c)
-				s.results <- c
-			}
-		}()
-	}
-	return s
-}
-
-// queue sends calls, as many as there is room for, in order.
-func (s *senders) queue(calls []*call) {
-	s.waiting = append(s.waiting, calls...)
-	for s.inflight < maxCalls && len(s.waiting) > 0 {
-		c := s.waiting[0]
-		s.waiting[0] = nil
-		s.waiting = s.waiting[1:]
-		s.inflight++
-		s.work <- c
-	}
-}
-
-// returned applies a call's outcome and sends a waiting call in its place.
-func (s *senders) returned(c *call) {
-	s.inflight--
-	s.m.mu.Lock()
-	s.m.apply(c, time.Now())
-	s.m.mu.Unlock()
-	s.queue(nil)
-}
-
-func (s *senders) idle() bool { return s.inflight == 0 && len(s.waiting) == 0 }
-
-// stop waits for the calls on the wire (their context is cancelled by
-// then), applies their outcomes, and ends the goroutines. Calls still
-// waiting are never sent.
-func (s *senders) stop() {
-	waiting := s.waiting
-	s.waiting = nil
-	for s.inflight > 0 {
-		c := <-s.results
-		s.inflight--
-		s.m.mu.Lock()
-		s.m.apply(c, time.Now())
-		s.m.mu.Unlock()
-	}
-	close(s.work)
-	s.wg.Wait()
-	s.m.mu.Lock()
-	defer s.m.mu.Unlock()
-	for _, c := range waiting {
-		for _, l := range c.leases {
-			l.busy = false
-			s.m.leases.Push(l) // not in heap order: abandon only counts them
-		}
 	}
 }

@@ -1,0 +1,264 @@
+package visibility
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+// callKind is what a batch call does.
+type callKind uint8
+
+const (
+	extendCall callKind = iota // ChangeMessageVisibilityBatch to keep messages hidden
+	deleteCall                 // DeleteMessageBatch: acks
+	changeCall                 // ChangeMessageVisibilityBatch: nacks and give-backs
+)
+
+// call is one batch call of at most MaxBatchSize entries: the leases it is
+// about and, for visibility changes, the timeout each asks for.
+type call struct {
+	kind     callKind
+	leases   []*Lease
+	timeouts []time.Duration
+	sentAt   time.Time
+	errs     []error // one per entry, filled by send
+}
+
+// plan takes what is due at now out of the heap and the queues and
+// returns the calls to make. Flushing (Run's context is done) sends every
+// decided call at once and extends nothing. Called with m.mu held.
+func (m *Manager) plan(now time.Time, flushing bool) []*call {
+	var out []*call
+	if flushing {
+		m.dueDecisions(now)
+	} else {
+		out = m.extensions(now)
+	}
+	window := ackWindow
+	if n := len(m.acks); n > 0 && (flushing || n >= sqsloop.MaxBatchSize || !now.Before(m.acksAt.Add(window))) {
+		out = append(out, m.batches(deleteCall, &m.acks, &m.acksAt, now, flushing)...)
+	}
+	if n := len(m.nacks); n > 0 && (flushing || n >= sqsloop.MaxBatchSize || !now.Before(m.nacksAt.Add(window))) {
+		out = append(out, m.batches(changeCall, &m.nacks, &m.nacksAt, now, flushing)...)
+	}
+	return out
+}
+
+// nextWake is when the loop must look again: the next lease due, or the
+// end of a batch window; zero when nothing waits. Called with m.mu held.
+func (m *Manager) nextWake(flushing bool) time.Time {
+	var next time.Time
+	earlier := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	if len(m.leases) > 0 && !flushing {
+		earlier(m.leases[0].due)
+	}
+	if flushing {
+		for _, l := range m.leases {
+			if l.decided != holding {
+				earlier(l.due)
+			}
+		}
+	}
+	if len(m.acks) > 0 {
+		earlier(m.acksAt.Add(ackWindow))
+	}
+	if len(m.nacks) > 0 {
+		earlier(m.nacksAt.Add(ackWindow))
+	}
+	return next
+}
+
+// errNoResult is the error of a batch entry the mailbox gave no result for.
+var errNoResult = errors.New("visibility: no result for entry")
+
+// send makes c's batch call and records one error per entry. It runs on a
+// sender goroutine and reads only what does not change while c is on the
+// wire.
+func (m *Manager) send(ctx context.Context, c *call) {
+	ctx, cancel := context.WithTimeout(ctx, min(m.cfg.Interval/2, maxCallTimeout))
+	defer cancel()
+	var errs []error
+	var err error
+	if c.kind == deleteCall {
+		handles := make([]string, len(c.leases))
+		for i, l := range c.leases {
+			handles[i] = l.msg.ReceiptHandle
+		}
+		errs, err = m.mb.Delete(ctx, handles)
+	} else {
+		changes := make([]sqsloop.VisibilityChange, len(c.leases))
+		for i, l := range c.leases {
+			changes[i] = sqsloop.VisibilityChange{ReceiptHandle: l.msg.ReceiptHandle, Timeout: c.timeouts[i]}
+		}
+		errs, err = m.mb.ChangeVisibility(ctx, changes)
+	}
+	c.errs = make([]error, len(c.leases))
+	for i := range c.errs {
+		switch {
+		case err != nil:
+			c.errs[i] = err
+		case i < len(errs):
+			c.errs[i] = errs[i]
+		default:
+			c.errs[i] = errNoResult
+		}
+	}
+}
+
+// apply records the outcome of c at now. Called with m.mu held, on Run's
+// goroutine.
+func (m *Manager) apply(c *call, now time.Time) {
+	switch c.kind {
+	case extendCall:
+		m.st.extendCalls.Add(1)
+		m.st.largest.Store(max(m.st.largest.Load(), int64(len(c.leases))))
+	case deleteCall:
+		m.st.deleteCalls.Add(1)
+	default:
+		m.st.changeCalls.Add(1)
+	}
+	m.countDenied(c)
+	for i, l := range c.leases {
+		l.busy = false
+		switch c.kind {
+		case extendCall:
+			m.applyExtension(l, c.timeouts[i], c.errs[i], c.sentAt, now)
+		case deleteCall:
+			m.applyAck(l, c.errs[i], now)
+		default:
+			m.applyNack(l, c.errs[i], now)
+		}
+	}
+}
+
+// countDenied keeps the count of consecutive calls of c's kind denied
+// access, and gives up at MaxAccessDenied; a queue that is gone or a
+// closed mailbox gives up at once. Called with m.mu held.
+func (m *Manager) countDenied(c *call) {
+	kind := 0
+	if c.kind != deleteCall {
+		kind = 1
+	}
+	var denied error // the first entry denied access
+	ok := false
+	for _, err := range c.errs {
+		switch {
+		case err == nil:
+			ok = true
+		case errors.Is(err, sqsloop.ErrAccessDenied):
+			if denied == nil {
+				denied = err
+			}
+		case errors.Is(err, sqsloop.ErrQueueNotFound), errors.Is(err, sqsloop.ErrMailboxClosed):
+			m.giveUp(fmt.Errorf("visibility: %w", err))
+		}
+	}
+	switch {
+	case ok:
+		m.denied[kind] = 0
+	case denied != nil:
+		m.denied[kind]++
+		if m.denied[kind] >= MaxAccessDenied {
+			op := [2]string{"DeleteMessageBatch", "ChangeMessageVisibilityBatch"}[kind]
+			m.giveUp(fmt.Errorf("visibility: %d %s calls in a row denied: %w", m.denied[kind], op, denied))
+		}
+	}
+}
+
+// permanent reports whether err ends an attempt at once rather than being
+// tried again: the handle is stale, the ceiling is reached, the request is
+// malformed, the caller is denied, or the mailbox or queue is gone.
+func permanent(err error) bool {
+	for _, target := range []error{sqsloop.ErrReceiptHandleExpired, sqsloop.ErrLeaseCeiling, sqsloop.ErrAccessDenied,
+		sqsloop.ErrMailboxClosed, sqsloop.ErrQueueNotFound, sqsloop.ErrInvalidArgument} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}
+
+// senders runs the batch calls on a fixed set of goroutines, never more
+// than maxCalls at once; calls beyond that wait in order. Only Run's
+// goroutine uses a senders' methods.
+type senders struct {
+	m        *Manager
+	ctx      context.Context
+	work     chan *call
+	results  chan *call
+	wg       sync.WaitGroup
+	inflight int
+	waiting  []*call
+}
+
+func startSenders(m *Manager, ctx context.Context) *senders {
+	s := &senders{m: m, ctx: ctx, work: make(chan *call), results: make(chan *call, maxCalls)}
+	s.wg.Add(maxCalls)
+	for range maxCalls {
+		go func() {
+			defer s.wg.Done()
+			for c := range s.work {
+				m.send(ctx, c)
+				s.results <- c
+			}
+		}()
+	}
+	return s
+}
+
+// queue sends calls, as many as there is room for, in order.
+func (s *senders) queue(calls []*call) {
+	s.waiting = append(s.waiting, calls...)
+	for s.inflight < maxCalls && len(s.waiting) > 0 {
+		c := s.waiting[0]
+		s.waiting[0] = nil
+		s.waiting = s.waiting[1:]
+		s.inflight++
+		s.work <- c
+	}
+}
+
+// returned applies a call's outcome and sends a waiting call in its place.
+func (s *senders) returned(c *call) {
+	s.inflight--
+	s.m.mu.Lock()
+	s.m.apply(c, time.Now())
+	s.m.mu.Unlock()
+	s.queue(nil)
+}
+
+func (s *senders) idle() bool { return s.inflight == 0 && len(s.waiting) == 0 }
+
+// stop waits for the calls on the wire (their context is cancelled by
+// then), applies their outcomes, and ends the goroutines. Calls still
+// waiting are never sent.
+func (s *senders) stop() {
+	waiting := s.waiting
+	s.waiting = nil
+	for s.inflight > 0 {
+		c := <-s.results
+		s.inflight--
+		s.m.mu.Lock()
+		s.m.apply(c, time.Now())
+		s.m.mu.Unlock()
+	}
+	close(s.work)
+	s.wg.Wait()
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	for _, c := range waiting {
+		for _, l := range c.leases {
+			l.busy = false
+			s.m.leases.Push(l) // not in heap order: abandon only counts them
+		}
+	}
+}

@@ -1,0 +1,156 @@
+package visibility
+
+import (
+	"container/heap"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+// extensions takes the leases due at now: it extends the alive ones (and
+// fills the last batch with alive leases that would come due within the
+// next Interval, since that call goes out anyway), marks lapsed ones lost,
+// retries decided acks and nacks whose back-off ended, and schedules the
+// rest. Called with m.mu held.
+func (m *Manager) extensions(now time.Time) []*call {
+	var ext []*Lease
+	var vts []time.Duration
+	var later []*Lease
+	for len(m.leases) > 0 && !m.leases[0].due.After(now) {
+		l := heap.Pop(&m.leases).(*Lease)
+		switch {
+		case l.decided != holding:
+			if m.retryOrExtend(l, now) {
+				if vt, ok := m.request(l, now); ok {
+					ext, vts = append(ext, l), append(vts, vt)
+					continue
+				}
+				m.settle(l, now)
+			}
+		case !now.Before(l.deadline):
+			m.markLost(l, l.endReason()) // waits for its holder's decision
+		case m.alive(l):
+			if vt, ok := m.request(l, now); ok {
+				ext, vts = append(ext, l), append(vts, vt)
+				continue
+			}
+			l.due = l.deadline
+			later = append(later, l)
+		default:
+			// No proof of work since the last extension: no extension.
+			l.due = m.nextLook(l, now)
+			later = append(later, l)
+		}
+	}
+	if r := len(ext) % sqsloop.MaxBatchSize; r != 0 {
+		horizon := now.Add(m.cfg.Interval)
+		for need := sqsloop.MaxBatchSize - r; need > 0 && len(m.leases) > 0 && !m.leases[0].due.After(horizon); {
+			l := heap.Pop(&m.leases).(*Lease)
+			if l.decided == holding && m.alive(l) {
+				if vt, ok := m.request(l, now); ok {
+					ext, vts = append(ext, l), append(vts, vt)
+					need--
+					continue
+				}
+			}
+			later = append(later, l)
+		}
+	}
+	for _, l := range later {
+		heap.Push(&m.leases, l)
+	}
+	var out []*call
+	for start := 0; start < len(ext); start += sqsloop.MaxBatchSize {
+		end := min(start+sqsloop.MaxBatchSize, len(ext))
+		for _, l := range ext[start:end] {
+			l.busy = true
+		}
+		out = append(out, &call{kind: extendCall, leases: ext[start:end:end], timeouts: vts[start:end:end], sentAt: now})
+	}
+	return out
+}
+
+// nextLook is when to look again at l, not alive at now: an Interval
+// later, and once more Interval/2 before its deadline (an extension sent
+// then still lands), and at the deadline, when it has lapsed.
+func (m *Manager) nextLook(l *Lease, now time.Time) time.Time {
+	last := l.deadline.Add(-m.cfg.Interval / 2)
+	next := now.Add(m.cfg.Interval)
+	switch {
+	case next.Before(last):
+		return next
+	case now.Before(last):
+		return last
+	}
+	return l.deadline
+}
+
+// alive reports whether l has earned an extension. Called with m.mu held.
+func (m *Manager) alive(l *Lease) bool {
+	switch {
+	case m.cfg.Disabled || l.capped:
+		return false
+	case m.cfg.Policy == FixedInterval:
+		return true
+	}
+	return l.hb != nil && l.hb.LastBeat().After(l.lastExt)
+}
+
+// request is the visibility timeout l's extension at now asks for,
+// clamped to the ceiling. ok is false when the ceiling leaves less than a
+// second to ask for: l can no longer be extended.
+func (m *Manager) request(l *Lease, now time.Time) (vt time.Duration, ok bool) {
+	vt = sqsloop.WholeSeconds(m.cfg.Extension) // as SQS will count it
+	if now.Add(vt).After(l.ceiling) {
+		vt = l.ceiling.Sub(now).Truncate(time.Second)
+		if vt < time.Second {
+			l.capped = true
+			return 0, false
+		}
+	}
+	return vt, true
+}
+
+// applyExtension records the outcome of l's extension to vt sent at
+// sentAt. Called with m.mu held.
+func (m *Manager) applyExtension(l *Lease, vt time.Duration, err error, sentAt, now time.Time) {
+	switch {
+	case err == nil:
+		m.st.extended.Add(1)
+		l.lastExt = sentAt
+		l.deadline = sentAt.Add(vt)
+		l.capped = l.ceiling.Sub(l.deadline) < time.Second
+		l.lastErr = nil
+		l.due = m.firstLook(l)
+	case permanent(err) && !errors.Is(err, sqsloop.ErrAccessDenied):
+		m.markLost(l, err)
+	default: // transient, or access denied, which may still be propagating
+		m.st.failures.Add(1)
+		l.lastErr = err
+		l.due = m.nextLook(l, now)
+		m.log.Warn("visibility: extension failed; will try again at the next look",
+			slog.String("message_id", l.msg.ID), slog.Any("error", err))
+	}
+	if l.decided == holding && l.seq <= m.giveBack {
+		l.decided = givenUp
+	}
+	switch {
+	case l.decided != holding:
+		m.settle(l, now)
+	case l.lost == nil:
+		heap.Push(&m.leases, l)
+	}
+	// A lost lease still holding waits for its holder's decision.
+}
+
+// firstLook is when a new lease is looked at first: Interval after its
+// receive, never after its deadline.
+func (m *Manager) firstLook(l *Lease) time.Time {
+	due := l.lastExt.Add(m.cfg.Interval)
+	if due.After(l.deadline) {
+		due = l.deadline
+	}
+	return due
+}
