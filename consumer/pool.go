@@ -7,7 +7,10 @@ import (
 
 // pool runs message sequences on at most size long-lived goroutines, started as
 // they are first needed: no goroutine per message, and a handler's stack,
-// once grown, is reused. The receive loops call submit, concurrently; close
+// once grown, is reused. errgroup.Group with SetLimit would start a
+// goroutine per message: BenchmarkErrgroupGoDeepStack (a handler using
+// 32 KiB of stack) takes ~6.4 µs a message where BenchmarkPoolSubmitDeepStack
+// takes ~0.87 µs, and allocates. The receive loops call submit, concurrently; close
 // comes after the last submit.
 type pool struct {
 	size    int32
