@@ -42,7 +42,7 @@ type Consumer struct {
 	done     chan struct{} // closed when Run returns
 
 	waiting   waiting // FIFO sequences with messages waiting behind a running one
-	drainMark Stats   // counts when the drain began; Run's goroutine only
+	drainMark Stats   // counts when the drain began: set by the receive watcher, read by Run after it ended
 
 	mu             sync.Mutex
 	cancelHandlers context.CancelCauseFunc // set while Run runs
@@ -156,7 +156,6 @@ func (c *Consumer) Run(ctx context.Context) error {
 
 	drainBegan, runErr := c.receive(ctx, handlerCtx, free, handlers)
 	c.state.Store(stateDraining)
-	c.drainStarted()
 
 	c.giveBackWaiting() // sequences submitted while the drain began
 	handlers.close()

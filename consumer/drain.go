@@ -62,7 +62,8 @@ func (c *Consumer) awaitHandlers(handlers *pool, budgetLeft time.Duration) error
 }
 
 // drainStarted logs the start of the drain and remembers the counts it
-// reports at the end.
+// reports at the end. It runs once, on the receive watcher's goroutine;
+// drainEnded reads drainMark after that goroutine has ended.
 func (c *Consumer) drainStarted() {
 	c.drainMark = c.Stats()
 	c.cfg.Logger.Info("consumer: drain began; receiving stopped",

@@ -60,6 +60,7 @@ func (c *Consumer) receive(ctx, handlerCtx context.Context, free slots, handlers
 		}
 		c.state.CompareAndSwap(stateRunning, stateDraining) // Ready() reports it at once
 		drainBegan = time.Now()
+		c.drainStarted() // before anything is given back, so the counts at the end are the drain's
 		stopRecv()
 		c.giveBackWaiting()
 		grace := time.NewTimer(receiveGrace)
