@@ -33,8 +33,10 @@ type Consumer struct {
 	cfg     Config
 	handler Handler
 	leases  *visibility.Manager
+	intake  *intake
 	st      counters
 	health  health
+	backoff receiveBackoff
 
 	state    atomic.Int32
 	drainReq chan struct{} // closed by Shutdown
@@ -75,6 +77,7 @@ func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
 		cfg:      cfg,
 		handler:  chain(h, append([]Middleware{recoverPanics(cfg.Logger)}, cfg.Middleware...)...),
 		leases:   leases,
+		intake:   newIntake(cfg.Concurrency),
 		drainReq: make(chan struct{}),
 		done:     make(chan struct{}),
 	}, nil
@@ -148,16 +151,15 @@ func (c *Consumer) Run(ctx context.Context) error {
 
 	c.checkQueue(ctx)
 
-	free := newSlots(c.cfg.Concurrency)
-	handlers := newPool(c.cfg.Concurrency, func(s *sequence) {
-		defer free.release(len(s.msgs))
-		c.process(handlerCtx, s)
+	handlers := newPool(c.cfg.Concurrency, c.cfg.Concurrency+maxAhead, func(s *sequence) {
+		defer c.intake.release(len(s.msgs))
+		c.process(s)
 	})
 
-	drainBegan, runErr := c.receive(ctx, handlerCtx, free, handlers)
+	drainBegan, runErr := c.receive(ctx, handlerCtx, handlers)
 	c.state.Store(stateDraining)
 
-	c.giveBackWaiting() // sequences submitted while the drain began
+	c.giveBackUnstarted(handlers) // sequences submitted while the drain began
 	handlers.close()
 	drainErr := c.awaitHandlers(handlers, c.cfg.ShutdownTimeout-time.Since(drainBegan))
 	stopLeases()

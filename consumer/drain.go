@@ -14,14 +14,22 @@ import (
 // is ignored (its message was given back).
 const DrainGrace = 500 * time.Millisecond
 
-// giveBackWaiting gives back at once the messages that wait behind a
-// running one of their FIFO group: received, not started.
-func (c *Consumer) giveBackWaiting() {
-	for _, s := range c.waiting.all() {
-		first, end := s.rest()
-		for _, l := range s.leases[first:end] {
-			l.GiveBack()
+// giveBackUnstarted gives back at once the messages received and not
+// started: those waiting in the receive-ahead buffer for a handler, and
+// those waiting behind a running one of their FIFO group. (A worker that
+// takes a sequence once the drain has begun gives it back too.)
+func (c *Consumer) giveBackUnstarted(handlers *pool) {
+	for {
+		s, ok := handlers.waiting()
+		if !ok {
+			break
 		}
+		s.giveBack()
+		s.done()
+		c.intake.release(len(s.msgs))
+	}
+	for _, s := range c.waiting.all() {
+		s.giveBack()
 	}
 }
 

@@ -9,20 +9,28 @@ import (
 	"golang.org/x/sync/semaphore"
 )
 
-// The consumer keeps its own handler pool and slot counter instead of
+// The consumer keeps its own handler pool and intake instead of
 // golang.org/x/sync's errgroup (SetLimit) and semaphore: these benchmarks
-// are why. One op is one message handed to a handler goroutine and its slot
+// are why. One op is one message handed to a handler goroutine and its unit
 // given back, 16 at a time, as the consumer does at concurrency 16.
 
-// BenchmarkPoolSubmit: long-lived workers, a slot token per message.
+// takeOne takes one unit from in, waiting for room.
+func takeOne(in *intake) {
+	for in.take(1) == 0 {
+		<-in.room
+	}
+}
+
+// BenchmarkPoolSubmit: long-lived workers, a unit of the intake per
+// message.
 func BenchmarkPoolSubmit(b *testing.B) {
-	free := newSlots(16)
+	in := newIntake(16)
 	var done sync.WaitGroup
-	p := newPool(16, func(*sequence) { free.release(1); done.Done() })
+	p := newPool(16, 16, func(*sequence) { in.release(1); done.Done() })
 	s := &sequence{}
 	b.ReportAllocs()
 	for b.Loop() {
-		free.acquire(context.Background())
+		takeOne(in)
 		done.Add(1)
 		p.submit(s)
 	}
@@ -42,12 +50,13 @@ func BenchmarkErrgroupGo(b *testing.B) {
 	_ = g.Wait()
 }
 
-// BenchmarkSemaphoreSlots: the same hand-off with a semaphore.Weighted for
-// the slots instead of the token channel.
+// BenchmarkSemaphoreSlots: the same hand-off with a semaphore.Weighted
+// instead of the intake (which also changes its limit as the receive-ahead
+// depth does, which a semaphore cannot).
 func BenchmarkSemaphoreSlots(b *testing.B) {
 	sem := semaphore.NewWeighted(16)
 	var done sync.WaitGroup
-	p := newPool(16, func(*sequence) { sem.Release(1); done.Done() })
+	p := newPool(16, 16, func(*sequence) { sem.Release(1); done.Done() })
 	s := &sequence{}
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -80,13 +89,13 @@ func deep(n int) byte {
 // BenchmarkPoolSubmitDeepStack and BenchmarkErrgroupGoDeepStack: the same
 // with a handler that needs a 32 KiB stack.
 func BenchmarkPoolSubmitDeepStack(b *testing.B) {
-	free := newSlots(16)
+	in := newIntake(16)
 	var done sync.WaitGroup
-	p := newPool(16, func(*sequence) { deep(32); free.release(1); done.Done() })
+	p := newPool(16, 16, func(*sequence) { deep(32); in.release(1); done.Done() })
 	s := &sequence{}
 	b.ReportAllocs()
 	for b.Loop() {
-		free.acquire(context.Background())
+		takeOne(in)
 		done.Add(1)
 		p.submit(s)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/heartbeat"
@@ -13,12 +14,18 @@ import (
 
 // sequence is what one handler goroutine works through in order: one
 // message on a standard queue, or the messages of one FIFO message group
-// that a receive returned together (SQS keeps their order; so must we). The
-// messages waiting behind the first keep their leases meanwhile, and when
-// shutdown begins they are given back at once.
+// that a receive returned together (SQS keeps their order; so must we).
+// Its leases are held from the moment it arrives: while it waits for a
+// handler (the receive-ahead buffer), and while its messages wait behind
+// the first; when shutdown begins, what has not started is given back at
+// once.
 type sequence struct {
-	msgs   []*sqsloop.Message
-	leases []*visibility.Lease
+	msgs    []*sqsloop.Message
+	leases  []*visibility.Lease
+	hb      *heartbeat.Heartbeat // shared by the messages, beaten by their handlers
+	ctx     context.Context      // the handlers' context: carries hb
+	ctxs    []context.Context    // per message, with Visibility.CancelOnLeaseLost
+	cancels []context.CancelCauseFunc
 
 	mu   sync.Mutex
 	next int // messages before next were started or given back
@@ -44,6 +51,44 @@ func (s *sequence) rest() (first, end int) {
 	first, end = s.next, len(s.msgs)
 	s.next = end
 	return first, end
+}
+
+// arrive turns msgs, just received, into sequences and holds their leases:
+// the lease owner keeps a message that waits for a handler alive (for at
+// most one Extension after its receive) until its handler starts and
+// beats. ctx is the handlers' context.
+func (c *Consumer) arrive(ctx context.Context, msgs []*sqsloop.Message) []*sequence {
+	seqs := sequences(msgs)
+	for _, s := range seqs {
+		s.hb = heartbeat.New()
+		s.ctx = heartbeat.NewContext(ctx, s.hb)
+		s.leases = make([]*visibility.Lease, len(s.msgs))
+		for i, m := range s.msgs {
+			var cancel context.CancelCauseFunc
+			if c.cfg.Visibility.CancelOnLeaseLost {
+				var mctx context.Context
+				mctx, cancel = context.WithCancelCause(s.ctx)
+				s.ctxs, s.cancels = append(s.ctxs, mctx), append(s.cancels, cancel)
+			}
+			s.leases[i] = c.leases.Hold(m, nil, cancel)
+		}
+	}
+	return seqs
+}
+
+// giveBack gives back every message of s not started yet.
+func (s *sequence) giveBack() {
+	first, end := s.rest()
+	for _, l := range s.leases[first:end] {
+		l.GiveBack()
+	}
+}
+
+// done ends the per-message contexts of s.
+func (s *sequence) done() {
+	for _, cancel := range s.cancels {
+		cancel(nil)
+	}
 }
 
 // sequences splits msgs into sequences: one per message group on a FIFO
@@ -75,27 +120,17 @@ func sequences(msgs []*sqsloop.Message) []*sequence {
 // running handler's beats, and each message finished, keep the waiting
 // ones alive. If one fails, the rest of its group is given back
 // unprocessed so that order holds; a waiting message whose lease was lost
-// is left to its redelivery.
-func (c *Consumer) process(ctx context.Context, s *sequence) {
-	hb := heartbeat.New()
-	hctx := heartbeat.NewContext(ctx, hb)
-	s.leases = make([]*visibility.Lease, 0, len(s.msgs))
-	var cancels []context.CancelCauseFunc
-	var ctxs []context.Context
-	for _, m := range s.msgs {
-		var cancel context.CancelCauseFunc
-		if c.cfg.Visibility.CancelOnLeaseLost {
-			var mctx context.Context
-			mctx, cancel = context.WithCancelCause(hctx)
-			ctxs, cancels = append(ctxs, mctx), append(cancels, cancel)
-		}
-		s.leases = append(s.leases, c.leases.Hold(m, hb, cancel))
+// is left to its redelivery. A sequence that a worker takes once the drain
+// has begun is given back whole.
+func (c *Consumer) process(s *sequence) {
+	defer s.done()
+	if c.state.Load() != stateRunning {
+		s.giveBack() // received but not started when shutdown began
+		return
 	}
-	defer func() {
-		for _, cancel := range cancels {
-			cancel(nil)
-		}
-	}()
+	for _, l := range s.leases {
+		l.Start(s.hb)
+	}
 	if len(s.msgs) > 1 {
 		c.waiting.add(s)
 		defer c.waiting.remove(s)
@@ -106,34 +141,32 @@ func (c *Consumer) process(ctx context.Context, s *sequence) {
 			return
 		}
 		m, lease := s.msgs[i], s.leases[i]
-		if i > 0 && lease.Err() != nil {
+		if lease.Err() != nil {
 			lease.GiveBack() // lapsed while waiting: nothing to give back, it ends the lease
 			continue
 		}
-		if ctx.Err() != nil {
+		if s.ctx.Err() != nil {
 			lease.GiveBack() // the drain budget ran out before this one started
 			continue
 		}
-		mctx := hctx
-		if ctxs != nil {
-			mctx = ctxs[i]
+		mctx := s.ctx
+		if s.ctxs != nil {
+			mctx = s.ctxs[i]
 		}
 		c.st.started.Add(1)
 		c.st.running.Add(1)
+		began := time.Now()
 		err := c.handler(mctx, m)
+		c.intake.handled(time.Since(began))
 		c.st.running.Add(-1)
-		hb.Beat() // a finished message is progress for the ones waiting
+		s.hb.Beat() // a finished message is progress for the ones waiting
 		if err == nil {
 			c.st.succeeded.Add(1)
 			lease.Ack()
 			continue
 		}
 		c.failed(mctx, m, lease, err)
-		if first, end := s.rest(); first < end {
-			for _, l := range s.leases[first:end] {
-				l.GiveBack() // keep the group's order for the next receiver
-			}
-		}
+		s.giveBack() // keep the group's order for the next receiver
 	}
 }
 

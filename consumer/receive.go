@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -39,7 +40,7 @@ const maxReceivers = 16
 // the moment the drain began. Receive calls in flight then get
 // receiveGrace to come back, so that messages SQS already handed out are
 // given back rather than left hidden for their visibility timeout.
-func (c *Consumer) receive(ctx, handlerCtx context.Context, free slots, handlers *pool) (drainBegan time.Time, err error) {
+func (c *Consumer) receive(ctx, handlerCtx context.Context, handlers *pool) (drainBegan time.Time, err error) {
 	recvCtx, stopRecv := context.WithCancel(ctx)
 	defer stopRecv()
 	receivers, rctx := errgroup.WithContext(recvCtx)
@@ -62,7 +63,7 @@ func (c *Consumer) receive(ctx, handlerCtx context.Context, free slots, handlers
 		drainBegan = time.Now()
 		c.drainStarted() // before anything is given back, so the counts at the end are the drain's
 		stopRecv()
-		c.giveBackWaiting()
+		c.giveBackUnstarted(handlers)
 		grace := time.NewTimer(receiveGrace)
 		defer grace.Stop()
 		select {
@@ -76,7 +77,7 @@ func (c *Consumer) receive(ctx, handlerCtx context.Context, free slots, handlers
 	token := make(chan struct{}, 1)
 	token <- struct{}{}
 	for range c.receivers() {
-		receivers.Go(func() error { return c.receiveLoop(rctx, callCtx, free, token, handlers) })
+		receivers.Go(func() error { return c.receiveLoop(rctx, callCtx, handlerCtx, token, handlers) })
 	}
 	err = receivers.Wait()
 	close(receiversDone)
@@ -85,52 +86,58 @@ func (c *Consumer) receive(ctx, handlerCtx context.Context, free slots, handlers
 	return drainBegan, errors.Join(err, leaseErr)
 }
 
-// receivers is how many receive loops run: one per full batch (10) of
-// handler slots, plus one to gather the next batch while
-// the others' receives are on the wire; at most maxReceivers, and one when
-// a single handler slot leaves nothing to overlap. Each asks for full
-// batches, so requests per message stay at their floor.
+// receivers is how many receive loops run: maxReceivers, so that the
+// receive-ahead can keep that many receives on the wire (the intake decides
+// how many actually are: one loop gathers at a time, and only when there is
+// room), and one when a single handler slot leaves nothing to overlap.
 func (c *Consumer) receivers() int {
 	if c.cfg.Concurrency == 1 {
 		return 1
 	}
-	return min(c.cfg.Concurrency/sqsloop.MaxBatchSize+1, maxReceivers)
+	return maxReceivers
 }
 
 // receiveLoop receives while recvCtx lives, making its calls with callCtx,
 // and hands each message (each sequence of one message group on a FIFO
-// queue) to the handler pool. It returns nil when recvCtx is done, or the
-// mailbox's error when it failed for good.
-func (c *Consumer) receiveLoop(recvCtx, callCtx context.Context, free slots, token chan struct{}, handlers *pool) error {
-	backoff := receiveBackoffMin
+// queue), its lease held, to the handler pool, whose handlers run with
+// handlerCtx. It asks for no more than the intake allows: the free handler
+// slots plus the receive-ahead depth. It returns nil when recvCtx is done,
+// or the mailbox's error when it failed for good.
+func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, token chan struct{}, handlers *pool) error {
 	for {
 		select {
 		case <-c.drainReq:
 			return nil
 		default:
 		}
-		// Never receive more than can start at once.
-		n, ok := c.gather(recvCtx, free, token)
+		n, ok := c.gather(recvCtx, token)
 		if !ok {
 			return nil
 		}
 		if recvCtx.Err() != nil {
-			free.release(n)
+			c.intake.release(n)
 			return nil
 		}
 		c.st.receiveCalls.Add(1)
+		began := time.Now()
 		msgs, err := c.mb.Receive(callCtx, sqsloop.ReceiveRequest{
 			MaxMessages:       n,
 			VisibilityTimeout: c.cfg.VisibilityTimeout,
 			WaitTime:          c.cfg.WaitTime,
 		})
+		c.intake.received(n, len(msgs), time.Since(began))
+		if err != nil && recvCtx.Err() == nil {
+			// Before its room is given back, so no loop waiting for room
+			// sends a receive ahead of the back-off.
+			c.backoff.failed(errors.Is(err, sqsloop.ErrAccessDenied))
+		}
 		if len(msgs) > n {
 			c.cfg.Logger.Error("consumer: the mailbox returned more messages than asked for; giving back the extra",
 				slog.Int("asked", n), slog.Int("got", len(msgs)))
 			c.giveBack(msgs[n:])
 			msgs = msgs[:n]
 		}
-		free.release(n - len(msgs))
+		c.intake.release(n - len(msgs))
 		if len(msgs) > 0 {
 			c.st.received.Add(int64(len(msgs)))
 			for _, m := range msgs {
@@ -142,25 +149,19 @@ func (c *Consumer) receiveLoop(recvCtx, callCtx context.Context, free slots, tok
 		if recvCtx.Err() != nil {
 			// Shutdown began while these were on their way: give them back.
 			c.giveBack(msgs)
-			free.release(len(msgs))
+			c.intake.release(len(msgs))
 			return nil
 		}
 		c.health.received(err)
 		if err != nil {
 			c.st.receiveErrors.Add(1)
-			if fatal, denied := c.receiveFailed(err); fatal {
+			if c.receiveFailed(err) {
 				return err
-			} else if denied {
-				backoff = max(backoff, deniedBackoffMin)
 			}
-			if !sleep(recvCtx, rand.N(backoff)+time.Millisecond) {
-				return nil
-			}
-			backoff = min(2*backoff, receiveBackoffMax)
 			continue
 		}
-		backoff = receiveBackoffMin
-		for _, s := range sequences(msgs) {
+		c.backoff.succeeded()
+		for _, s := range c.arrive(handlerCtx, msgs) {
 			handlers.submit(s)
 		}
 	}
@@ -168,70 +169,64 @@ func (c *Consumer) receiveLoop(recvCtx, callCtx context.Context, free slots, tok
 
 // receiveFailed logs a receive's error and reports whether it ends Run:
 // the mailbox is closed, the queue is gone, the request itself is wrong,
-// or access was denied visibility.MaxAccessDenied times in a row. denied
-// reports an access-denied error that does not end Run yet.
-func (c *Consumer) receiveFailed(err error) (fatal, denied bool) {
+// or access was denied visibility.MaxAccessDenied times in a row.
+func (c *Consumer) receiveFailed(err error) (fatal bool) {
 	switch {
 	case errors.Is(err, sqsloop.ErrMailboxClosed), errors.Is(err, sqsloop.ErrQueueNotFound), errors.Is(err, sqsloop.ErrInvalidArgument):
 		fatal = true
 	case errors.Is(err, sqsloop.ErrAccessDenied):
-		denied = true
 		fatal = c.health.deniedInARow() >= visibility.MaxAccessDenied
 	}
 	if fatal {
 		c.cfg.Logger.Error("consumer: receive failed for good; draining", slog.Any("error", err))
-		return true, false
+		return true
 	}
 	c.cfg.Logger.Warn("consumer: receive failed; backing off", slog.Any("error", err))
-	return false, denied
+	return false
 }
 
-// gatherWindow is how long the receive loop waits for busy handler slots to
-// free up so that one receive can ask for a full batch: receives of one or
-// two messages cost as many requests as receives of ten.
-const gatherWindow = 10 * time.Millisecond
-
-// gather takes one free handler slot, waiting for it, then up to 10
-// (SQS's MaxNumberOfMessages) in all, waiting at most gatherWindow for busy ones to free
-// up. One receive loop gathers at a time (it holds the gathering token), so
-// concurrent loops never split the slots between them and wait on each
-// other; while one loop's receive is on the wire, the next gathers. It
-// returns how many slots it holds; ok is false when ctx ended first.
-func (c *Consumer) gather(ctx context.Context, free slots, token chan struct{}) (n int, ok bool) {
+// gather takes the gathering token (one receive loop gathers at a time),
+// waits out the back-off of failed receives (so a failure holds back every
+// loop), and takes room for the next receive from the intake.
+func (c *Consumer) gather(ctx context.Context, token chan struct{}) (n int, ok bool) {
 	select {
 	case <-token:
 	case <-ctx.Done():
 		return 0, false
 	}
 	defer func() { token <- struct{}{} }()
-	if !free.acquire(ctx) {
+	if !c.backoff.wait(ctx) {
 		return 0, false
 	}
-	n = 1
-	want := min(sqsloop.MaxBatchSize, c.cfg.Concurrency)
-	for n < want && free.tryAcquire() {
-		n++
+	if n, ok = c.intake.gather(ctx); !ok {
+		return 0, false
 	}
-	if n == want {
-		return n, true
-	}
-	t := time.NewTimer(gatherWindow)
-	defer t.Stop()
-	for n < want {
-		select {
-		case <-free:
-			n++
-		case <-t.C:
-			return n, true
-		case <-ctx.Done():
-			return n, true // the caller sees ctx and gives the slots back
-		}
+	// A receive may have failed while this one waited for room.
+	if !c.backoff.wait(ctx) {
+		c.intake.release(n)
+		return 0, false
 	}
 	return n, true
 }
 
-// sleep waits d or until ctx is done; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
+// receiveBackoff spaces out receives after failures, for every receive
+// loop at once: full jitter, doubling from receiveBackoffMin
+// (deniedBackoffMin when access is denied) up to receiveBackoffMax, reset
+// by a successful receive. Safe for concurrent use.
+type receiveBackoff struct {
+	mu    sync.Mutex
+	next  time.Duration // the next failure's ceiling; 0 before any
+	until time.Time     // no receive before this
+}
+
+// wait waits until receives may go on, or ctx is done (false).
+func (b *receiveBackoff) wait(ctx context.Context) bool {
+	b.mu.Lock()
+	d := time.Until(b.until)
+	b.mu.Unlock()
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -240,6 +235,25 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// failed records a failed receive.
+func (b *receiveBackoff) failed(denied bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.next = max(b.next, receiveBackoffMin)
+	if denied {
+		b.next = max(b.next, deniedBackoffMin)
+	}
+	b.until = time.Now().Add(rand.N(b.next) + time.Millisecond)
+	b.next = min(2*b.next, receiveBackoffMax)
+}
+
+// succeeded records a successful receive.
+func (b *receiveBackoff) succeeded() {
+	b.mu.Lock()
+	b.next = 0
+	b.mu.Unlock()
 }
 
 // giveBack hands msgs, received but never to be started, to the lease

@@ -71,33 +71,44 @@ func (s *slowReceives) Receive(ctx context.Context, req sqsloop.ReceiveRequest) 
 	return s.Mailbox.Receive(ctx, req)
 }
 
-// With room for several full batches, several receives are in flight at
-// once (one per 10 handler slots), and handlers never exceed Concurrency.
-func TestConcurrentReceivesFollowConcurrency(t *testing.T) {
+// With fast handlers and a slow round trip, the receive-ahead keeps more
+// receives on the wire than the free handler slots alone would (40 slots /
+// 10 = 4), up to 16; handlers never exceed Concurrency.
+func TestReceiveAheadFillsTheRoundTrip(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newQueue(t, memmailbox.QueueConfig{})
 		send(t, q, bodies(2000)...)
 		mb := &slowReceives{Mailbox: q}
 		cfg := fast()
 		cfg.Concurrency = 40
-		var running, peak atomic.Int32
+		var running, peak, handled atomic.Int32
+		all := make(chan time.Time, 1)
 		c := mustNew(t, mb, func(ctx context.Context, m *sqsloop.Message) error {
 			n := running.Add(1)
 			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 			}
 			time.Sleep(10 * time.Millisecond)
 			running.Add(-1)
+			if handled.Add(1) == 2000 {
+				all <- time.Now()
+			}
 			return nil
 		}, cfg)
+		began := time.Now()
 		stop := start(t, c)
-		time.Sleep(10 * time.Second)
+		done := <-all
 		if err := stop(); err != nil {
 			t.Fatal(err)
 		}
 		mb.mu.Lock()
 		defer mb.mu.Unlock()
-		if mb.max != 4 {
-			t.Fatalf("%d receives in flight at most, want 4 (40 slots / 10)", mb.max)
+		if mb.max != maxReceivers {
+			t.Fatalf("%d receives in flight at most, want %d", mb.max, maxReceivers)
+		}
+		// 16 receives of 10 per 100 ms round trip: 1,600 messages a second
+		// (4 receives, without receive-ahead: 400).
+		if took := done.Sub(began); took > 1500*time.Millisecond {
+			t.Fatalf("2000 messages took %v, want ≤ 1.5s (16 receives on the wire)", took)
 		}
 		if p := peak.Load(); p > 40 {
 			t.Fatalf("%d handlers at once, want ≤ 40", p)

@@ -31,7 +31,7 @@ func (m *Manager) extensions(now time.Time) []*call {
 			}
 		case !now.Before(l.deadline):
 			m.markLost(l, l.endReason()) // waits for its holder's decision
-		case m.alive(l):
+		case m.alive(l, now):
 			if vt, ok := m.request(l, now); ok {
 				ext, vts = append(ext, l), append(vts, vt)
 				continue
@@ -48,7 +48,7 @@ func (m *Manager) extensions(now time.Time) []*call {
 		horizon := now.Add(m.cfg.Interval)
 		for need := sqsloop.MaxBatchSize - r; need > 0 && len(m.leases) > 0 && !m.leases[0].due.After(horizon); {
 			l := heap.Pop(&m.leases).(*Lease)
-			if l.decided == holding && m.alive(l) {
+			if l.decided == holding && m.alive(l, now) {
 				if vt, ok := m.request(l, now); ok {
 					ext, vts = append(ext, l), append(vts, vt)
 					need--
@@ -88,12 +88,14 @@ func (m *Manager) nextLook(l *Lease, now time.Time) time.Time {
 }
 
 // alive reports whether l has earned an extension. Called with m.mu held.
-func (m *Manager) alive(l *Lease) bool {
+func (m *Manager) alive(l *Lease, now time.Time) bool {
 	switch {
 	case m.cfg.Disabled || l.capped:
 		return false
 	case m.cfg.Policy == FixedInterval:
 		return true
+	case l.waiting: // kept alive while it waits for its handler, for a while
+		return now.Sub(l.msg.ReceivedAt) < m.cfg.Extension
 	}
 	return l.hb != nil && l.hb.LastBeat().After(l.lastExt)
 }

@@ -23,10 +23,11 @@ const (
 // are safe for concurrent use; its fields are guarded by the Manager's
 // mutex and changed only by the Manager.
 type Lease struct {
-	m      *Manager
-	msg    *sqsloop.Message
-	hb     *heartbeat.Heartbeat
-	cancel context.CancelCauseFunc
+	m       *Manager
+	msg     *sqsloop.Message
+	hb      *heartbeat.Heartbeat
+	waiting bool // held without a heartbeat: its handler has not started
+	cancel  context.CancelCauseFunc
 
 	deadline time.Time // when the queue makes the message visible unless changed
 	lastExt  time.Time // last successful extension, or the receive
@@ -77,6 +78,19 @@ func (l *Lease) Nack(delay time.Duration) {
 // started, and the drain). Counted in Stats.GivenBack rather than Nacked.
 // Never blocks; only the first decision counts. Safe for concurrent use.
 func (l *Lease) GiveBack() { l.m.decide(l, givenUp, 0) }
+
+// Start gives a lease held without a heartbeat (waiting for its handler)
+// the heartbeat its handler beats: from then on it is extended only on
+// beats (heartbeat-gated), as if held with hb. It does nothing to a lease
+// held with a heartbeat, or already decided. Never blocks; safe for
+// concurrent use.
+func (l *Lease) Start(hb *heartbeat.Heartbeat) {
+	l.m.mu.Lock()
+	defer l.m.mu.Unlock()
+	if l.waiting && l.decided == holding {
+		l.hb, l.waiting = hb, false
+	}
+}
 
 // Err returns the error the lease was lost with (it matches ErrLeaseLost
 // and its reason with errors.Is), or nil while it holds. A

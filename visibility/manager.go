@@ -98,8 +98,11 @@ func New(mb Mailbox, cfg Config, log *slog.Logger) (*Manager, error) {
 }
 
 // Hold starts holding m, received with visibility timeout
-// m.VisibilityTimeout at m.ReceivedAt, whose handler beats hb (nil: none
-// yet, so a heartbeat-gated lease is not extended). cancel (may be nil) is
+// m.VisibilityTimeout at m.ReceivedAt, whose handler beats hb. A nil hb
+// means the message waits for its handler (a receive-ahead buffer): the
+// Manager keeps it alive without beats, for at most one Extension after
+// its receive, until Lease.Start gives it its heartbeat; a lease never
+// started then lapses. cancel (may be nil) is
 // called with an error matching ErrLeaseLost if the lease is lost and
 // Config.CancelOnLeaseLost is set. The message need not have been received
 // by this process: any receipt handle of the Mailbox's queue will do.
@@ -113,6 +116,7 @@ func (m *Manager) Hold(msg *sqsloop.Message, hb *heartbeat.Heartbeat, cancel con
 		m:        m,
 		msg:      msg,
 		hb:       hb,
+		waiting:  hb == nil,
 		cancel:   cancel,
 		deadline: msg.ReceivedAt.Add(msg.VisibilityTimeout),
 		lastExt:  msg.ReceivedAt,

@@ -97,7 +97,7 @@ func TestAccessDeniedDeletesCloseFailed(t *testing.T) {
 		m := newManager(t, rec, fastConfig)
 		stop := start(t, m)
 		defer stop()
-		m.Hold(message("a", 3*time.Second), nil, nil).Ack()
+		m.Hold(message("a", 3*time.Second), heartbeat.New(), nil).Ack()
 		waitCalls(t, rec, opDelete, MaxAccessDenied-1)
 		if closed(m.Failed()) || m.Err() != nil {
 			t.Fatalf("gave up after %d denied calls: %v", MaxAccessDenied-1, m.Err())
@@ -137,8 +137,8 @@ func TestInterleavedSuccessResetsTheDeniedCount(t *testing.T) {
 		m := newManager(t, rec, fastConfig)
 		stop := start(t, m)
 		defer stop()
-		a := m.Hold(message("a", 3*time.Second), nil, nil)
-		b := m.Hold(message("b", 3*time.Second), nil, nil)
+		a := m.Hold(message("a", 3*time.Second), heartbeat.New(), nil)
+		b := m.Hold(message("b", 3*time.Second), heartbeat.New(), nil)
 		a.Ack()
 		b.Ack()
 		waitCalls(t, rec, opDelete, 2*MaxAccessDenied)
@@ -159,7 +159,7 @@ func TestQueueNotFoundClosesFailedAtOnce(t *testing.T) {
 		m := newManager(t, rec, fastConfig)
 		stop := start(t, m)
 		defer stop()
-		m.Hold(message("a", 3*time.Second), nil, nil).Ack()
+		m.Hold(message("a", 3*time.Second), heartbeat.New(), nil).Ack()
 		waitCalls(t, rec, opDelete, 1)
 		if !closed(m.Failed()) || !errors.Is(m.Err(), sqsloop.ErrQueueNotFound) {
 			t.Fatalf("Failed closed %v, Err %v: want closed with ErrQueueNotFound", closed(m.Failed()), m.Err())
@@ -181,8 +181,8 @@ func TestRunFlushesDecidedCallsAtOnce(t *testing.T) {
 		for i := range 3 {
 			m.Hold(message(fmt.Sprint("a", i), 3*time.Second), nil, nil).Ack()
 		}
-		m.Hold(message("n", 3*time.Second), nil, nil).Nack(time.Minute)
-		m.Hold(message("g", 3*time.Second), nil, nil).GiveBack()
+		m.Hold(message("n", 3*time.Second), heartbeat.New(), nil).Nack(time.Minute)
+		m.Hold(message("g", 3*time.Second), heartbeat.New(), nil).GiveBack()
 		held := m.Hold(message("h", 3*time.Second), heartbeat.New(), nil)
 		t0 := time.Now()
 		stop()
@@ -253,7 +253,7 @@ func TestFailingAckNearItsDeadlineBacksOffDuringTheFlush(t *testing.T) {
 		}}
 		m := newManager(t, rec, fastConfig) // Interval 1 s, Extension 3 s
 		stop := start(t, m)
-		l := m.Hold(message("a", 3*time.Second), nil, nil)
+		l := m.Hold(message("a", 3*time.Second), heartbeat.New(), nil)
 		time.Sleep(2600 * time.Millisecond) // past deadline − Interval/2
 		l.Ack()
 		synctest.Wait()
@@ -310,8 +310,8 @@ func TestErrWrapsTheDenialNotAnotherEntrysError(t *testing.T) {
 		m := newManager(t, rec, fastConfig)
 		stop := start(t, m)
 		defer stop()
-		a := m.Hold(message("a", 3*time.Second), nil, nil)
-		b := m.Hold(message("b", 3*time.Second), nil, nil)
+		a := m.Hold(message("a", 3*time.Second), heartbeat.New(), nil)
+		b := m.Hold(message("b", 3*time.Second), heartbeat.New(), nil)
 		a.Ack()
 		b.Ack()
 		waitCalls(t, rec, opDelete, MaxAccessDenied)
@@ -424,7 +424,7 @@ func TestRunWithADoneContextOnlyFlushes(t *testing.T) {
 		m := newManager(t, rec, fastConfig)
 		hb := heartbeat.New()
 		m.Hold(message("h", 3*time.Second), hb, nil)
-		m.Hold(message("a", 3*time.Second), nil, nil).Ack()
+		m.Hold(message("a", 3*time.Second), heartbeat.New(), nil).Ack()
 		hb.Beat()
 		time.Sleep(1500 * time.Millisecond) // h is due, and alive
 		ctx, cancel := context.WithCancel(t.Context())

@@ -108,7 +108,7 @@ func TestLoneAckGoesAfterTheAckWindow(t *testing.T) {
 		m := newManager(t, rec, fastConfig)
 		stop := start(t, m)
 		defer stop()
-		l := m.Hold(message("a", 3*time.Second), nil, nil)
+		l := m.Hold(message("a", 3*time.Second), heartbeat.New(), nil)
 		t0 := time.Now()
 		l.Ack()
 		time.Sleep(time.Second)
@@ -172,8 +172,8 @@ func TestTransientAckFailureIsRetriedWhileTheLeaseIsKeptAlive(t *testing.T) {
 				m := newManager(t, rec, fastConfig)
 				stop := start(t, m)
 				defer stop()
-				a := m.Hold(message("a", 3*time.Second), nil, nil) // no heartbeat at all
-				b := m.Hold(message("b", 3*time.Second), nil, nil)
+				a := m.Hold(message("a", 3*time.Second), heartbeat.New(), nil) // no heartbeat at all
+				b := m.Hold(message("b", 3*time.Second), heartbeat.New(), nil)
 				a.Ack()
 				b.Ack()
 				time.Sleep(20 * time.Second)
@@ -213,7 +213,7 @@ func TestStaleAckIsNotRetried(t *testing.T) {
 				m := newManager(t, rec, fastConfig)
 				stop := start(t, m)
 				defer stop()
-				l := m.Hold(message("s", 3*time.Second), nil, nil)
+				l := m.Hold(message("s", 3*time.Second), heartbeat.New(), nil)
 				l.Ack()
 				time.Sleep(10 * time.Second)
 				if n := len(rec.entriesFor(opDelete, "rh-s")); n != 1 {
@@ -280,7 +280,7 @@ func TestNackSendsItsDelayClamped(t *testing.T) {
 		delays := map[string]time.Duration{"a": 30 * time.Second, "b": -5 * time.Second, "c": 13 * time.Hour}
 		want := map[string]time.Duration{"a": 30 * time.Second, "b": 0, "c": sqsloop.MaxVisibilityTimeout}
 		for id, d := range delays {
-			m.Hold(message(id, 3*time.Second), nil, nil).Nack(d)
+			m.Hold(message(id, 3*time.Second), heartbeat.New(), nil).Nack(d)
 		}
 		time.Sleep(time.Second)
 		for id, w := range want {
@@ -301,7 +301,7 @@ func TestGiveBackSendsZero(t *testing.T) {
 		m := newManager(t, rec, fastConfig)
 		stop := start(t, m)
 		defer stop()
-		m.Hold(message("g", 3*time.Second), nil, nil).GiveBack()
+		m.Hold(message("g", 3*time.Second), heartbeat.New(), nil).GiveBack()
 		time.Sleep(time.Second)
 		if e := rec.entriesFor(opChange, "rh-g"); len(e) != 1 || e[0].timeout != 0 {
 			t.Fatalf("changes %+v, want one of 0s", e)
@@ -319,9 +319,9 @@ func TestOnlyTheFirstDecisionCounts(t *testing.T) {
 		m := newManager(t, rec, fastConfig)
 		stop := start(t, m)
 		defer stop()
-		a := m.Hold(message("a", 3*time.Second), nil, nil)
-		b := m.Hold(message("b", 3*time.Second), nil, nil)
-		c := m.Hold(message("c", 3*time.Second), nil, nil)
+		a := m.Hold(message("a", 3*time.Second), heartbeat.New(), nil)
+		b := m.Hold(message("b", 3*time.Second), heartbeat.New(), nil)
+		c := m.Hold(message("c", 3*time.Second), heartbeat.New(), nil)
 		a.Ack()
 		a.Nack(5 * time.Second)
 		a.GiveBack()
@@ -369,8 +369,8 @@ func TestGiveBackAllGivesBackHoldingLeases(t *testing.T) {
 		h := m.Hold(message("h", 3*time.Second), heartbeat.New(), nil) // holding, silent
 		hbW := heartbeat.New()
 		w := m.Hold(message("w", 3*time.Second), hbW, nil) // its extension will hang
-		a := m.Hold(message("a", 3*time.Second), nil, nil)
-		n := m.Hold(message("n", 3*time.Second), nil, nil)
+		a := m.Hold(message("a", 3*time.Second), heartbeat.New(), nil)
+		n := m.Hold(message("n", 3*time.Second), heartbeat.New(), nil)
 		a.Ack()
 		n.Nack(time.Minute)
 		hbW.Beat()
@@ -461,7 +461,7 @@ func TestFlushedAckPastItsDeadlineIsLate(t *testing.T) {
 		var lost lostLog
 		m := newManager(t, rec, Config{Disabled: true, OnLeaseLost: lost.hook})
 		stop := start(t, m)
-		l := m.Hold(message("f", 3*time.Second), nil, nil)
+		l := m.Hold(message("f", 3*time.Second), heartbeat.New(), nil)
 		time.Sleep(2900 * time.Millisecond)
 		l.Ack() // sent at 2.95 s, fails, retried at 3.05 s
 		time.Sleep(100 * time.Millisecond)
@@ -490,7 +490,7 @@ func TestHungAckDoesNotLetTheLeaseLapse(t *testing.T) {
 				m := newManager(t, rec, Config{Interval: 2 * time.Second, Extension: 10 * time.Second, OnLeaseLost: lost.hook})
 				stop := start(t, m)
 				defer stop()
-				l := m.Hold(message("a", vt), nil, nil)
+				l := m.Hold(message("a", vt), heartbeat.New(), nil)
 				l.Ack()
 				time.Sleep(time.Minute)
 				checkNeverLapsed(t, rec, "rh-a", t0, vt)
@@ -510,7 +510,7 @@ func TestGiveBackAllLeavesLaterLeasesAlone(t *testing.T) {
 		m := newManager(t, rec, fastConfig)
 		stop := start(t, m)
 		defer stop()
-		m.Hold(message("early", 3*time.Second), nil, nil)
+		m.Hold(message("early", 3*time.Second), heartbeat.New(), nil)
 		m.GiveBackAll()
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
@@ -546,7 +546,7 @@ func TestAckRetryOfACappedLeaseKeepsItsBackOff(t *testing.T) {
 		stop := start(t, m)
 		defer stop()
 		t0 := time.Now()
-		l := m.Hold(message("c", 4*time.Second), nil, nil)
+		l := m.Hold(message("c", 4*time.Second), heartbeat.New(), nil)
 		time.Sleep(7 * time.Second) // extended to the 10 s ceiling at 6 s
 		l.Ack()
 		time.Sleep(5 * time.Second)
@@ -579,8 +579,8 @@ func TestTransientNackFailureIsRetried(t *testing.T) {
 		m := newManager(t, rec, fastConfig)
 		stop := start(t, m)
 		defer stop()
-		m.Hold(message("once", 3*time.Second), nil, nil).Nack(time.Minute)
-		m.Hold(message("never", 3*time.Second), nil, nil).GiveBack()
+		m.Hold(message("once", 3*time.Second), heartbeat.New(), nil).Nack(time.Minute)
+		m.Hold(message("never", 3*time.Second), heartbeat.New(), nil).GiveBack()
 		time.Sleep(5 * time.Second)
 		if e := rec.entriesFor(opChange, "rh-once"); len(e) != 2 || e[1].timeout != time.Minute {
 			t.Fatalf("once: changes %+v, want the nack sent twice", e)

@@ -1,0 +1,185 @@
+package consumer
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+// maxAhead bounds the receive-ahead depth: the messages the consumer may
+// ask for beyond its free handler slots. 160 is what its receive loops can
+// have on the wire at once (maxReceivers calls of 10).
+const maxAhead = maxReceivers * sqsloop.MaxBatchSize
+
+// intake decides how many messages the consumer may ask for. Every message
+// holds one unit from the moment a receive asks for it until its handler
+// finishes (or it is given back): asked for and on the wire, received and
+// waiting for a handler, or running. At most slots + ahead units are held.
+//
+// ahead is the receive-ahead depth, sized by Little's law from what is
+// measured: the messages the handlers get through during one receive round
+// trip, slots × round trip / handler time, rounded down, at most maxAhead.
+// Until both are measured, and whenever handlers are slow next to a round
+// trip (16 handlers of 5 s jobs with a 10 ms round trip: 16 × 0.01 / 5 =
+// 0.03, so 0), it is 0: the consumer then asks only for free slots, so a
+// long job never waits in this consumer's buffer while another consumer has
+// a free slot. With fast handlers the receives in flight carry what the
+// handlers will need by the time they come back; messages seldom wait.
+//
+// A channel of tokens (or semaphore.Weighted) would not do: the limit
+// changes as ahead does, and gather waits for room, a timer and a context
+// at once. Safe for concurrent use.
+type intake struct {
+	slots int // handler slots: Config.Concurrency
+
+	mu    sync.Mutex
+	held  int           // units held
+	ahead int           // receive-ahead depth
+	room  chan struct{} // capacity 1: signalled when held drops or ahead grows
+
+	handlerTime time.Duration // moving average of a handler run, 0 until measured
+	roundTrip   time.Duration // moving average of a full receive's round trip, 0 until measured
+}
+
+func newIntake(slots int) *intake {
+	return &intake{slots: slots, room: make(chan struct{}, 1)}
+}
+
+// take takes up to max units if there is room, and returns how many.
+func (in *intake) take(max int) int {
+	in.mu.Lock()
+	n := min(max, in.slots+in.ahead-in.held)
+	if n > 0 {
+		in.held += n
+	} else {
+		n = 0
+	}
+	in.mu.Unlock()
+	return n
+}
+
+// release gives back n units.
+func (in *intake) release(n int) {
+	if n <= 0 {
+		return
+	}
+	in.mu.Lock()
+	in.held -= n
+	in.mu.Unlock()
+	in.signal()
+}
+
+func (in *intake) signal() {
+	select {
+	case in.room <- struct{}{}:
+	default:
+	}
+}
+
+// handled records that a handler ran for d.
+func (in *intake) handled(d time.Duration) {
+	in.mu.Lock()
+	in.handlerTime = average(in.handlerTime, d)
+	grew := in.resize()
+	in.mu.Unlock()
+	if grew {
+		in.signal()
+	}
+}
+
+// received records a receive that asked for asked messages, got got, and
+// took d. Only a receive that came back full measures the round trip: one
+// that came back short may have waited in its long poll.
+func (in *intake) received(asked, got int, d time.Duration) {
+	if got < asked || got == 0 {
+		return
+	}
+	in.mu.Lock()
+	in.roundTrip = average(in.roundTrip, d)
+	grew := in.resize()
+	in.mu.Unlock()
+	if grew {
+		in.signal()
+	}
+}
+
+// resize sets ahead from the averages and reports whether it grew. Called
+// with in.mu held.
+func (in *intake) resize() bool {
+	ahead := 0
+	if in.handlerTime > 0 && in.roundTrip > 0 {
+		depth := float64(in.slots) * float64(in.roundTrip) / float64(in.handlerTime)
+		ahead = int(min(depth, maxAhead))
+	}
+	grew := ahead > in.ahead
+	in.ahead = ahead
+	return grew
+}
+
+// batch is the most one receive may ask for now: 10, or the intake's
+// limit when that is lower (a single handler slot has nothing to wait for).
+func (in *intake) batch() int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return min(sqsloop.MaxBatchSize, in.slots+in.ahead)
+}
+
+// depth returns the receive-ahead depth now.
+func (in *intake) depth() int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.ahead
+}
+
+// average folds x into the moving average avg (weight 1/8, as TCP's
+// smoothed round trip); the first sample is the average.
+func average(avg, x time.Duration) time.Duration {
+	if avg == 0 {
+		return max(x, 1)
+	}
+	return avg + (x-avg)/8
+}
+
+// gatherWindow is how long a receive loop waits for more room so that one
+// receive can ask for a full batch: receives of one or two messages cost as
+// many requests as receives of ten.
+const gatherWindow = 10 * time.Millisecond
+
+// gather takes room for one message, waiting for it, then for up to 10
+// (SQS's MaxNumberOfMessages; fewer when the intake's limit is lower),
+// waiting at most gatherWindow for more. Only one receive loop gathers at
+// a time (the caller holds the gathering token), so concurrent loops never
+// split the room between them and wait on each other; while one loop's
+// receive is on the wire, the next gathers. It returns how many units it
+// holds; ok is false when ctx ended first.
+func (in *intake) gather(ctx context.Context) (n int, ok bool) {
+	for n == 0 {
+		if n = in.take(sqsloop.MaxBatchSize); n > 0 {
+			break
+		}
+		select {
+		case <-in.room:
+		case <-ctx.Done():
+			return 0, false
+		}
+	}
+	want := in.batch()
+	if n >= want {
+		return n, true
+	}
+	t := time.NewTimer(gatherWindow)
+	defer t.Stop()
+	for n < want {
+		select {
+		case <-in.room:
+			n += in.take(want - n)
+		case <-t.C:
+			return n, true
+		case <-ctx.Done():
+			return n, true // the caller sees ctx and gives the units back
+		}
+	}
+	return n, true
+}
