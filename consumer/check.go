@@ -20,8 +20,9 @@ const lowMaxReceiveCount = 3
 
 // checkQueue reads the queue's attributes, when the mailbox can, and warns
 // about settings that fight the consumer's configuration. It never fails
-// Run: a queue that cannot be read is reported and the loop goes on. The
-// call ends at once when ctx is done or Shutdown is called.
+// Run: a queue that cannot be read is reported and the loop goes on. Run
+// runs it beside the receive loops (a round trip is not worth waiting for
+// before receiving) and cancels ctx when the drain begins.
 func (c *Consumer) checkQueue(ctx context.Context) {
 	ar, ok := c.mb.(sqsloop.AttributesReader)
 	if !ok {
@@ -29,15 +30,6 @@ func (c *Consumer) checkQueue(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, queueCheckTimeout)
 	defer cancel()
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() { // ends when the check does
-		select {
-		case <-c.drainReq:
-			cancel()
-		case <-stop:
-		}
-	}()
 	attrs, err := ar.QueueAttributes(ctx)
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return // shutdown began: no warning about a check it cut short

@@ -149,7 +149,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 	leasesDone := make(chan struct{})
 	go func() { defer close(leasesDone); _ = c.leases.Run(leaseCtx) }()
 
-	c.checkQueue(ctx)
+	checkCtx, stopCheck := context.WithCancel(ctx)
+	checkDone := make(chan struct{})
+	go func() { defer close(checkDone); c.checkQueue(checkCtx) }()
 
 	handlers := newPool(c.cfg.Concurrency, c.cfg.Concurrency+maxAhead, func(s *sequence) {
 		defer c.intake.release(len(s.msgs))
@@ -158,6 +160,8 @@ func (c *Consumer) Run(ctx context.Context) error {
 
 	drainBegan, runErr := c.receive(ctx, handlerCtx, handlers)
 	c.state.Store(stateDraining)
+	stopCheck()
+	<-checkDone
 
 	c.giveBackUnstarted(handlers) // sequences submitted while the drain began
 	handlers.close()

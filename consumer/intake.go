@@ -126,6 +126,13 @@ func (in *intake) batch() int {
 	return min(sqsloop.MaxBatchSize, in.slots+in.ahead)
 }
 
+// rtt returns the measured round trip of a full receive, 0 until measured.
+func (in *intake) rtt() time.Duration {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.roundTrip
+}
+
 // depth returns the receive-ahead depth now.
 func (in *intake) depth() int {
 	in.mu.Lock()

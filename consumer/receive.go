@@ -24,12 +24,23 @@ const (
 	receiveBackoffMax = 10 * time.Second
 )
 
-// receiveGrace is how long a receive call in flight when shutdown begins may
-// take to come back (its messages are then given back at once) before it is
-// abandoned: an abandoned call's messages stay hidden for their visibility
-// timeout. 100 ms covers an answer already on the wire from an in-region
-// SQS endpoint without holding every drain up for a long poll's full wait.
-const receiveGrace = 100 * time.Millisecond
+// maxReceiveGrace bounds how long a receive call in flight when shutdown
+// begins may take to come back (its messages are then given back at once)
+// before it is abandoned: an abandoned call's messages stay hidden for
+// their visibility timeout. The grace is the measured round trip of a
+// receive (an answer already on the wire arrives within half of it), at
+// least 10 ms, at most 100 ms (and 100 ms until a round trip is measured),
+// so a drain is not held up for a long poll's full wait.
+const maxReceiveGrace = 100 * time.Millisecond
+
+// receiveGrace is the grace a receive in flight gets when shutdown begins.
+func (c *Consumer) receiveGrace() time.Duration {
+	rtt := c.intake.rtt()
+	if rtt == 0 {
+		return maxReceiveGrace
+	}
+	return min(max(rtt, 10*time.Millisecond), maxReceiveGrace)
+}
 
 // maxReceivers bounds the receive calls a consumer has in flight at once.
 const maxReceivers = 16
@@ -38,7 +49,7 @@ const maxReceivers = 16
 // Shutdown called, a loop failing for good, or the lease owner giving up
 // (its error is returned). It returns once every loop has stopped, with
 // the moment the drain began. Receive calls in flight then get
-// receiveGrace to come back, so that messages SQS already handed out are
+// c.receiveGrace() to come back, so that messages SQS already handed out are
 // given back rather than left hidden for their visibility timeout.
 func (c *Consumer) receive(ctx, handlerCtx context.Context, handlers *pool) (drainBegan time.Time, err error) {
 	recvCtx, stopRecv := context.WithCancel(ctx)
@@ -64,7 +75,7 @@ func (c *Consumer) receive(ctx, handlerCtx context.Context, handlers *pool) (dra
 		c.drainStarted() // before anything is given back, so the counts at the end are the drain's
 		stopRecv()
 		c.giveBackUnstarted(handlers)
-		grace := time.NewTimer(receiveGrace)
+		grace := time.NewTimer(c.receiveGrace())
 		defer grace.Stop()
 		select {
 		case <-grace.C:

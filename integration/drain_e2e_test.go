@@ -240,8 +240,9 @@ func (m *hangingAttributes) QueueAttributes(ctx context.Context) (sqsloop.QueueA
 
 var _ sqsloop.AttributesReader = (*hangingAttributes)(nil)
 
-// A shutdown asked for while the start-up queue check hangs ends Run at
-// once (virtual time), not after the check's own 10 s timeout: both by
+// A shutdown asked for while the start-up queue check hangs ends Run within
+// the receive grace (virtual time), not after the check's own 10 s
+// timeout: both by
 // cancelling Run's context and by calling Shutdown. memmailbox only: the
 // hang is the wrapper's, so the wire adds nothing.
 //
@@ -291,7 +292,7 @@ func TestE2EShutdownDuringQueueCheckIsImmediate(t *testing.T) {
 					t.Errorf("%s: Shutdown: %v", h.Name(), err)
 				}
 				if elapsed >= time.Second {
-					t.Errorf("%s: Run returned %v after the %s, want at once (the check's own timeout is 10 s)", h.Name(), elapsed, how)
+					t.Errorf("%s: Run returned %v after the %s, want within the receive grace (the check's own timeout is 10 s)", h.Name(), elapsed, how)
 				}
 			})
 		})
