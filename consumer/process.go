@@ -59,10 +59,11 @@ func (s *sequence) rest() (first, end int) {
 // beats. ctx is the handlers' context.
 func (c *Consumer) arrive(ctx context.Context, msgs []*sqsloop.Message) []*sequence {
 	seqs := sequences(msgs)
+	leases := make([]*visibility.Lease, len(msgs)) // one allocation for the receive
 	for _, s := range seqs {
 		s.hb = heartbeat.New()
 		s.ctx = heartbeat.NewContext(ctx, s.hb)
-		s.leases = make([]*visibility.Lease, len(s.msgs))
+		s.leases, leases = leases[:len(s.msgs):len(s.msgs)], leases[len(s.msgs):]
 		for i, m := range s.msgs {
 			var cancel context.CancelCauseFunc
 			if c.cfg.Visibility.CancelOnLeaseLost {
@@ -96,11 +97,18 @@ func (s *sequence) done() {
 // fair queues, orders nothing). SQS marks FIFO messages with a
 // SequenceNumber.
 func sequences(msgs []*sqsloop.Message) []*sequence {
+	// One allocation for every sequence of the receive (never more
+	// sequences than messages, so the pointers stay valid).
+	store := make([]sequence, 0, len(msgs))
 	out := make([]*sequence, 0, len(msgs))
+	add := func(i int) {
+		store = append(store, sequence{msgs: msgs[i : i+1 : i+1]}) // capacity 1: an append copies
+		out = append(out, &store[len(store)-1])
+	}
 	var index map[string]int
 	for i, m := range msgs {
 		if m.MessageGroupID == "" || m.Attributes[sqsloop.AttrSequenceNumber] == "" {
-			out = append(out, &sequence{msgs: msgs[i : i+1 : i+1]}) // capacity 1: an append copies
+			add(i)
 			continue
 		}
 		if index == nil {
@@ -111,7 +119,7 @@ func sequences(msgs []*sqsloop.Message) []*sequence {
 			continue
 		}
 		index[m.MessageGroupID] = len(out)
-		out = append(out, &sequence{msgs: msgs[i : i+1 : i+1]})
+		add(i)
 	}
 	return out
 }
