@@ -456,3 +456,50 @@ func TestTwelveHourCeilingEndsTheLease(t *testing.T) {
 		l.Nack(0)
 	})
 }
+
+// A lease held without a heartbeat (its message waits for a handler) is
+// kept alive without beats, for at most one Extension after its receive;
+// once Start gives it a heartbeat it is extended only on beats.
+func TestWaitingLeaseIsKeptAliveUntilStarted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		var lost lostLog
+		cfg := fastConfig // Interval 1 s, Extension 3 s
+		cfg.OnLeaseLost = lost.hook
+		m := newManager(t, rec, cfg)
+		stop := start(t, m)
+		defer stop()
+
+		started := m.Hold(message("started", 3*time.Second), nil, nil)
+		never := m.Hold(message("never", 3*time.Second), nil, nil)
+		time.Sleep(2500 * time.Millisecond) // looked at, at 1 s and 2 s, without a beat
+		if n := len(rec.entriesFor(opChange, "rh-started")); n == 0 {
+			t.Fatal("a waiting lease was not extended")
+		}
+		hb := heartbeat.New()
+		started.Start(hb)
+		ctx, cancel := context.WithCancel(t.Context())
+		go beatEvery(ctx, hb, time.Second)
+		time.Sleep(20 * time.Second)
+		if err := started.Err(); err != nil {
+			t.Fatalf("a started, beating lease was lost: %v", err)
+		}
+		err := never.Err()
+		if !errors.Is(err, ErrLeaseLapsed) {
+			t.Fatalf("a lease never started: Err = %v, want lapsed", err)
+		}
+		// Extended only while within one Extension (3 s) of its receive.
+		for _, e := range rec.entriesFor(opChange, "rh-never") {
+			if e.at.Sub(started.msg.ReceivedAt) >= 3*time.Second {
+				t.Fatalf("a never-started lease extended at %v, past one Extension after its receive", e.at)
+			}
+		}
+		cancel()
+		time.Sleep(10 * time.Second) // beats stop: the started lease now lapses too
+		if err := started.Err(); !errors.Is(err, ErrLeaseLapsed) {
+			t.Fatalf("a started lease without beats: Err = %v, want lapsed", err)
+		}
+		started.Ack()
+		never.Ack()
+	})
+}
