@@ -21,6 +21,15 @@ type ReceiveRequest struct {
 	// visible, or empty after WaitTime. 0–20 s (MaxWaitTime), rounded up to
 	// whole seconds (WholeSeconds); 0 returns at once.
 	WaitTime time.Duration
+
+	// MessageAttributeNames chooses the user-defined message attributes
+	// returned (SQS MessageAttributeNames): nil means all of them; an
+	// empty, non-nil slice none (less to transfer and decode); otherwise
+	// those named, a name ending in ".*" matching every attribute with that
+	// prefix ("order.*"), as in SQS. Names are not empty. The system
+	// attributes returned are always those Message has fields for (see
+	// Message.Attributes).
+	MessageAttributeNames []string
 }
 
 // VisibilityChange is one entry of a ChangeVisibility batch.

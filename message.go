@@ -13,8 +13,11 @@ type MessageAttribute struct {
 	BinaryValue []byte
 }
 
-// Names of the SQS system attributes that Message exposes as typed fields.
-// The raw values stay in Message.Attributes under these keys.
+// Names of the SQS system attributes a Mailbox returns in
+// Message.Attributes, and the only ones sqsmailbox asks SQS for (asking for
+// All costs transfer and decoding on every receive): those Message exposes
+// as typed fields, the FIFO ones, and AWSTraceHeader (the X-Ray trace
+// header, for tracing across the queue).
 const (
 	AttrApproximateReceiveCount          = "ApproximateReceiveCount"
 	AttrApproximateFirstReceiveTimestamp = "ApproximateFirstReceiveTimestamp"
@@ -22,6 +25,7 @@ const (
 	AttrMessageGroupID                   = "MessageGroupId"
 	AttrMessageDeduplicationID           = "MessageDeduplicationId"
 	AttrSequenceNumber                   = "SequenceNumber"
+	AttrAWSTraceHeader                   = "AWSTraceHeader"
 )
 
 // Message is one received message together with the receipt handle of the
@@ -42,8 +46,8 @@ type Message struct {
 	// MessageAttributes are the user-defined attributes sent with the message.
 	MessageAttributes map[string]MessageAttribute
 
-	// Attributes are the SQS system attributes, raw, keyed by their SQS name
-	// (see the Attr… constants).
+	// Attributes are the SQS system attributes, raw, keyed by their SQS name:
+	// those named by the Attr… constants that the message has.
 	Attributes map[string]string
 
 	// ReceiveCount is the approximate receive count, including this receive: 1

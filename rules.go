@@ -82,6 +82,11 @@ func (r ReceiveRequest) Validate() error {
 	if outside(r.WaitTime, MaxWaitTime) {
 		errs = append(errs, durationError("ReceiveRequest.WaitTime", r.WaitTime, MaxWaitTime, "SQS WaitTimeSeconds 0–20"))
 	}
+	for i, name := range r.MessageAttributeNames {
+		if name == "" {
+			errs = append(errs, invalid("ReceiveRequest.MessageAttributeNames[%d]: must not be empty", i))
+		}
+	}
 	return errors.Join(errs...)
 }
 

@@ -95,6 +95,9 @@ func TestReceiveRequestValidate(t *testing.T) {
 		{"WaitTime 20s", with(func(r *sqsloop.ReceiveRequest) { r.WaitTime = 20 * time.Second }), nil},
 		{"WaitTime 20s+1ns", with(func(r *sqsloop.ReceiveRequest) { r.WaitTime = 20*time.Second + 1 }), []string{wait + "20.000000001s"}},
 		{"WaitTime 21s", with(func(r *sqsloop.ReceiveRequest) { r.WaitTime = 21 * time.Second }), []string{wait + "21s"}},
+		{"MessageAttributeNames none", with(func(r *sqsloop.ReceiveRequest) { r.MessageAttributeNames = []string{} }), nil},
+		{"MessageAttributeNames empty name", with(func(r *sqsloop.ReceiveRequest) { r.MessageAttributeNames = []string{"a", ""} }),
+			[]string{"ReceiveRequest.MessageAttributeNames[1]: must not be empty"}},
 		{"every problem", sqsloop.ReceiveRequest{MaxMessages: 11, VisibilityTimeout: 13 * time.Hour, WaitTime: time.Minute},
 			[]string{max + "11", vis + "13h0m0s", wait + "1m0s"}},
 	}

@@ -58,6 +58,13 @@ type Config struct {
 	// Default 20 s.
 	WaitTime time.Duration
 
+	// MessageAttributeNames chooses the message attributes each receive
+	// asks for (see sqsloop.ReceiveRequest.MessageAttributeNames): nil, the
+	// default, means all of them; an empty, non-nil slice none (less for
+	// SQS to send and for the SDK to decode); or those named ("order.*" for
+	// a prefix).
+	MessageAttributeNames []string
+
 	// Visibility tunes the lease owner (extension, the lease-lost hook);
 	// see visibility.Config. Left zero, Interval and Extension follow
 	// VisibilityTimeout (see Config).
@@ -140,6 +147,11 @@ func (c Config) Validate() error {
 	}
 	if d.ShutdownTimeout < 0 {
 		bad("ShutdownTimeout: must be > 0 (0 means %v), got %v", defaultShutdownTimeout, d.ShutdownTimeout)
+	}
+	for i, name := range d.MessageAttributeNames {
+		if name == "" {
+			bad("MessageAttributeNames[%d]: must not be empty", i)
+		}
 	}
 	for i, mw := range d.Middleware {
 		if mw == nil {

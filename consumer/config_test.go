@@ -28,6 +28,7 @@ func TestInvalidConfigNamesTheField(t *testing.T) {
 		{Config{WaitTime: -time.Second}, "WaitTime:"},
 		{Config{ShutdownTimeout: -time.Second}, "ShutdownTimeout:"},
 		{Config{Middleware: []Middleware{nil}}, "Middleware[0]:"},
+		{Config{MessageAttributeNames: []string{"a", ""}}, "MessageAttributeNames[1]:"},
 		{Config{Visibility: visibility.Config{Interval: -1}}, "Visibility.Interval:"},
 		{Config{Visibility: visibility.Config{Extension: 13 * time.Hour}}, "Visibility.Extension:"},
 		{Config{VisibilityTimeout: 90 * time.Second, Visibility: visibility.Config{Interval: time.Minute}}, "Visibility.Interval:"}, // 60 s ≥ 90 s/2

@@ -132,9 +132,10 @@ func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, tok
 		c.st.receiveCalls.Add(1)
 		began := time.Now()
 		msgs, err := c.mb.Receive(callCtx, sqsloop.ReceiveRequest{
-			MaxMessages:       n,
-			VisibilityTimeout: c.cfg.VisibilityTimeout,
-			WaitTime:          c.cfg.WaitTime,
+			MaxMessages:           n,
+			VisibilityTimeout:     c.cfg.VisibilityTimeout,
+			WaitTime:              c.cfg.WaitTime,
+			MessageAttributeNames: c.cfg.MessageAttributeNames,
 		})
 		c.intake.received(n, len(msgs), time.Since(began))
 		if err != nil && recvCtx.Err() == nil {

@@ -169,3 +169,29 @@ func TestDeniedReceivesEndRun(t *testing.T) {
 		}
 	})
 }
+
+// Config.MessageAttributeNames reaches every receive: handlers see only the
+// message attributes asked for.
+func TestMessageAttributeNamesReachTheReceive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, memmailbox.QueueConfig{})
+		if _, err := q.Send(t.Context(), []sqsloop.OutgoingMessage{{Body: "x", MessageAttributes: map[string]sqsloop.MessageAttribute{
+			"keep.me": {DataType: "String", StringValue: "1"},
+			"drop":    {DataType: "String", StringValue: "2"},
+		}}}); err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan map[string]sqsloop.MessageAttribute, 1)
+		cfg := fast()
+		cfg.MessageAttributeNames = []string{"keep.*"}
+		c := mustNew(t, q, func(_ context.Context, m *sqsloop.Message) error { got <- m.MessageAttributes; return nil }, cfg)
+		stop := start(t, c)
+		attrs := <-got
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if len(attrs) != 1 || attrs["keep.me"].StringValue != "1" {
+			t.Fatalf("handler saw attributes %v, want only keep.me", attrs)
+		}
+	})
+}

@@ -31,6 +31,7 @@ func (memHarness) Features() mailboxtest.Features {
 		LeaseCeiling:           true,
 		FIFOBatchesWithinGroup: true,
 		RedriveKeepsMessageID:  true,
+		OmitsUnaskedAttributes: true,
 	}
 }
 

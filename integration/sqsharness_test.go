@@ -50,7 +50,8 @@ func (h *sqsHarness) Name() string { return "sqsmailbox/" + h.server.Kind }
 // fauxqs reached through SQS_ENDPOINT needs SQS_SERVER=fauxqs). Amazon SQS
 // (and any other server, taken to be like it) supports everything and
 // enforces the 12-hour lease ceiling; fauxqs 2.4.1 does not enforce the
-// ceiling and returns at most one message per FIFO group per receive.
+// ceiling, returns at most one message per FIFO group per receive, and
+// returns every message attribute to a receive that asked for none.
 func (h *sqsHarness) Features() mailboxtest.Features {
 	f := mailboxtest.Features{
 		FIFO:                   true,
@@ -59,10 +60,12 @@ func (h *sqsHarness) Features() mailboxtest.Features {
 		LeaseCeiling:           true,
 		FIFOBatchesWithinGroup: true,
 		RedriveKeepsMessageID:  true,
+		OmitsUnaskedAttributes: true,
 	}
 	if h.server.Kind == KindFauxqs {
 		f.LeaseCeiling = false
 		f.FIFOBatchesWithinGroup = false
+		f.OmitsUnaskedAttributes = false
 	}
 	return f
 }

@@ -117,6 +117,10 @@ type Features struct {
 	// RedriveKeepsMessageID: a message moved to the DLQ keeps its message ID,
 	// as on SQS.
 	RedriveKeepsMessageID bool
+
+	// OmitsUnaskedAttributes: a receive asking for no message attributes
+	// (an empty ReceiveRequest.MessageAttributeNames) gets none, as on SQS.
+	OmitsUnaskedAttributes bool
 }
 
 // Names of the declared differences, as scenarios log them:
@@ -135,6 +139,11 @@ const (
 	// DiffRedriveNewMessageID: the harness lacks
 	// Features.RedriveKeepsMessageID; the DLQ gave a redriven message a new ID.
 	DiffRedriveNewMessageID = "RedriveNewMessageID"
+
+	// DiffReturnsUnaskedAttributes: the harness lacks
+	// Features.OmitsUnaskedAttributes; a receive that asked for no message
+	// attributes got them all.
+	DiffReturnsUnaskedAttributes = "ReturnsUnaskedAttributes"
 )
 
 // declared logs a declared difference by name, so a reader of the test log

@@ -23,6 +23,7 @@ var scenarios = []scenario{
 	{"TestPartialBatchFailurePerEntry", testPartialBatchFailurePerEntry},
 	{"TestBatchLimits", testBatchLimits},
 	{"TestLongPollingReturnsEarly", testLongPollingReturnsEarly},
+	{"TestReceiveChoosesMessageAttributes", testReceiveChoosesMessageAttributes},
 	{"TestApproximateReceiveCountIncrements", testApproximateReceiveCountIncrements},
 	{"TestRedriveToDLQ", testRedriveToDLQ},
 	{"TestFIFOOrderWithinGroup", testFIFOOrderWithinGroup},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -227,5 +228,53 @@ func testCloseStopsEveryCall(t *testing.T, h Harness) {
 	closed("Delete", err)
 	if err := mb.Close(); err != nil {
 		t.Errorf("second Close: %v, want nil (Close is idempotent)", err)
+	}
+}
+
+// testReceiveChoosesMessageAttributes: ReceiveRequest.MessageAttributeNames
+// selects the message attributes returned: nil all of them, an empty slice
+// none, "order.*" those whose names start with "order.".
+func testReceiveChoosesMessageAttributes(t *testing.T, h Harness) {
+	ctx := t.Context()
+	q, cleanup := h.NewQueue(ctx, t, QueueOptions{})
+	defer cleanup()
+	SendAll(ctx, t, q.Mailbox, sqsloop.OutgoingMessage{Body: "order", MessageAttributes: map[string]sqsloop.MessageAttribute{
+		"order.id":   {DataType: "String", StringValue: "o-1"},
+		"order.kind": {DataType: "String", StringValue: "gift"},
+		"trace":      {DataType: "String", StringValue: "t-1"},
+	}})
+	for _, tc := range []struct {
+		names []string
+		want  string
+	}{
+		{nil, "[order.id order.kind trace]"},
+		{[]string{"order.*"}, "[order.id order.kind]"},
+		{[]string{"trace"}, "[trace]"},
+		{[]string{}, "[]"},
+	} {
+		var got []*sqsloop.Message
+		for deadline := time.Now().Add(patience); len(got) == 0 && time.Now().Before(deadline); {
+			msgs, err := q.Mailbox.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1, VisibilityTimeout: 0, WaitTime: time.Second, MessageAttributeNames: tc.names})
+			if err != nil {
+				t.Fatalf("Receive(%v): %v", tc.names, err)
+			}
+			got = msgs
+		}
+		if len(got) != 1 {
+			t.Fatalf("Receive(%v): no message", tc.names)
+		}
+		var keys []string
+		for k := range got[0].MessageAttributes {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		if fmt.Sprint(keys) == tc.want {
+			continue
+		}
+		if tc.names != nil && len(tc.names) == 0 && !h.Features().OmitsUnaskedAttributes {
+			declared(t, h, DiffReturnsUnaskedAttributes, "a receive asking for no message attributes got %v", keys)
+			continue
+		}
+		t.Errorf("MessageAttributeNames %q: got attributes %v, want %s", tc.names, keys, tc.want)
 	}
 }

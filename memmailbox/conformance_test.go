@@ -36,6 +36,7 @@ func (harness) Features() mailboxtest.Features {
 		LeaseCeiling:           true,
 		FIFOBatchesWithinGroup: true,
 		RedriveKeepsMessageID:  true,
+		OmitsUnaskedAttributes: true,
 	}
 }
 

@@ -2,14 +2,17 @@ package memmailbox
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
 )
 
 // fill writes the received form of r into m: copies of everything, so that
-// the caller cannot reach the queue's state. s.mu is held.
-func (s *queueState) fill(m *sqsloop.Message, r *record, vt time.Duration) {
+// the caller cannot reach the queue's state; of the message attributes,
+// those names selects (sqsloop.ReceiveRequest.MessageAttributeNames). s.mu
+// is held.
+func (s *queueState) fill(m *sqsloop.Message, r *record, vt time.Duration, names []string) {
 	n := 3
 	switch {
 	case s.cfg.FIFO:
@@ -31,7 +34,7 @@ func (s *queueState) fill(m *sqsloop.Message, r *record, vt time.Duration) {
 	*m = sqsloop.Message{
 		ID:                r.id,
 		Body:              r.body,
-		MessageAttributes: copyAttrs(r.attrs),
+		MessageAttributes: copyAttrs(r.attrs, names),
 		Attributes:        attrs,
 		ReceiveCount:      r.count,
 		SentAt:            r.sentAt,
@@ -43,17 +46,41 @@ func (s *queueState) fill(m *sqsloop.Message, r *record, vt time.Duration) {
 	}
 }
 
-// copyAttrs returns a deep copy of attrs (BinaryValue included), nil for none.
-func copyAttrs(attrs map[string]sqsloop.MessageAttribute) map[string]sqsloop.MessageAttribute {
-	if len(attrs) == 0 {
+// copyAttrs returns a deep copy (BinaryValue included) of the attributes of
+// attrs that names selects — nil names all of them, an empty slice none, a
+// name ending in ".*" a prefix, as SQS's MessageAttributeNames — or nil for
+// none.
+func copyAttrs(attrs map[string]sqsloop.MessageAttribute, names []string) map[string]sqsloop.MessageAttribute {
+	if len(attrs) == 0 || (names != nil && len(names) == 0) {
 		return nil
 	}
-	out := make(map[string]sqsloop.MessageAttribute, len(attrs))
+	var out map[string]sqsloop.MessageAttribute
 	for k, v := range attrs {
+		if names != nil && !selected(k, names) {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]sqsloop.MessageAttribute, len(attrs))
+		}
 		if v.BinaryValue != nil {
 			v.BinaryValue = append([]byte(nil), v.BinaryValue...)
 		}
 		out[k] = v
 	}
 	return out
+}
+
+// selected reports whether the attribute name is among names: equal to one,
+// or starting with one that ends in ".*" (without the "*"), or names holds
+// "All" or ".*", as in SQS.
+func selected(name string, names []string) bool {
+	for _, n := range names {
+		switch {
+		case n == "All" || n == ".*" || n == name:
+			return true
+		case strings.HasSuffix(n, ".*") && strings.HasPrefix(name, n[:len(n)-1]):
+			return true
+		}
+	}
+	return false
 }

@@ -18,7 +18,7 @@ func prepare(i int, m sqsloop.OutgoingMessage, cfg QueueConfig) (*record, time.D
 	bad := func(field, rule string) error {
 		return fmt.Errorf("%w: Send: msgs[%d].%s: %s", sqsloop.ErrInvalidArgument, i, field, rule)
 	}
-	r := &record{body: m.Body, attrs: copyAttrs(m.MessageAttributes)}
+	r := &record{body: m.Body, attrs: copyAttrs(m.MessageAttributes, nil)}
 	delay := cfg.Delay
 	if m.Delay > 0 {
 		delay = sqsloop.WholeSeconds(m.Delay)

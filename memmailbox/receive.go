@@ -127,7 +127,7 @@ func (s *queueState) take(q *Queue, req sqsloop.ReceiveRequest, now time.Time) (
 	deliver := func(r *record) {
 		s.hide(r, req.VisibilityTimeout, now)
 		m := &buf[len(out)]
-		s.fill(m, r, req.VisibilityTimeout)
+		s.fill(m, r, req.VisibilityTimeout, req.MessageAttributeNames)
 		out = append(out, m)
 	}
 	if !s.cfg.FIFO {

@@ -126,7 +126,8 @@ func (h *harness) Name() string {
 // Features declares what the server is known to do, by its kind. Amazon SQS
 // (and any other server, taken to be like it) supports everything and
 // enforces the 12-hour lease ceiling; fauxqs 2.4.1 does not enforce the
-// ceiling and returns at most one message per FIFO group per receive.
+// ceiling, returns at most one message per FIFO group per receive, and
+// returns every message attribute to a receive that asked for none.
 func (h *harness) Features() mailboxtest.Features {
 	f := mailboxtest.Features{
 		FIFO:                   true,
@@ -135,10 +136,12 @@ func (h *harness) Features() mailboxtest.Features {
 		LeaseCeiling:           true,
 		FIFOBatchesWithinGroup: true,
 		RedriveKeepsMessageID:  true,
+		OmitsUnaskedAttributes: true,
 	}
 	if h.kind == serverFauxqs {
 		f.LeaseCeiling = false
 		f.FIFOBatchesWithinGroup = false
+		f.OmitsUnaskedAttributes = false
 	}
 	return f
 }

@@ -79,8 +79,8 @@ func (m *Mailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*s
 		MaxNumberOfMessages:         int32(req.MaxMessages),
 		VisibilityTimeout:           visibility,
 		WaitTimeSeconds:             wait,
-		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
-		MessageAttributeNames:       []string{"All"},
+		MessageSystemAttributeNames: systemAttributes,
+		MessageAttributeNames:       messageAttributeNames(req.MessageAttributeNames),
 	}, sendZeros, tagCredentials)
 	arrivedAt := time.Now()
 	if wait == 0 {
@@ -171,4 +171,32 @@ func millis(s string) time.Time {
 		return time.Time{}
 	}
 	return time.UnixMilli(ms)
+}
+
+// systemAttributes are the system attributes Receive asks for: the
+// sqsloop.Attr… ones, not All (fewer bytes to transfer and decode on every
+// receive). The SDK does not modify the slice it is given.
+var systemAttributes = []types.MessageSystemAttributeName{
+	sqsloop.AttrApproximateReceiveCount,
+	sqsloop.AttrApproximateFirstReceiveTimestamp,
+	sqsloop.AttrSentTimestamp,
+	sqsloop.AttrMessageGroupID,
+	sqsloop.AttrMessageDeduplicationID,
+	sqsloop.AttrSequenceNumber,
+	sqsloop.AttrAWSTraceHeader,
+}
+
+// allMessageAttributes asks SQS for every message attribute.
+var allMessageAttributes = []string{"All"}
+
+// messageAttributeNames turns ReceiveRequest.MessageAttributeNames into
+// SQS's: nil means All, an empty slice none.
+func messageAttributeNames(names []string) []string {
+	switch {
+	case names == nil:
+		return allMessageAttributes
+	case len(names) == 0:
+		return nil
+	}
+	return names
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -34,8 +35,10 @@ func TestReceiveRequestShape(t *testing.T) {
 		t.Errorf("MaxNumberOfMessages, VisibilityTimeout, WaitTimeSeconds = %d, %d, %d; want 10, 2, 0",
 			in.MaxNumberOfMessages, in.VisibilityTimeout, in.WaitTimeSeconds)
 	}
-	if len(in.MessageSystemAttributeNames) != 1 || in.MessageSystemAttributeNames[0] != types.MessageSystemAttributeNameAll {
-		t.Errorf("MessageSystemAttributeNames = %v, want [All]", in.MessageSystemAttributeNames)
+	// Only the system attributes Message reads (and the trace header), not
+	// All; every message attribute by default.
+	if got := fmt.Sprint(in.MessageSystemAttributeNames); got != "[ApproximateReceiveCount ApproximateFirstReceiveTimestamp SentTimestamp MessageGroupId MessageDeduplicationId SequenceNumber AWSTraceHeader]" {
+		t.Errorf("MessageSystemAttributeNames = %v", got)
 	}
 	if len(in.MessageAttributeNames) != 1 || in.MessageAttributeNames[0] != "All" {
 		t.Errorf("MessageAttributeNames = %v, want [All]", in.MessageAttributeNames)
@@ -460,6 +463,29 @@ func TestReceiveValidationJoinsEveryProblem(t *testing.T) {
 	for _, field := range []string{"MaxMessages", "VisibilityTimeout", "WaitTime", "must be between 0 and 20s"} {
 		if err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("err = %v, want it to name %q", err, field)
+		}
+	}
+}
+
+// ReceiveRequest.MessageAttributeNames becomes SQS's MessageAttributeNames:
+// nil asks for All, an empty slice for none (the field is not sent), names
+// are sent as they are.
+func TestReceiveMessageAttributeNames(t *testing.T) {
+	for _, tc := range []struct {
+		names []string
+		want  string
+	}{
+		{nil, "[All]"},
+		{[]string{}, "[]"},
+		{[]string{"order.*", "trace"}, "[order.* trace]"},
+	} {
+		f := &fakeAPI{}
+		m := newTestMailbox(t, f)
+		if _, err := m.Receive(t.Context(), sqsloop.ReceiveRequest{MaxMessages: 1, MessageAttributeNames: tc.names}); err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(f.receives[0].MessageAttributeNames); got != tc.want {
+			t.Errorf("names %q: sent %s, want %s", tc.names, got, tc.want)
 		}
 	}
 }
