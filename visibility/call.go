@@ -20,13 +20,52 @@ const (
 )
 
 // call is one batch call of at most MaxBatchSize entries: the leases it is
-// about and, for visibility changes, the timeout each asks for.
+// about and, for visibility changes, the timeout each asks for. Calls are
+// reused (newCall, recycle), with room for a full batch in every slice, so
+// the hot path allocates none.
 type call struct {
 	kind     callKind
 	leases   []*Lease
 	timeouts []time.Duration
 	sentAt   time.Time
 	errs     []error // one per entry, filled by send
+
+	leaseBuf   [sqsloop.MaxBatchSize]*Lease
+	timeoutBuf [sqsloop.MaxBatchSize]time.Duration
+	errBuf     [sqsloop.MaxBatchSize]error
+	handles    [sqsloop.MaxBatchSize]string
+	changes    [sqsloop.MaxBatchSize]sqsloop.VisibilityChange
+}
+
+// newCall returns an empty call of kind, made at now: a recycled one if
+// there is one. Called with m.mu held.
+func (m *Manager) newCall(kind callKind, now time.Time) *call {
+	var c *call
+	if n := len(m.spare); n > 0 {
+		c, m.spare = m.spare[n-1], m.spare[:n-1]
+	} else {
+		c = new(call)
+	}
+	c.kind, c.sentAt = kind, now
+	c.leases, c.timeouts, c.errs = c.leaseBuf[:0], c.timeoutBuf[:0], c.errBuf[:0]
+	return c
+}
+
+// add puts l in c, asking for timeout (visibility changes only).
+func (c *call) add(l *Lease, timeout time.Duration) {
+	l.busy = true
+	c.leases = append(c.leases, l)
+	c.timeouts = append(c.timeouts, timeout)
+}
+
+// recycle keeps c, whose outcome has been applied, for a later call.
+// Called with m.mu held.
+func (m *Manager) recycle(c *call) {
+	clear(c.leaseBuf[:])
+	clear(c.errBuf[:])
+	clear(c.handles[:])
+	clear(c.changes[:])
+	m.spare = append(m.spare, c)
 }
 
 // plan takes what is due at now out of the heap and the queues and
@@ -88,20 +127,19 @@ func (m *Manager) send(ctx context.Context, c *call) {
 	defer cancel()
 	var errs []error
 	var err error
+	n := len(c.leases)
 	if c.kind == deleteCall {
-		handles := make([]string, len(c.leases))
 		for i, l := range c.leases {
-			handles[i] = l.msg.ReceiptHandle
+			c.handles[i] = l.msg.ReceiptHandle
 		}
-		errs, err = m.mb.Delete(ctx, handles)
+		errs, err = m.mb.Delete(ctx, c.handles[:n:n])
 	} else {
-		changes := make([]sqsloop.VisibilityChange, len(c.leases))
 		for i, l := range c.leases {
-			changes[i] = sqsloop.VisibilityChange{ReceiptHandle: l.msg.ReceiptHandle, Timeout: c.timeouts[i]}
+			c.changes[i] = sqsloop.VisibilityChange{ReceiptHandle: l.msg.ReceiptHandle, Timeout: c.timeouts[i]}
 		}
-		errs, err = m.mb.ChangeVisibility(ctx, changes)
+		errs, err = m.mb.ChangeVisibility(ctx, c.changes[:n:n])
 	}
-	c.errs = make([]error, len(c.leases))
+	c.errs = c.errBuf[:n]
 	for i := range c.errs {
 		switch {
 		case err != nil:
@@ -232,6 +270,7 @@ func (s *senders) returned(c *call) {
 	s.inflight--
 	s.m.mu.Lock()
 	s.m.apply(c, time.Now())
+	s.m.recycle(c)
 	s.m.mu.Unlock()
 	s.queue(nil)
 }
@@ -249,6 +288,7 @@ func (s *senders) stop() {
 		s.inflight--
 		s.m.mu.Lock()
 		s.m.apply(c, time.Now())
+		s.m.recycle(c)
 		s.m.mu.Unlock()
 	}
 	close(s.work)

@@ -15,8 +15,15 @@ import (
 // retries decided acks and nacks whose back-off ended, and schedules the
 // rest. Called with m.mu held.
 func (m *Manager) extensions(now time.Time) []*call {
-	var ext []*Lease
-	var vts []time.Duration
+	var out []*call
+	var c *call
+	extend := func(l *Lease, vt time.Duration) {
+		if c == nil || len(c.leases) == sqsloop.MaxBatchSize {
+			c = m.newCall(extendCall, now)
+			out = append(out, c)
+		}
+		c.add(l, vt)
+	}
 	var later []*Lease
 	for len(m.leases) > 0 && !m.leases[0].due.After(now) {
 		l := heap.Pop(&m.leases).(*Lease)
@@ -24,7 +31,7 @@ func (m *Manager) extensions(now time.Time) []*call {
 		case l.decided != holding:
 			if m.retryOrExtend(l, now) {
 				if vt, ok := m.request(l, now); ok {
-					ext, vts = append(ext, l), append(vts, vt)
+					extend(l, vt)
 					continue
 				}
 				m.settle(l, now)
@@ -33,7 +40,7 @@ func (m *Manager) extensions(now time.Time) []*call {
 			m.markLost(l, l.endReason()) // waits for its holder's decision
 		case m.alive(l, now):
 			if vt, ok := m.request(l, now); ok {
-				ext, vts = append(ext, l), append(vts, vt)
+				extend(l, vt)
 				continue
 			}
 			l.due = l.deadline
@@ -44,14 +51,13 @@ func (m *Manager) extensions(now time.Time) []*call {
 			later = append(later, l)
 		}
 	}
-	if r := len(ext) % sqsloop.MaxBatchSize; r != 0 {
+	if c != nil && len(c.leases) < sqsloop.MaxBatchSize {
 		horizon := now.Add(m.cfg.Interval)
-		for need := sqsloop.MaxBatchSize - r; need > 0 && len(m.leases) > 0 && !m.leases[0].due.After(horizon); {
+		for len(c.leases) < sqsloop.MaxBatchSize && len(m.leases) > 0 && !m.leases[0].due.After(horizon) {
 			l := heap.Pop(&m.leases).(*Lease)
 			if l.decided == holding && m.alive(l, now) {
 				if vt, ok := m.request(l, now); ok {
-					ext, vts = append(ext, l), append(vts, vt)
-					need--
+					c.add(l, vt)
 					continue
 				}
 			}
@@ -60,14 +66,6 @@ func (m *Manager) extensions(now time.Time) []*call {
 	}
 	for _, l := range later {
 		heap.Push(&m.leases, l)
-	}
-	var out []*call
-	for start := 0; start < len(ext); start += sqsloop.MaxBatchSize {
-		end := min(start+sqsloop.MaxBatchSize, len(ext))
-		for _, l := range ext[start:end] {
-			l.busy = true
-		}
-		out = append(out, &call{kind: extendCall, leases: ext[start:end:end], timeouts: vts[start:end:end], sentAt: now})
 	}
 	return out
 }

@@ -60,6 +60,7 @@ type Manager struct {
 
 	mu       sync.Mutex
 	leases   leaseHeap // held leases not in a call nor queued, by due time
+	spare    []*call   // calls whose outcome was applied, for reuse
 	acks     []*Lease  // decided acks waiting for their batch
 	nacks    []*Lease  // decided nacks and give-backs waiting for their batch
 	acksAt   time.Time // when the oldest waiting ack was queued

@@ -19,16 +19,14 @@ func (m *Manager) batches(kind callKind, q *[]*Lease, since *time.Time, now time
 	rest := *q
 	for len(rest) >= sqsloop.MaxBatchSize || (all && len(rest) > 0) {
 		n := min(len(rest), sqsloop.MaxBatchSize)
-		c := &call{kind: kind, leases: make([]*Lease, n), sentAt: now}
-		copy(c.leases, rest[:n])
-		if kind == changeCall {
-			c.timeouts = make([]time.Duration, n)
-		}
-		for i, l := range c.leases {
-			l.queued, l.busy = false, true
-			if kind == changeCall && l.decided == nacking {
-				c.timeouts[i] = l.delay
+		c := m.newCall(kind, now)
+		for _, l := range rest[:n] {
+			l.queued = false
+			timeout := time.Duration(0)
+			if l.decided == nacking {
+				timeout = l.delay
 			}
+			c.add(l, timeout)
 		}
 		clear(rest[:n])
 		rest = rest[n:]
