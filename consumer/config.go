@@ -43,11 +43,11 @@ const (
 // handler running past VisibilityTimeout loses its message, draining or not.
 type Config struct {
 	// Concurrency is how many handlers run at once, 1–100,000. Default 10.
-	// It also sets how many receive loops run: one per full batch (10,
-	// SQS's MaxNumberOfMessages) of handler slots, plus one that gathers the next batch
-	// while the others' receives are on the wire; at most 16. A receive holds
-	// its slots for a round trip, so with fast handlers and a distant queue,
-	// throughput is about Concurrency per round trip: raise it.
+	// The consumer asks for messages for its free handler slots plus a
+	// receive-ahead sized from the measured handler time and receive round
+	// trip (see the package doc), at most 160 more (16 receives of 10 on
+	// the wire at once), and none while handlers are slow next to a round
+	// trip.
 	Concurrency int
 
 	// VisibilityTimeout hides each received message this long, 1 s–12 h

@@ -1,30 +1,40 @@
 // Package consumer runs the receive loop: it long-polls a sqsloop.Mailbox,
-// hands each message to a bounded pool of handlers, keeps the leases of
-// messages whose handlers beat (through package visibility), acks and nacks
-// in batches, and drains on shutdown so that nothing is lost.
+// hands each message to a bounded pool of handlers, has the lease owner
+// (package visibility) keep the leases of messages whose handlers beat and
+// send their acks and nacks in batches, and drains on shutdown so that
+// nothing is lost.
 //
 // One message, start to end:
 //
-//  1. Run long-polls Receive for at most as many messages as it has free
-//     handler slots (never more than 10, SQS's limit): a message waiting in
-//     a local buffer is a lease burning.
-//  2. Each message gets a fresh heartbeat.Heartbeat in its handler's context;
-//     the handler, and anything it calls, beats with heartbeat.Beat(ctx).
-//  3. The lease extender keeps the message hidden while its handler beats.
-//  4. The handler returns nil: the lease is detached, then the message is
-//     acked (DeleteMessageBatch, coalesced). It returns an error or panics:
-//     detach, then nack with the retry back-off; after the queue's
-//     maxReceiveCount SQS moves the message to the dead-letter queue.
-//  5. Shutdown (Run's context cancelled, or Shutdown called): receiving
-//     stops and Ready reports it; messages received but not started
-//     (including FIFO messages waiting behind a running one of their group)
-//     are nacked at once (visibility 0); in-flight handlers finish while the
-//     extender keeps their leases, up to Config.ShutdownTimeout; then their
-//     contexts are cancelled, their messages nacked, and Run returns.
+//  1. Run long-polls Receive (up to 10 messages, SQS's limit) for the free
+//     handler slots plus a small receive-ahead: the messages the handlers
+//     get through in one receive round trip (Little's law on the measured
+//     handler time and round trip), so that with fast handlers and a distant
+//     queue the next messages are on their way when a handler frees up. With
+//     slow handlers the receive-ahead is 0: a long job never waits in this
+//     consumer's buffer while another consumer has a free slot.
+//  2. The lease owner holds the message from its arrival: while it waits
+//     for a handler it is kept alive without beats (for at most one
+//     Extension); then its handler beats a fresh heartbeat.Heartbeat carried
+//     in its context, with heartbeat.Beat(ctx), and the lease is extended
+//     only while it does.
+//  3. The handler returns nil: the lease owner acks the message
+//     (DeleteMessageBatch, coalesced), retrying a failed delete while it
+//     keeps the lease. It returns an error or panics: the lease owner nacks
+//     it after the retry back-off; after the queue's maxReceiveCount SQS
+//     moves it to the dead-letter queue.
+//  4. Shutdown (Run's context cancelled, or Shutdown called): receiving
+//     stops and Ready reports it; messages received but not started (in the
+//     receive-ahead buffer, or behind a running one of their FIFO group) are
+//     given back at once (visibility 0); in-flight handlers finish while
+//     their leases are kept, up to Config.ShutdownTimeout; then their
+//     contexts are cancelled and, after DrainGrace, what they still hold is
+//     given back, and Run returns.
 //
 // On a FIFO queue, messages of one message group run one after another on
 // one handler goroutine, in the order SQS delivered them; if one fails, the
-// rest of the group is given back unprocessed, so order holds.
+// rest of the group is given back unprocessed, so order holds. The
+// receive-ahead never reorders a group: a group's messages travel together.
 //
 // Delivery is at least once: a handler must tolerate seeing a message twice.
 package consumer
