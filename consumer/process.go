@@ -22,8 +22,8 @@ import (
 type sequence struct {
 	msgs    []*sqsloop.Message
 	leases  []*visibility.Lease
-	hb      *heartbeat.Heartbeat // shared by the messages, beaten by their handlers
-	ctx     context.Context      // the handlers' context: carries hb
+	hb      *heartbeat.Heartbeat // shared by the messages, beaten by their handlers; made when it starts
+	ctx     context.Context      // the handlers' context
 	ctxs    []context.Context    // per message, with Visibility.CancelOnLeaseLost
 	cancels []context.CancelCauseFunc
 
@@ -61,8 +61,7 @@ func (c *Consumer) arrive(ctx context.Context, msgs []*sqsloop.Message) []*seque
 	seqs := sequences(msgs)
 	leases := make([]*visibility.Lease, len(msgs)) // one allocation for the receive
 	for _, s := range seqs {
-		s.hb = heartbeat.New()
-		s.ctx = heartbeat.NewContext(ctx, s.hb)
+		s.ctx = ctx
 		s.leases, leases = leases[:len(s.msgs):len(s.msgs)], leases[len(s.msgs):]
 		for i, m := range s.msgs {
 			var cancel context.CancelCauseFunc
@@ -136,6 +135,10 @@ func (c *Consumer) process(s *sequence) {
 		s.giveBack() // received but not started when shutdown began
 		return
 	}
+	// The heartbeat and its context are made here, on the handler's
+	// goroutine, not on the receive loop's.
+	s.hb = heartbeat.New()
+	hctx := heartbeat.NewContext(s.ctx, s.hb)
 	for _, l := range s.leases {
 		l.Start(s.hb)
 	}
@@ -157,9 +160,9 @@ func (c *Consumer) process(s *sequence) {
 			lease.GiveBack() // the drain budget ran out before this one started
 			continue
 		}
-		mctx := s.ctx
+		mctx := hctx
 		if s.ctxs != nil {
-			mctx = s.ctxs[i]
+			mctx = heartbeat.NewContext(s.ctxs[i], s.hb)
 		}
 		c.st.started.Add(1)
 		c.st.running.Add(1)
