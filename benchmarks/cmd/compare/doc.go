@@ -1,7 +1,8 @@
 // Command compare measures sqsloop beside the SQS consumers people write
 // today, on one SQS-compatible server, in one run: for each scenario and
 // each repetition it runs every implementation in turn (sqsloop, a naive
-// hand-rolled loop, gocloud.dev/pubsub with its awssnssqs driver), each on a
+// hand-rolled loop, gocloud.dev/pubsub with its awssnssqs driver at its
+// defaults and with a 20 s long poll), each on a
 // fresh queue preloaded with the scenario's messages, and reports wall time,
 // messages/s, the consumer's SQS requests by action (counted on the wire
 // and cross-checked against an SDK middleware), requests per message, the

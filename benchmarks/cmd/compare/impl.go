@@ -37,7 +37,8 @@ func impls() []impl {
 	return []impl{
 		{name: "sqsloop", consume: consumeSQSLoop},
 		{name: "naive", consume: consumeNaive},
-		{name: "gocloud", consume: consumeGocloud},
+		{name: "gocloud", consume: consumeGocloud(0)},
+		{name: "gocloud-wait20", consume: consumeGocloud(20 * time.Second)},
 	}
 }
 

@@ -23,7 +23,7 @@ func main() {
 func run() error {
 	reps := flag.Int("reps", 3, "repetitions of each scenario (medians are reported); ≥ 1")
 	list := flag.String("scenarios", "fast,fast-20k,fast-rtt10ms,slow", "comma-separated scenarios to run: fast, fast-20k, fast-rtt10ms, slow")
-	implList := flag.String("impls", "sqsloop,naive,gocloud", "comma-separated implementations, run in this order in every repetition")
+	implList := flag.String("impls", "sqsloop,naive,gocloud,gocloud-wait20", "comma-separated implementations, run in this order in every repetition")
 	drain := flag.Bool("drain", true, "measure sqsloop's drain after the scenarios")
 	drainReps := flag.Int("drain-reps", 5, "repetitions of each drain case")
 	warmup := flag.Bool("warmup", true, "run each implementation once on 200 messages, unreported, before measuring")
@@ -132,8 +132,17 @@ func pickImpls(list string) ([]impl, error) {
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("-impls: unknown implementation %q (have sqsloop, naive, gocloud)", name)
+			return nil, fmt.Errorf("-impls: unknown implementation %q (have %s)", name, strings.Join(implNames(), ", "))
 		}
 	}
 	return out, nil
+}
+
+// implNames lists the implementations' names, in run order.
+func implNames() []string {
+	var names []string
+	for _, im := range impls() {
+		names = append(names, im.name)
+	}
+	return names
 }
