@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"gocloud.dev/pubsub/awssnssqs"
 )
 
@@ -53,7 +55,13 @@ func gocloudConsume(ctx context.Context, j job, opts *awssnssqs.SubscriptionOpti
 			}
 			wg.Go(func() {
 				defer func() { <-sem }()
-				if j.handle(work, string(msg.Body)) == nil {
+				// The driver's message (the raw SQS one, with the system
+				// attributes it asks for: All) gives the receipt handle and
+				// the receive count.
+				var raw sqstypes.Message
+				msg.As(&raw)
+				d := delivery{body: string(msg.Body), receiptHandle: aws.ToString(raw.ReceiptHandle), receiveCount: receiveCountOf(raw.Attributes)}
+				if j.handle(work, d) == nil {
 					msg.Ack()
 				} else if msg.Nackable() {
 					msg.Nack()
