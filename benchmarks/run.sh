@@ -2,8 +2,9 @@
 # run.sh runs the comparative benchmark of issue 4 end to end and prints its
 # markdown tables on stdout (progress, one line per run, goes to stderr).
 #
-#   ./run.sh                      # every scenario, 5 repetitions, then the drain
+#   ./run.sh                      # every scenario, 5 repetitions (3 of slow and two-workers), then the drain
 #   ./run.sh -reps 3 -scenarios fast,slow
+#   ./run.sh -scenarios two-workers -impls sqsloop,gocloud -drain=false
 #   ./run.sh -cpuprofile prof     # also a CPU profile of each sqsloop run
 #   SQS_ENDPOINT=http://127.0.0.1:4566 ./run.sh   # another SQS-compatible server
 #

@@ -51,13 +51,14 @@ func (e *env) client(ctx context.Context, m *wire.Meter, latency time.Duration) 
 	return e.clientWith(ctx, m, withLatency(latency, nil))
 }
 
-// clientWith is client with the round-trip emulation given as an option.
-func (e *env) clientWith(ctx context.Context, m *wire.Meter, latency func(*sqs.Options)) (*sqs.Client, error) {
+// clientWith is client with the round-trip emulation (and anything else)
+// given as options, applied before the meter's.
+func (e *env) clientWith(ctx context.Context, m *wire.Meter, extra ...func(*sqs.Options)) (*sqs.Client, error) {
 	cfg, err := config.LoadDefaultConfig(ctx, e.server.ConfigOptions()...)
 	if err != nil {
 		return nil, fmt.Errorf("loading AWS config: %w", err)
 	}
-	opts := []func(*sqs.Options){func(o *sqs.Options) { o.BaseEndpoint = aws.String(e.server.Endpoint) }, latency}
+	opts := append([]func(*sqs.Options){func(o *sqs.Options) { o.BaseEndpoint = aws.String(e.server.Endpoint) }}, extra...)
 	if m != nil {
 		opts = append(opts, m.Instrument())
 	}

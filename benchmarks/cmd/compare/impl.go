@@ -15,13 +15,15 @@ import (
 // message: in-flight duplicates (slow scenario) may take a full handler run.
 const stopTimeout = 30 * time.Second
 
-// job is what an implementation is given for one run.
+// job is what an implementation is given for one run (of one worker, in
+// a scenario of several workers on one queue).
 type job struct {
-	client *sqs.Client // counted
+	client *sqs.Client // counted; each worker has its own
 	url    string
 	sc     scenario
-	tr     *tracker
+	tr     *tracker // shared by the workers
 	log    *slog.Logger
+	worker int // 0, 1, …: the worker this job is
 }
 
 // impl is one consumer implementation. consume handles messages from
@@ -37,16 +39,20 @@ func impls() []impl {
 	return []impl{
 		{name: "sqsloop", consume: consumeSQSLoop},
 		{name: "naive", consume: consumeNaive},
-		{name: "gocloud", consume: consumeGocloud},
+		{name: "gocloud", consume: consumeGocloud(0)},
+		{name: "gocloud-wait20", consume: consumeGocloud(20 * time.Second)},
 	}
 }
 
 // handle is the handler every implementation runs: it records the
-// handling, works for j.sc.work while beating every j.sc.beatEvery
-// (heartbeat.Beat is a no-op outside sqsloop), and records the completion.
-// It returns ctx's error if ctx ends the work early.
-func (j job) handle(ctx context.Context, body string) error {
-	i := j.tr.start(body)
+// handling (with the message's receipt handle and receive count), works
+// for j.sc.work while beating every j.sc.beatEvery (heartbeat.Beat is a
+// no-op outside sqsloop), and records the completion. It returns ctx's
+// error if ctx ends the work early.
+func (j job) handle(ctx context.Context, d delivery) error {
+	i := j.tr.begin(j.worker, d)
+	completed := false
+	defer func() { j.tr.end(j.worker, i, completed) }()
 	if j.sc.work > 0 {
 		t := time.NewTimer(j.sc.beatEvery)
 		defer t.Stop()
@@ -60,7 +66,7 @@ func (j job) handle(ctx context.Context, body string) error {
 			heartbeat.Beat(ctx)
 		}
 	}
-	j.tr.finish(i)
+	completed = true
 	return nil
 }
 

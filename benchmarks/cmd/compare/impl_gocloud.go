@@ -6,18 +6,29 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"gocloud.dev/pubsub/awssnssqs"
 )
 
-// consumeGocloud is gocloud.dev/pubsub over its awssnssqs driver, used the
-// documented way: Receive in a loop, handle each message in a goroutine
-// (at most concurrency at once, by a semaphore), Ack. The driver's
-// batching and prefetching are left at their defaults; Raw is set (the
-// messages were sent straight to SQS) and WaitTime is 20 s, the long poll
-// the other two use. gocloud does not extend visibility timeouts.
-func consumeGocloud(ctx context.Context, j job) (string, error) {
+// consumeGocloud returns gocloud.dev/pubsub over its awssnssqs driver with
+// the given wait time, used the documented way: Receive in a loop, handle
+// each message in a goroutine (at most concurrency at once, by a
+// semaphore), Ack. Raw is set (the messages were sent straight to SQS);
+// everything else is the driver's default (batching, prefetching, eager
+// Nack). waitTime 0 is the driver's default: it sends no WaitTimeSeconds,
+// so a receive is a short poll on our queues (whose
+// ReceiveMessageWaitTimeSeconds is 0), and the driver sleeps 250 ms after
+// an empty one. gocloud does not extend visibility timeouts.
+func consumeGocloud(waitTime time.Duration) func(ctx context.Context, j job) (string, error) {
+	return func(ctx context.Context, j job) (string, error) {
+		return gocloudConsume(ctx, j, &awssnssqs.SubscriptionOptions{Raw: true, WaitTime: waitTime})
+	}
+}
+
+func gocloudConsume(ctx context.Context, j job, opts *awssnssqs.SubscriptionOptions) (string, error) {
 	subCtx := context.WithoutCancel(ctx)
-	sub := awssnssqs.OpenSubscriptionV2(subCtx, j.client, j.url, &awssnssqs.SubscriptionOptions{Raw: true, WaitTime: 20 * time.Second})
+	sub := awssnssqs.OpenSubscriptionV2(subCtx, j.client, j.url, opts)
 	recvCtx, stopRecv := context.WithCancel(ctx)
 	defer stopRecv()
 	work := context.WithoutCancel(ctx)
@@ -44,7 +55,13 @@ func consumeGocloud(ctx context.Context, j job) (string, error) {
 			}
 			wg.Go(func() {
 				defer func() { <-sem }()
-				if j.handle(work, string(msg.Body)) == nil {
+				// The driver's message (the raw SQS one, with the system
+				// attributes it asks for: All) gives the receipt handle and
+				// the receive count.
+				var raw sqstypes.Message
+				msg.As(&raw)
+				d := delivery{body: string(msg.Body), receiptHandle: aws.ToString(raw.ReceiptHandle), receiveCount: receiveCountOf(raw.Attributes)}
+				if j.handle(work, d) == nil {
 					msg.Ack()
 				} else if msg.Nackable() {
 					msg.Nack()

@@ -12,7 +12,8 @@ import (
 )
 
 // consumeNaive is the loop people write by hand: receive up to 10 with a
-// long poll, start a goroutine per message (at most concurrency at once),
+// long poll (asking for ApproximateReceiveCount, which the handler records),
+// start a goroutine per message (at most concurrency at once),
 // each with its own ticker extending its message's visibility
 // (ChangeMessageVisibility) every interval while the handler runs, and one
 // DeleteMessage per message.
@@ -39,6 +40,8 @@ func consumeNaive(ctx context.Context, j job) (string, error) {
 				MaxNumberOfMessages: 10,
 				WaitTimeSeconds:     20,
 				VisibilityTimeout:   int32(j.sc.visibility / time.Second),
+				// The one system attribute the handler reads.
+				MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameApproximateReceiveCount},
 			})
 			if err != nil {
 				if recvCtx.Err() == nil {
@@ -70,7 +73,8 @@ func consumeNaive(ctx context.Context, j job) (string, error) {
 // extends the message's visibility on its own ticker; then deletes it.
 func naiveProcess(ctx context.Context, j job, m types.Message) error {
 	done := make(chan error, 1)
-	go func() { done <- j.handle(ctx, aws.ToString(m.Body)) }()
+	d := delivery{body: aws.ToString(m.Body), receiptHandle: aws.ToString(m.ReceiptHandle), receiveCount: receiveCountOf(m.Attributes)}
+	go func() { done <- j.handle(ctx, d) }()
 	ticker := time.NewTicker(j.sc.interval)
 	defer ticker.Stop()
 	for {

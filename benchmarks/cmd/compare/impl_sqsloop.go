@@ -31,7 +31,7 @@ func consumeSQSLoop(ctx context.Context, j job) (string, error) {
 	}
 	defer mb.Close()
 	c, err := consumer.New(mb, func(ctx context.Context, m *sqsloop.Message) error {
-		return j.handle(ctx, m.Body)
+		return j.handle(ctx, delivery{body: m.Body, receiptHandle: m.ReceiptHandle, receiveCount: m.ReceiveCount})
 	}, sqsloopConfig(j))
 	if err != nil {
 		return "", err

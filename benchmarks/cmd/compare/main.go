@@ -22,13 +22,14 @@ func main() {
 
 func run() error {
 	reps := flag.Int("reps", 3, "repetitions of each scenario (medians are reported); ≥ 1")
-	list := flag.String("scenarios", "fast,fast-20k,fast-rtt10ms,slow", "comma-separated scenarios to run: fast, fast-20k, fast-rtt10ms, slow")
-	implList := flag.String("impls", "sqsloop,naive,gocloud", "comma-separated implementations, run in this order in every repetition")
+	longReps := flag.Int("long-reps", 3, "repetitions of the scenarios of jobs of seconds (slow, two-workers), at most -reps; ≥ 1")
+	list := flag.String("scenarios", "fast,fast-20k,fast-rtt10ms,slow,two-workers", "comma-separated scenarios to run: fast, fast-20k, fast-rtt10ms, slow, two-workers")
+	implList := flag.String("impls", "sqsloop,naive,gocloud,gocloud-wait20", "comma-separated implementations, run in this order in every repetition")
 	drain := flag.Bool("drain", true, "measure sqsloop's drain after the scenarios")
 	drainReps := flag.Int("drain-reps", 5, "repetitions of each drain case")
 	warmup := flag.Bool("warmup", true, "run each implementation once on 200 messages, unreported, before measuring")
 	slowInterval := flag.Duration("slow-interval", time.Second, "extension interval in the slow scenario (at most half the 2 s visibility timeout, under half the 3 s extension)")
-	slowConc := flag.Int("slow-concurrency", 16, "handlers at once in the slow scenario")
+	slowConc := flag.Int("slow-concurrency", 16, "handlers at once in the slow scenario, and in each worker of two-workers")
 	fastConc := flag.Int("fast-concurrency", 16, "handlers at once in the fast scenarios (fast, fast-20k, fast-rtt10ms)")
 	dir := flag.String("integration-dir", "../integration", "package integration's directory (fauxqs.mjs and node_modules)")
 	settle := flag.Duration("settle", 0, "how long to let the queue's approximate counts settle before counting undeleted messages (0 for fauxqs; about 60s on Amazon SQS)")
@@ -36,8 +37,8 @@ func run() error {
 	profImpls := flag.String("profile-impls", "sqsloop", "comma-separated implementations to profile with -cpuprofile")
 	verbose := flag.Bool("v", false, "log the consumers' INFO records (default: WARN and above)")
 	flag.Parse()
-	if *reps < 1 || *drainReps < 0 || *slowConc < 1 || *fastConc < 1 || *slowInterval <= 0 {
-		return fmt.Errorf("-reps must be ≥ 1, -drain-reps ≥ 0, -slow-concurrency and -fast-concurrency ≥ 1, and -slow-interval > 0")
+	if *reps < 1 || *longReps < 1 || *drainReps < 0 || *slowConc < 1 || *fastConc < 1 || *slowInterval <= 0 {
+		return fmt.Errorf("-reps and -long-reps must be ≥ 1, -drain-reps ≥ 0, -slow-concurrency and -fast-concurrency ≥ 1, and -slow-interval > 0")
 	}
 	scs, err := pick(scenarios(*slowInterval, *slowConc, *fastConc), *list)
 	if err != nil {
@@ -80,7 +81,11 @@ func run() error {
 	}
 	var results []result
 	for _, sc := range scs {
-		for rep := 1; rep <= *reps; rep++ {
+		n := *reps
+		if sc.long {
+			n = min(n, *longReps)
+		}
+		for rep := 1; rep <= n; rep++ {
 			for _, im := range ims {
 				if ctx.Err() != nil {
 					return ctx.Err()
@@ -105,8 +110,13 @@ func run() error {
 		}
 	}
 
-	fmt.Printf("Server: %s. Medians of %d runs per row; duplicates and undeleted show the maximum too when it differs.\n\n", e.server.Kind, *reps)
+	fmt.Printf("Server: %s. Medians of the runs of each row; duplicates and undeleted show the maximum too when it differs.\n\n", e.server.Kind)
 	writeTable(os.Stdout, results)
+	var sb strings.Builder
+	writeWorkersTable(&sb, results)
+	if sb.Len() > 0 {
+		fmt.Printf("\nTwo workers on one queue (buffer wait: how long a job sat at its worker, after the receive that brought it returned and before its handler started, while the other worker had a free handler slot):\n\n%s", sb.String())
+	}
 	if len(drains) > 0 {
 		fmt.Println()
 		writeDrainTable(os.Stdout, drains)
@@ -132,8 +142,17 @@ func pickImpls(list string) ([]impl, error) {
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("-impls: unknown implementation %q (have sqsloop, naive, gocloud)", name)
+			return nil, fmt.Errorf("-impls: unknown implementation %q (have %s)", name, strings.Join(implNames(), ", "))
 		}
 	}
 	return out, nil
+}
+
+// implNames lists the implementations' names, in run order.
+func implNames() []string {
+	var names []string
+	for _, im := range impls() {
+		names = append(names, im.name)
+	}
+	return names
 }

@@ -142,3 +142,41 @@ func serverCPU(rs []result) string {
 	}
 	return fmt.Sprintf("%.0f", medianOf(rs, result.serverCPUPerMsg))
 }
+
+// writeWorkersTable writes the table of the scenarios of several workers
+// on one queue: how the handler runs were spread over the workers (each
+// repetition), the largest receive count a handler saw, duplicates, and
+// the buffer waits (see workerStats). It writes nothing when no result has
+// several workers.
+func writeWorkersTable(w io.Writer, rs []result) {
+	var multi []result
+	for _, r := range rs {
+		if r.workers != nil {
+			multi = append(multi, r)
+		}
+	}
+	if len(multi) == 0 {
+		return
+	}
+	cols := []string{"scenario", "impl", "runs", "wall s", "handled by A/B, each run", "duplicates", "largest receive count",
+		"largest buffer wait s (median, max)", "summed buffer wait s", fmt.Sprintf("jobs waiting > %v", roundTripBound)}
+	fmt.Fprintf(w, "| %s |\n", strings.Join(cols, " | "))
+	fmt.Fprintf(w, "|%s\n", strings.Repeat(" --- |", len(cols)))
+	for _, g := range groups(multi) {
+		var spreads []string
+		for _, r := range g.runs {
+			spreads = append(spreads, spread(r.workers.handled))
+		}
+		largest := func(r result) float64 { return r.workers.largestWait.Seconds() }
+		row := []string{g.scenario, g.impl, fmt.Sprint(len(g.runs)),
+			fmt.Sprintf("%.2f", medianOf(g.runs, func(r result) float64 { return r.wall.Seconds() })),
+			strings.Join(spreads, ", "),
+			medMax(g.runs, func(r result) float64 { return float64(r.duplicates) }),
+			medMax(g.runs, func(r result) float64 { return float64(r.maxReceiveCount) }),
+			fmt.Sprintf("%.2f, %.2f", medianOf(g.runs, largest), maxOf(g.runs, largest)),
+			fmt.Sprintf("%.2f", medianOf(g.runs, func(r result) float64 { return r.workers.totalWait.Seconds() })),
+			medMax(g.runs, func(r result) float64 { return float64(r.workers.waitedLong) }),
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
+	}
+}

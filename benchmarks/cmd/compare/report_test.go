@@ -61,3 +61,29 @@ func TestPick(t *testing.T) {
 		t.Errorf("pickImpls(nope) error = %v, want one naming the implementation", err)
 	}
 }
+
+func TestWriteWorkersTable(t *testing.T) {
+	one := result{scenario: "slow", impl: "a", messages: 40, wall: time.Second}
+	mk := func(wall, largest time.Duration, a, b, long int, dup, rc int64) result {
+		return result{scenario: "two-workers", impl: "a", messages: 40, wall: wall, duplicates: dup, maxReceiveCount: rc,
+			workers: &workerStats{handled: []int{a, b}, largestWait: largest, totalWait: 2 * largest, waitedLong: long}}
+	}
+	var sb strings.Builder
+	writeWorkersTable(&sb, []result{one})
+	if sb.Len() != 0 {
+		t.Errorf("a table for results of one worker:\n%s", sb.String())
+	}
+	writeWorkersTable(&sb, []result{one,
+		mk(10*time.Second, 0, 20, 20, 0, 0, 1),
+		mk(15*time.Second, 5*time.Second, 30, 14, 4, 4, 3),
+		mk(11*time.Second, time.Second, 24, 16, 1, 0, 1),
+	})
+	lines := strings.Split(strings.TrimSpace(sb.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("got %d lines, want header, rule and 1 row:\n%s", len(lines), sb.String())
+	}
+	want := "| two-workers | a | 3 | 11.00 | 20/20, 30/14, 24/16 | 0 (max 4) | 1 (max 3) | 1.00, 5.00 | 2.00 | 1 (max 4) |"
+	if lines[2] != want {
+		t.Errorf("row:\n got %s\nwant %s", lines[2], want)
+	}
+}

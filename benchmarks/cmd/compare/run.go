@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -9,7 +10,11 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sqsloop/sqsloop/benchmarks/wire"
 )
@@ -37,9 +42,14 @@ type result struct {
 	distinct   int64 // distinct messages handled
 	duplicates int64 // handler runs beyond the first of a message
 	unknown    int64 // messages whose body was not one we sent
-	left       depth // the queue after the run: messages not deleted
-	note       string
-	err        error
+	// maxReceiveCount is the largest ApproximateReceiveCount a handler saw.
+	maxReceiveCount int64
+	// workers is what the timeline of a scenario of several workers shows
+	// (nil for one worker).
+	workers *workerStats
+	left    depth // the queue after the run: messages not deleted
+	note    string
+	err     error
 }
 
 func (r result) msgsPerSec() float64 { return float64(r.messages) / r.wall.Seconds() }
@@ -83,15 +93,32 @@ func runOnce(ctx context.Context, e *env, sc scenario, im impl, rep int, o optio
 		return r
 	}
 
+	// One meter for every worker's client: the requests are counted
+	// together, each client keeping its own connections.
 	var m wire.Meter
-	client, err := e.client(ctx, &m, sc.latency)
-	if err != nil {
-		r.err = err
-		return r
-	}
 	tr := newTracker(sc.messages)
+	var arr *arrivals
+	if sc.workerCount() > 1 {
+		arr = newArrivals()
+		tr.tl = newTimeline(sc.workerCount(), arr)
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: o.logLevel})).With("run", fmt.Sprintf("%s/%s/%d", sc.name, im.name, rep))
-	j := job{client: client, url: url, sc: sc, tr: tr, log: log}
+	jobs := make([]job, sc.workerCount())
+	for w := range jobs {
+		opts := []func(*sqs.Options){withLatency(sc.latency, nil)}
+		if arr != nil {
+			opts = append(opts, arr.option())
+		}
+		client, err := e.clientWith(ctx, &m, opts...)
+		if err != nil {
+			r.err = err
+			return r
+		}
+		jobs[w] = job{client: client, url: url, sc: sc, tr: tr, log: log, worker: w}
+		if len(jobs) > 1 {
+			jobs[w].log = log.With("worker", workerName(w))
+		}
+	}
 	runCtx, cancel := context.WithTimeout(ctx, sc.timeout)
 	defer cancel()
 
@@ -99,7 +126,7 @@ func runOnce(ctx context.Context, e *env, sc scenario, im impl, rep int, o optio
 	runtime.GC() // leave the preload's garbage out of the window
 	srv0, _ := childCPU()
 	cpu0, t0 := cpuTime(), time.Now()
-	r.note, r.err = im.consume(runCtx, j)
+	r.note, r.err = consumeAll(runCtx, im, jobs)
 	r.wall, r.cpu = time.Since(t0), cpuTime()-cpu0
 	r.allHandled = tr.doneSince(t0)
 	srv1, ok := childCPU()
@@ -110,11 +137,57 @@ func runOnce(ctx context.Context, e *env, sc scenario, im impl, rep int, o optio
 	r.requests, r.countCheck, r.retries = s.Wire, s.Check(), s.Retries()
 	r.handled, r.distinct, r.duplicates = tr.counts()
 	r.unknown = tr.unknown.Load()
+	r.maxReceiveCount = tr.maxReceiveCount.Load()
+	if tr.tl != nil {
+		st := tr.tl.stats(sc.concurrency, tr.doneTime())
+		r.workers = &st
+		if st.noArrival > 0 && r.err == nil {
+			r.err = fmt.Errorf("%d handler runs of messages whose receive was not seen", st.noArrival)
+		}
+	}
 	r.left, err = settledDepth(context.WithoutCancel(ctx), e.admin, url, o.settle)
 	if err != nil && r.err == nil {
 		r.err = err
 	}
 	return r
+}
+
+// consumeAll runs im's consume for every job at once (one per worker) and
+// returns their notes and errors, each named by its worker when there are
+// several.
+func consumeAll(ctx context.Context, im impl, jobs []job) (string, error) {
+	if len(jobs) == 1 {
+		return im.consume(ctx, jobs[0])
+	}
+	notes := make([]string, len(jobs))
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for w, j := range jobs {
+		wg.Go(func() { notes[w], errs[w] = im.consume(ctx, j) })
+	}
+	wg.Wait()
+	var note []string
+	for w := range jobs {
+		if notes[w] != "" {
+			note = append(note, workerName(w)+": "+notes[w])
+		}
+		if errs[w] != nil {
+			errs[w] = fmt.Errorf("worker %s: %w", workerName(w), errs[w])
+		}
+	}
+	return strings.Join(note, "; "), errors.Join(errs...)
+}
+
+// workerName names worker w: A, B, ….
+func workerName(w int) string { return string(rune('A' + w)) }
+
+// spread formats handler runs per worker as "A/B": "24/16".
+func spread(handled []int) string {
+	parts := make([]string, len(handled))
+	for w, n := range handled {
+		parts[w] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, "/")
 }
 
 // startProfile starts a CPU profile of this run's window when asked for,
@@ -142,8 +215,15 @@ func startProfile(o options, sc scenario, im impl, rep int) func() {
 
 // logLine describes one run for the progress log.
 func (r result) logLine() string {
-	s := fmt.Sprintf("%-8s %-8s rep %d: %7.2fs (all handled at %.2fs) %8.0f msg/s  req/msg %.3f  cpu %6.0fµs/msg (server %6.0f)  dup %d  left %+v  requests %v",
+	s := fmt.Sprintf("%-12s %-14s rep %d: %7.2fs (all handled at %.2fs) %8.0f msg/s  req/msg %.3f  cpu %6.0fµs/msg (server %6.0f)  dup %d  left %+v  requests %v",
 		r.scenario, r.impl, r.rep, r.wall.Seconds(), r.allHandled.Seconds(), r.msgsPerSec(), r.reqPerMsg(), r.cpuPerMsg(), r.serverCPUPerMsg(), r.duplicates, r.left, map[string]int64(r.requests))
+	if r.maxReceiveCount > 1 {
+		s += fmt.Sprintf("  max receive count %d", r.maxReceiveCount)
+	}
+	if w := r.workers; w != nil {
+		s += fmt.Sprintf("  handled by %s  buffer wait: largest %.3fs, sum %.3fs, %d > %v",
+			spread(w.handled), w.largestWait.Seconds(), w.totalWait.Seconds(), w.waitedLong, roundTripBound)
+	}
 	if r.retries != 0 {
 		s += fmt.Sprintf("  retries %d", r.retries)
 	}

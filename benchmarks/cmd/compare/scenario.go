@@ -26,9 +26,19 @@ type scenario struct {
 	latency time.Duration
 	// timeout bounds one run.
 	timeout time.Duration
+	// workers is how many consumers of the implementation share the queue
+	// at once, each with a client and a consumer of its own, as separate
+	// processes would (0 means 1); concurrency is each one's.
+	workers int
+	// long marks the scenarios of jobs of seconds, whose repetitions
+	// -long-reps caps.
+	long bool
 }
 
-// scenarios returns the scenarios of issue 4, in run order. slowInterval is
+// workerCount is how many consumers share the queue.
+func (s scenario) workerCount() int { return max(s.workers, 1) }
+
+// scenarios returns the scenarios of issues 4 and 9, in run order. slowInterval is
 // sqsloop's and the naive loop's extension interval in the slow scenario
 // (see the README: the issue's 1 s is not under half of the 2 s visibility
 // timeout, which package visibility requires); the concurrencies are the
@@ -46,7 +56,13 @@ func scenarios(slowInterval time.Duration, slowConcurrency, fastConcurrency int)
 		{name: "fast-rtt10ms", messages: 2_000, concurrency: fastConcurrency, latency: 10 * time.Millisecond,
 			visibility: 30 * time.Second, interval: 10 * time.Second, extension: 30 * time.Second, timeout: 2 * time.Minute},
 		{name: "slow", messages: 40, concurrency: slowConcurrency, work: 5 * time.Second, beatEvery: 500 * time.Millisecond,
-			visibility: 2 * time.Second, interval: slowInterval, extension: 3 * time.Second, timeout: 2 * time.Minute},
+			visibility: 2 * time.Second, interval: slowInterval, extension: 3 * time.Second, timeout: 2 * time.Minute, long: true},
+		// Issue 9: slow's jobs and leases, consumed by two workers of the
+		// implementation at once, as two processes sharing the queue. With
+		// 32 slots for 40 jobs, a worker that holds messages it cannot start
+		// keeps them from the other's free slots.
+		{name: "two-workers", messages: 40, concurrency: slowConcurrency, work: 5 * time.Second, beatEvery: 500 * time.Millisecond,
+			visibility: 2 * time.Second, interval: slowInterval, extension: 3 * time.Second, timeout: 2 * time.Minute, long: true, workers: 2},
 	}
 }
 
@@ -67,7 +83,11 @@ func pick(all []scenario, list string) ([]scenario, error) {
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("-scenarios: unknown scenario %q (have fast, fast-20k, fast-rtt10ms, slow)", name)
+			var names []string
+			for _, s := range all {
+				names = append(names, s.name)
+			}
+			return nil, fmt.Errorf("-scenarios: unknown scenario %q (have %s)", name, strings.Join(names, ", "))
 		}
 	}
 	return out, nil

@@ -11,17 +11,14 @@ import (
 	"github.com/sqsloop/sqsloop/integration"
 )
 
-// TestEveryImplementationConsumesAll runs each implementation once on a
-// small queue of the real server the benchmark uses (fauxqs, unless
-// SQS_ENDPOINT names another) and checks what the table relies on: every
-// message handled exactly once and deleted, and the wire count equal to the
-// SDK's count.
-func TestEveryImplementationConsumesAll(t *testing.T) {
+// smokeEnv returns the real server the benchmark uses (fauxqs, unless
+// SQS_ENDPOINT names another), or skips.
+func smokeEnv(t *testing.T) *env {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("needs an SQS-compatible server")
 	}
-	ctx := context.Background()
-	e, err := newEnv(ctx, "../../../integration", t.Logf)
+	e, err := newEnv(context.Background(), "../../../integration", t.Logf)
 	if errors.Is(err, integration.ErrNoServer) {
 		t.Skipf("no server: %v", err)
 	}
@@ -29,26 +26,74 @@ func TestEveryImplementationConsumesAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.close() })
+	return e
+}
+
+// checkExactlyOnce checks what the table relies on: every message handled
+// exactly once and deleted, and the wire count equal to the SDK's count.
+func checkExactlyOnce(t *testing.T, r result, n int64) {
+	t.Helper()
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.countCheck != nil {
+		t.Error(r.countCheck)
+	}
+	if r.distinct != n || r.duplicates != 0 || r.unknown != 0 {
+		t.Errorf("distinct %d, duplicates %d, unknown %d; want %d, 0, 0", r.distinct, r.duplicates, r.unknown, n)
+	}
+	if r.left.total() != 0 {
+		t.Errorf("left in the queue: %+v", r.left)
+	}
+	if r.requests[wire.ReceiveMessage] == 0 || r.requests[wire.DeleteMessage]+r.requests[wire.DeleteMessageBatch] == 0 {
+		t.Errorf("requests %v: want receives and deletes counted", r.requests)
+	}
+	if r.maxReceiveCount != 1 {
+		t.Errorf("largest receive count %d, want 1: every implementation asks for it, and nothing was received twice", r.maxReceiveCount)
+	}
+}
+
+// TestEveryImplementationConsumesAll runs each implementation once on a
+// small queue of the real server.
+func TestEveryImplementationConsumesAll(t *testing.T) {
+	e := smokeEnv(t)
 	sc := scenario{name: "smoke", messages: 60, concurrency: 4,
 		visibility: 30 * time.Second, interval: 10 * time.Second, extension: 30 * time.Second, timeout: time.Minute}
 	for _, im := range impls() {
 		t.Run(im.name, func(t *testing.T) {
-			r := runOnce(ctx, e, sc, im, 1, options{logLevel: slog.LevelWarn})
-			if r.err != nil {
-				t.Fatal(r.err)
+			r := runOnce(context.Background(), e, sc, im, 1, options{logLevel: slog.LevelWarn})
+			checkExactlyOnce(t, r, 60)
+			if r.workers != nil {
+				t.Errorf("worker stats %+v for one worker", *r.workers)
 			}
-			if r.countCheck != nil {
-				t.Error(r.countCheck)
+		})
+	}
+}
+
+// TestEveryImplementationAsTwoWorkers runs each implementation as two
+// workers on one small queue of short jobs, as the two-workers scenario
+// does (shorter), and checks the worker stats are there: every handler
+// run counted on one worker, and every run's receive seen (runOnce fails
+// the run otherwise).
+func TestEveryImplementationAsTwoWorkers(t *testing.T) {
+	e := smokeEnv(t)
+	sc := scenario{name: "smoke-two", messages: 12, concurrency: 2, work: 100 * time.Millisecond, beatEvery: 50 * time.Millisecond,
+		visibility: 30 * time.Second, interval: 10 * time.Second, extension: 30 * time.Second, timeout: time.Minute, workers: 2}
+	for _, im := range impls() {
+		t.Run(im.name, func(t *testing.T) {
+			r := runOnce(context.Background(), e, sc, im, 1, options{logLevel: slog.LevelWarn})
+			checkExactlyOnce(t, r, 12)
+			w := r.workers
+			if w == nil {
+				t.Fatal("no worker stats")
 			}
-			if r.distinct != 60 || r.duplicates != 0 || r.unknown != 0 {
-				t.Errorf("distinct %d, duplicates %d, unknown %d; want 60, 0, 0", r.distinct, r.duplicates, r.unknown)
+			if len(w.handled) != 2 || w.handled[0]+w.handled[1] != 12 {
+				t.Errorf("handled by A/B %v, want 12 in all", w.handled)
 			}
-			if r.left.total() != 0 {
-				t.Errorf("left in the queue: %+v", r.left)
+			if w.largestWait < 0 || w.totalWait < w.largestWait || w.waitedLong < 0 {
+				t.Errorf("buffer waits %+v", *w)
 			}
-			if r.requests[wire.ReceiveMessage] == 0 || r.requests[wire.DeleteMessage]+r.requests[wire.DeleteMessageBatch] == 0 {
-				t.Errorf("requests %v: want receives and deletes counted", r.requests)
-			}
+			t.Log(r.logLine())
 		})
 	}
 }
