@@ -39,7 +39,8 @@ type intake struct {
 	ahead int           // receive-ahead depth
 	room  chan struct{} // capacity 1: signalled when held drops or ahead grows
 
-	handlerTime time.Duration // moving average of a handler run, 0 until measured
+	handlerTime time.Duration // cautious moving average of a handler run, 0 until measured
+	runs        int           // handler runs measured, up to slots
 	roundTrip   time.Duration // moving average of a full receive's round trip, 0 until measured
 }
 
@@ -81,7 +82,8 @@ func (in *intake) signal() {
 // handled records that a handler ran for d.
 func (in *intake) handled(d time.Duration) {
 	in.mu.Lock()
-	in.handlerTime = average(in.handlerTime, d)
+	in.handlerTime = cautious(in.handlerTime, d)
+	in.runs = min(in.runs+1, in.slots)
 	grew := in.resize()
 	in.mu.Unlock()
 	if grew {
@@ -105,13 +107,17 @@ func (in *intake) received(asked, got int, d time.Duration) {
 	}
 }
 
-// resize sets ahead from the averages and reports whether it grew. Called
-// with in.mu held.
+// resize sets ahead from the averages and reports whether it grew. It
+// trusts the handler time only once a full round of slots has been
+// measured (the first runs may be the quick failures of a queue of long
+// jobs), and grows ahead by at most slots at a time (a wrong estimate pulls
+// in one round too many, not maxAhead); it shrinks at once. Called with
+// in.mu held.
 func (in *intake) resize() bool {
 	ahead := 0
-	if in.handlerTime > 0 && in.roundTrip > 0 {
+	if in.runs >= in.slots && in.roundTrip > 0 {
 		depth := float64(in.slots) * float64(in.roundTrip) / float64(in.handlerTime)
-		ahead = int(min(depth, maxAhead))
+		ahead = int(min(depth, maxAhead, float64(in.ahead+in.slots)))
 	}
 	grew := ahead > in.ahead
 	in.ahead = ahead
@@ -138,6 +144,21 @@ func (in *intake) depth() int {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	return in.ahead
+}
+
+// cautious folds a handler's run time x into the moving average avg so
+// that it rises fast (weight 1/2) and falls slowly (weight 1/32): a few
+// quick runs among long ones (a job that fails at once, a tiny file) must
+// not open the receive-ahead for messages that would then wait behind the
+// long ones, losing their leases. The first sample is the average.
+func cautious(avg, x time.Duration) time.Duration {
+	switch {
+	case avg == 0:
+		return max(x, 1)
+	case x > avg:
+		return avg + (x-avg)/2
+	}
+	return max(avg+(x-avg)/32, 1)
 }
 
 // average folds x into the moving average avg (weight 1/8, as TCP's

@@ -14,8 +14,9 @@ import (
 )
 
 // The receive-ahead depth is Little's law on what was measured: slots ×
-// round trip / handler time, rounded down, at most maxAhead; 0 until both
-// are measured, and 0 for handlers slow next to the round trip.
+// round trip / handler time, rounded down, at most maxAhead; 0 until a full
+// round of handler runs and a round trip are measured, and 0 for handlers
+// slow next to the round trip; it grows by at most slots per measurement.
 func TestReceiveAheadDepth(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
@@ -34,10 +35,18 @@ func TestReceiveAheadDepth(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := newIntake(tc.slots)
 			if tc.handler > 0 {
-				in.handled(tc.handler)
+				for range tc.slots {
+					in.handled(tc.handler)
+				}
 			}
 			if tc.trip > 0 {
 				in.received(10, 10, tc.trip)
+				if d := in.depth(); d > tc.slots {
+					t.Fatalf("depth %d after one measurement, want at most slots (%d)", d, tc.slots)
+				}
+				for range maxAhead {
+					in.received(10, 10, tc.trip)
+				}
 			}
 			if got := in.depth(); got != tc.want {
 				t.Fatalf("depth = %d, want %d", got, tc.want)
@@ -47,10 +56,31 @@ func TestReceiveAheadDepth(t *testing.T) {
 			}
 		})
 	}
+	// The first runs of a queue of long jobs may be quick ones (a job that
+	// fails at once): the depth stays 0 until a full round of slots has
+	// run, and the long runs weigh more than the quick ones.
+	in := newIntake(16)
+	in.received(10, 10, 10*time.Millisecond)
+	for range 3 {
+		in.handled(time.Microsecond)
+		in.received(10, 10, 10*time.Millisecond)
+	}
+	if d := in.depth(); d != 0 {
+		t.Fatalf("depth %d after 3 quick runs, want 0 until 16 runs", d)
+	}
+	for range 13 {
+		in.handled(500 * time.Millisecond)
+	}
+	in.received(10, 10, 10*time.Millisecond)
+	if d := in.depth(); d != 0 {
+		t.Fatalf("depth %d with mostly 500 ms runs and a 10 ms round trip, want 0", d)
+	}
 	// A receive that came back short may have waited in its long poll: it
 	// does not count as a round trip.
-	in := newIntake(16)
-	in.handled(time.Millisecond)
+	in = newIntake(16)
+	for range 16 {
+		in.handled(time.Millisecond)
+	}
 	in.received(10, 3, 20*time.Second)
 	if d := in.depth(); d != 0 {
 		t.Fatalf("a short receive set the depth to %d", d)
