@@ -94,6 +94,7 @@ func TestQueueCheckDoesNotDelayReceiving(t *testing.T) {
 		if at := <-handled; at.Sub(began) != 0 {
 			t.Fatalf("first message handled %v after Run began, want at once", at.Sub(began))
 		}
+		synctest.Wait()
 		if mb.calls.Load() != 1 {
 			t.Fatal("the queue check did not run")
 		}

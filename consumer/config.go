@@ -45,9 +45,9 @@ type Config struct {
 	// Concurrency is how many handlers run at once, 1–100,000. Default 10.
 	// The consumer asks for messages for its free handler slots plus a
 	// receive-ahead sized from the measured handler time and receive round
-	// trip (see the package doc), at most 160 more (16 receives of 10 on
-	// the wire at once), and none while handlers are slow next to a round
-	// trip.
+	// trip (see the package doc), at most 20 more per slot and 320 in all
+	// (32 receives of 10 on the wire at once), and none while handlers are
+	// slow next to a round trip.
 	Concurrency int
 
 	// VisibilityTimeout hides each received message this long, 1 s–12 h

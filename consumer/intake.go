@@ -9,9 +9,14 @@ import (
 )
 
 // maxAhead bounds the receive-ahead depth: the messages the consumer may
-// ask for beyond its free handler slots. 160 is what its receive loops can
-// have on the wire at once (maxReceivers calls of 10).
+// ask for beyond its free handler slots. 320 is what its receive loops can
+// have on the wire at once (maxReceivers calls of 10). The depth is also
+// capped by the concurrency: at most aheadPerSlot messages per handler slot.
 const maxAhead = maxReceivers * sqsloop.MaxBatchSize
+
+// aheadPerSlot caps the receive-ahead depth by the concurrency: two
+// receives' worth per handler slot (20).
+const aheadPerSlot = 2 * sqsloop.MaxBatchSize
 
 // intake decides how many messages the consumer may ask for. Every message
 // holds one unit from the moment a receive asks for it until its handler
@@ -20,7 +25,8 @@ const maxAhead = maxReceivers * sqsloop.MaxBatchSize
 //
 // ahead is the receive-ahead depth, sized by Little's law from what is
 // measured: the messages the handlers get through during one receive round
-// trip, slots × round trip / handler time, rounded down, at most maxAhead.
+// trip, slots × round trip / handler time, rounded down, at most maxAhead
+// and at most aheadPerSlot × slots.
 // Until both are measured, and whenever handlers are slow next to a round
 // trip (16 handlers of 5 s jobs with a 10 ms round trip: 16 × 0.01 / 5 =
 // 0.03, so 0), it is 0: the consumer then asks only for free slots, so a
@@ -110,14 +116,14 @@ func (in *intake) received(asked, got int, d time.Duration) {
 // resize sets ahead from the averages and reports whether it grew. It
 // trusts the handler time only once a full round of slots has been
 // measured (the first runs may be the quick failures of a queue of long
-// jobs), and grows ahead by at most slots at a time (a wrong estimate pulls
-// in one round too many, not maxAhead); it shrinks at once. Called with
-// in.mu held.
+// jobs), and at most doubles ahead at a time, starting from slots (a wrong
+// estimate pulls in a round too many before the next measurement corrects
+// it, not maxAhead at once); it shrinks at once. Called with in.mu held.
 func (in *intake) resize() bool {
 	ahead := 0
 	if in.runs >= in.slots && in.roundTrip > 0 {
 		depth := float64(in.slots) * float64(in.roundTrip) / float64(in.handlerTime)
-		ahead = int(min(depth, maxAhead, float64(in.ahead+in.slots)))
+		ahead = int(min(depth, maxAhead, float64(aheadPerSlot*in.slots), float64(max(2*in.ahead, in.slots))))
 	}
 	grew := ahead > in.ahead
 	in.ahead = ahead

@@ -16,7 +16,8 @@ import (
 // The receive-ahead depth is Little's law on what was measured: slots ×
 // round trip / handler time, rounded down, at most maxAhead; 0 until a full
 // round of handler runs and a round trip are measured, and 0 for handlers
-// slow next to the round trip; it grows by at most slots per measurement.
+// slow next to the round trip; it at most doubles per measurement, from
+// slots.
 func TestReceiveAheadDepth(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
@@ -30,6 +31,7 @@ func TestReceiveAheadDepth(t *testing.T) {
 		{"one round trip per handler run", 16, 10 * time.Millisecond, 10 * time.Millisecond, 16},
 		{"fast handlers, 10 ms round trip", 16, time.Millisecond, 10 * time.Millisecond, 160},
 		{"capped", 16, 10 * time.Microsecond, 10 * time.Millisecond, maxAhead},
+		{"capped by the concurrency", 2, 10 * time.Microsecond, 10 * time.Millisecond, 2 * aheadPerSlot},
 		{"rounded down", 4, 30 * time.Millisecond, 10 * time.Millisecond, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -120,7 +122,7 @@ func TestShutdownGivesBackTheBuffer(t *testing.T) {
 		time.Sleep(time.Second)
 		qs := q.Stats()
 		waiting := int(qs.InFlight) - 2 // all but the two running handlers'
-		if c.intake.depth() == 0 || waiting < 10 {
+		if c.intake.depth() == 0 || waiting < 4 {
 			t.Fatalf("depth %d, %d waiting: want a receive-ahead buffer (queue %+v)", c.intake.depth(), waiting, qs)
 		}
 		shutdown := make(chan error, 1)
@@ -194,6 +196,41 @@ func TestLongJobsAreNotOverPulled(t *testing.T) {
 		// (that would be a whole job's length, 5 s).
 		if maxWait >= time.Second {
 			t.Fatalf("a job waited %v between its receive and its start", maxWait)
+		}
+	})
+}
+
+// When handlers stall, the consumer stops receiving: it holds the running
+// messages and the receive-ahead's worth (capped by the concurrency), no
+// more.
+func TestStalledHandlersStopTheReceives(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, memmailbox.QueueConfig{})
+		send(t, q, bodies(500)...)
+		release := make(chan struct{})
+		var started atomic.Int32
+		cfg := fast()
+		cfg.Concurrency = 2
+		c := mustNew(t, delayedReceives{q, 10 * time.Millisecond}, func(ctx context.Context, m *sqsloop.Message) error {
+			if started.Add(1) > 40 {
+				<-release
+			}
+			time.Sleep(time.Millisecond)
+			return nil
+		}, cfg)
+		stop := start(t, c)
+		time.Sleep(time.Second)
+		calls, held := c.Stats().ReceiveCalls, q.Stats().InFlight
+		time.Sleep(time.Minute)
+		if st := c.Stats(); st.ReceiveCalls != calls {
+			t.Fatalf("%d receives after the buffer filled, want none", st.ReceiveCalls-calls)
+		}
+		if depth := c.intake.depth(); held > 2+depth || depth > 2*aheadPerSlot {
+			t.Fatalf("%d messages held with a depth of %d; want at most 2 running + the depth, and the depth at most %d (2 slots)", held, depth, 2*aheadPerSlot)
+		}
+		close(release)
+		if err := stop(); err != nil {
+			t.Fatal(err)
 		}
 	})
 }

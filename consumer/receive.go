@@ -42,8 +42,9 @@ func (c *Consumer) receiveGrace() time.Duration {
 	return min(max(rtt, 10*time.Millisecond), maxReceiveGrace)
 }
 
-// maxReceivers bounds the receive calls a consumer has in flight at once.
-const maxReceivers = 16
+// maxReceivers bounds the receive calls a consumer has in flight at once:
+// 32, enough to fill a 10 ms round trip at 30,000 messages a second.
+const maxReceivers = 32
 
 // receive runs the receive loops until the drain begins: ctx done,
 // Shutdown called, a loop failing for good, or the lease owner giving up

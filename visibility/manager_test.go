@@ -215,7 +215,7 @@ func TestRunReturnsWithinFlushTimeoutWhenTheMailboxHangs(t *testing.T) {
 		rec := &recorder{hang: func(op) bool { return true }}
 		m := newManager(t, rec, fastConfig)
 		stop := start(t, m)
-		const acks, nacks = 17 * sqsloop.MaxBatchSize, 10 // more calls than may be on the wire
+		const acks, nacks = (maxCalls + 1) * sqsloop.MaxBatchSize, 10 // more calls than may be on the wire
 		for i := range acks {
 			m.Hold(message(fmt.Sprint("a", i), 3*time.Second), nil, nil).Ack()
 		}

@@ -10,7 +10,7 @@ import (
 )
 
 // maxCalls bounds the batch calls a Manager has on the wire at once.
-const maxCalls = 16
+const maxCalls = 32
 
 // maxCallTimeout bounds one batch call. Every call is also bounded by
 // Interval/2: a lease is in one call at a time, so a hung call, extension
