@@ -92,10 +92,10 @@ func (m *Manager) alive(l *Lease, now time.Time) bool {
 		return false
 	case m.cfg.Policy == FixedInterval:
 		return true
-	case l.waiting: // kept alive while it waits for its handler, for a while
+	case l.hb == nil: // waiting for its handler: kept alive for a while
 		return now.Sub(l.msg.ReceivedAt) < m.cfg.Extension
 	}
-	return l.hb != nil && l.hb.LastBeat().After(l.lastExt)
+	return l.hb.LastBeat().After(l.lastExt)
 }
 
 // request is the visibility timeout l's extension at now asks for,

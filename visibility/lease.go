@@ -23,11 +23,10 @@ const (
 // are safe for concurrent use; its fields are guarded by the Manager's
 // mutex and changed only by the Manager.
 type Lease struct {
-	m       *Manager
-	msg     *sqsloop.Message
-	hb      *heartbeat.Heartbeat
-	waiting bool // held without a heartbeat: its handler has not started
-	cancel  context.CancelCauseFunc
+	m      *Manager
+	msg    *sqsloop.Message
+	hb     *heartbeat.Heartbeat // nil while it waits for its handler (Start)
+	cancel context.CancelCauseFunc
 
 	deadline time.Time // when the queue makes the message visible unless changed
 	lastExt  time.Time // last successful extension, or the receive
@@ -43,10 +42,9 @@ type Lease struct {
 	lost    error         // leaseLost's error once lost
 	done    bool          // no longer tracked: settled, or abandoned at the end of Run
 
-	seq    uint64 // its place among the leases held: 1, 2, …
-	index  int    // position in the heap; -1 when not in it
-	queued bool   // waiting in the ack or nack queue
-	busy   bool   // a call about this lease is on the wire
+	seq   uint64 // its place among the leases held: 1, 2, …
+	index int    // position in the heap; -1 when not in it
+	busy  bool   // a call about this lease is on the wire
 }
 
 // Ack decides that the message was processed: the Manager stops
@@ -82,13 +80,13 @@ func (l *Lease) GiveBack() { l.m.decide(l, givenUp, 0) }
 // Start gives a lease held without a heartbeat (waiting for its handler)
 // the heartbeat its handler beats: from then on it is extended only on
 // beats (heartbeat-gated), as if held with hb. It does nothing to a lease
-// held with a heartbeat, or already decided. Never blocks; safe for
-// concurrent use.
+// held with a heartbeat, or already decided; a nil hb leaves the lease
+// waiting. Never blocks; safe for concurrent use.
 func (l *Lease) Start(hb *heartbeat.Heartbeat) {
 	l.m.mu.Lock()
 	defer l.m.mu.Unlock()
-	if l.waiting && l.decided == holding {
-		l.hb, l.waiting = hb, false
+	if l.hb == nil && l.decided == holding {
+		l.hb = hb
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 // batch calls that change a received message's visibility or delete it.
 // A sqsloop.Mailbox satisfies it.
 //
-// The Manager calls them from up to 16 goroutines at once, each with 1–10
+// The Manager calls them from up to 32 goroutines at once, each with 1–10
 // entries and a context bounded by Config.Interval/2 (at most 10 s), and
 // reads one error per entry, in order (a missing result counts as a
 // transient failure). An error wrapping sqsloop.ErrReceiptHandleExpired,
@@ -98,15 +98,16 @@ func New(mb Mailbox, cfg Config, log *slog.Logger) (*Manager, error) {
 	return &Manager{cfg: cfg.withDefaults(), mb: mb, log: log, wake: make(chan struct{}, 1), failed: make(chan struct{})}, nil
 }
 
-// Hold starts holding m, received with visibility timeout
-// m.VisibilityTimeout at m.ReceivedAt, whose handler beats hb. A nil hb
-// means the message waits for its handler (a receive-ahead buffer): the
-// Manager keeps it alive without beats, for at most one Extension after
-// its receive, until Lease.Start gives it its heartbeat; a lease never
-// started then lapses. cancel (may be nil) is
-// called with an error matching ErrLeaseLost if the lease is lost and
-// Config.CancelOnLeaseLost is set. The message need not have been received
-// by this process: any receipt handle of the Mailbox's queue will do.
+// Hold starts holding msg, received with visibility timeout
+// msg.VisibilityTimeout at msg.ReceivedAt, whose handler beats hb. A nil
+// hb means the message waits for its handler (a receive-ahead buffer):
+// until Lease.Start gives it its heartbeat, the Manager extends it without
+// beats, but only at looks less than one Extension after its receive; a
+// lease never started then lapses at the deadline its last extension set.
+// cancel (may be nil) is called with an error matching ErrLeaseLost if the
+// lease is lost and Config.CancelOnLeaseLost is set. The message need not
+// have been received by this process: any receipt handle of the Mailbox's
+// queue will do.
 //
 // Hold never blocks on the network. Every lease must end with a decision:
 // Ack, Nack or GiveBack. Leases held after Run has returned are never
@@ -117,7 +118,6 @@ func (m *Manager) Hold(msg *sqsloop.Message, hb *heartbeat.Heartbeat, cancel con
 		m:        m,
 		msg:      msg,
 		hb:       hb,
-		waiting:  hb == nil,
 		cancel:   cancel,
 		deadline: msg.ReceivedAt.Add(msg.VisibilityTimeout),
 		lastExt:  msg.ReceivedAt,

@@ -9,7 +9,8 @@ import (
 	"github.com/sqsloop/sqsloop"
 )
 
-// maxCalls bounds the batch calls a Manager has on the wire at once.
+// maxCalls bounds the batch calls a Manager has on the wire at once: the
+// sender goroutines Run starts, and waits for before it returns.
 const maxCalls = 32
 
 // maxCallTimeout bounds one batch call. Every call is also bounded by

@@ -21,7 +21,6 @@ func (m *Manager) batches(kind callKind, q *[]*Lease, since *time.Time, now time
 		n := min(len(rest), sqsloop.MaxBatchSize)
 		c := m.newCall(kind, now)
 		for _, l := range rest[:n] {
-			l.queued = false
 			timeout := time.Duration(0)
 			if l.decided == nacking {
 				timeout = l.delay
@@ -226,7 +225,6 @@ func (m *Manager) settle(l *Lease, now time.Time) bool {
 // enqueue appends l to a batch queue and reports whether the loop must be
 // woken: the queue was empty (its window starts) or is full.
 func (m *Manager) enqueue(q *[]*Lease, since *time.Time, l *Lease, now time.Time) bool {
-	l.queued = true
 	if len(*q) == 0 {
 		*since = now
 	}
