@@ -67,7 +67,7 @@ func BenchmarkManagerInterval(b *testing.B) {
 					hb.Beat()
 				}
 				m.mu.Lock()
-				calls := m.plan(now, false)
+				calls := m.plan(now)
 				m.mu.Unlock()
 				for _, c := range calls {
 					m.send(ctx, c)

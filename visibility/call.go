@@ -71,26 +71,22 @@ func (m *Manager) recycle(c *call) {
 // plan takes what is due at now out of the heap and the queues and
 // returns the calls to make. Flushing (Run's context is done) sends every
 // decided call at once and extends nothing. Called with m.mu held.
-func (m *Manager) plan(now time.Time, flushing bool) []*call {
+func (m *Manager) plan(now time.Time) []*call {
+	flushing := m.flushing
 	var out []*call
 	if flushing {
 		m.dueDecisions(now)
 	} else {
 		out = m.extensions(now)
 	}
-	window := ackWindow
-	if n := len(m.acks); n > 0 && (flushing || n >= sqsloop.MaxBatchSize || !now.Before(m.acksAt.Add(window))) {
-		out = append(out, m.batches(deleteCall, &m.acks, &m.acksAt, now, flushing)...)
-	}
-	if n := len(m.nacks); n > 0 && (flushing || n >= sqsloop.MaxBatchSize || !now.Before(m.nacksAt.Add(window))) {
-		out = append(out, m.batches(changeCall, &m.nacks, &m.nacksAt, now, flushing)...)
-	}
-	return out
+	out = m.batches(out, deleteCall, &m.acks, &m.acksAt, now, flushing)
+	return m.batches(out, changeCall, &m.nacks, &m.nacksAt, now, flushing)
 }
 
 // nextWake is when the loop must look again: the next lease due, or the
 // end of a batch window; zero when nothing waits. Called with m.mu held.
-func (m *Manager) nextWake(flushing bool) time.Time {
+func (m *Manager) nextWake() time.Time {
+	flushing := m.flushing
 	var next time.Time
 	earlier := func(t time.Time) {
 		if next.IsZero() || t.Before(next) {

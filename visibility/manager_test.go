@@ -265,6 +265,9 @@ func TestFailingAckNearItsDeadlineBacksOffDuringTheFlush(t *testing.T) {
 		if n := len(rec.snapshot(opDelete)); n > 10 {
 			t.Fatalf("%d delete calls in a flush of at most %v, want a back-off between them", n, flushTimeout)
 		}
+		if st := m.Stats(); st.Acked+st.LateAcked+st.AckFailed != 1 {
+			t.Fatalf("stats %+v: want the ack retried until it ended, and counted once", st)
+		}
 	})
 }
 

@@ -50,11 +50,11 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 	for {
 		now := time.Now()
-		flushing := done == nil
 		m.mu.Lock()
-		out := m.plan(now, flushing)
-		next := m.nextWake(flushing)
-		left := m.settling()
+		flushing := m.flushing
+		out := m.plan(now)
+		next := m.nextWake()
+		left := flushing && m.settling() // a scan of every lease: only while flushing
 		lost := m.takeLost()
 		m.mu.Unlock()
 		m.report(lost)

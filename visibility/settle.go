@@ -10,22 +10,21 @@ import (
 	"github.com/sqsloop/sqsloop"
 )
 
-// batches cuts a queue into calls: every full batch, and the rest too when
-// its window is over or when flushing; a rest that waits starts a new
-// window.
-func (m *Manager) batches(kind callKind, q *[]*Lease, since *time.Time, now time.Time, all bool) []*call {
+// batches appends to out the calls cut from the queue q of kind: every
+// full batch, and the rest too when its window (opened at since) is over
+// or all is set (flushing); a rest left after full batches were cut opens
+// a new window. Called with m.mu held.
+func (m *Manager) batches(out []*call, kind callKind, q *[]*Lease, since *time.Time, now time.Time, all bool) []*call {
 	all = all || !now.Before(since.Add(ackWindow))
-	var out []*call
 	rest := *q
+	if len(rest) < sqsloop.MaxBatchSize && !all {
+		return out // its window is still open: the rest waits for company
+	}
 	for len(rest) >= sqsloop.MaxBatchSize || (all && len(rest) > 0) {
 		n := min(len(rest), sqsloop.MaxBatchSize)
 		c := m.newCall(kind, now)
 		for _, l := range rest[:n] {
-			timeout := time.Duration(0)
-			if l.decided == nacking {
-				timeout = l.delay
-			}
-			c.add(l, timeout)
+			c.add(l, l.delay) // 0 but for a nack
 		}
 		clear(rest[:n])
 		rest = rest[n:]
@@ -40,8 +39,9 @@ func (m *Manager) batches(kind callKind, q *[]*Lease, since *time.Time, now time
 
 // retryOrExtend handles a decided lease whose retry is due. It reports
 // whether the lease must be extended first (an ack still failing while
-// its deadline nears); otherwise it has queued the retry, or ended the
-// lease. Called with m.mu held.
+// its deadline nears; never while flushing); otherwise it has queued the
+// retry, or ended the lease. Called with m.mu held, l in neither the heap
+// nor a call.
 func (m *Manager) retryOrExtend(l *Lease, now time.Time) bool {
 	if !now.Before(l.deadline) {
 		if l.decided == acking {
@@ -52,7 +52,7 @@ func (m *Manager) retryOrExtend(l *Lease, now time.Time) bool {
 			return false
 		}
 	}
-	if l.decided == acking && l.lost == nil && !m.cfg.Disabled && l.deadline.Sub(now) <= m.cfg.Interval && !l.capped {
+	if l.decided == acking && l.lost == nil && !m.cfg.Disabled && !m.flushing && l.deadline.Sub(now) <= m.cfg.Interval && !l.capped {
 		return true
 	}
 	m.settle(l, now)
@@ -70,12 +70,7 @@ func (m *Manager) dueDecisions(now time.Time) {
 	}
 	for _, l := range due {
 		heap.Remove(&m.leases, l.index)
-		if !now.Before(l.deadline) && l.decided != acking {
-			m.st.nackFailed.Add(1)
-			m.finish(l)
-			continue
-		}
-		m.settle(l, now)
+		m.retryOrExtend(l, now) // false: nothing is extended while flushing
 	}
 }
 
