@@ -226,7 +226,6 @@ func permanent(err error) bool {
 // goroutine uses a senders' methods.
 type senders struct {
 	m        *Manager
-	ctx      context.Context
 	work     chan *call
 	results  chan *call
 	wg       sync.WaitGroup
@@ -234,8 +233,10 @@ type senders struct {
 	waiting  []*call
 }
 
+// startSenders starts maxCalls goroutines that make the calls queued, with
+// ctx; stop ends them and waits for them.
 func startSenders(m *Manager, ctx context.Context) *senders {
-	s := &senders{m: m, ctx: ctx, work: make(chan *call), results: make(chan *call, maxCalls)}
+	s := &senders{m: m, work: make(chan *call), results: make(chan *call, maxCalls)}
 	s.wg.Add(maxCalls)
 	for range maxCalls {
 		go func() {
