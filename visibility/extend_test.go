@@ -471,7 +471,8 @@ func TestWaitingLeaseIsKeptAliveUntilStarted(t *testing.T) {
 		defer stop()
 
 		started := m.Hold(message("started", 3*time.Second), nil, nil)
-		never := m.Hold(message("never", 3*time.Second), nil, nil)
+		neverMsg := message("never", 3*time.Second)
+		never := m.Hold(neverMsg, nil, nil)
 		time.Sleep(2500 * time.Millisecond) // looked at, at 1 s and 2 s, without a beat
 		if n := len(rec.entriesFor(opChange, "rh-started")); n == 0 {
 			t.Fatal("a waiting lease was not extended")
@@ -488,11 +489,19 @@ func TestWaitingLeaseIsKeptAliveUntilStarted(t *testing.T) {
 		if !errors.Is(err, ErrLeaseLapsed) {
 			t.Fatalf("a lease never started: Err = %v, want lapsed", err)
 		}
-		// Extended only while within one Extension (3 s) of its receive.
-		for _, e := range rec.entriesFor(opChange, "rh-never") {
-			if e.at.Sub(started.msg.ReceivedAt) >= 3*time.Second {
-				t.Fatalf("a never-started lease extended at %v, past one Extension after its receive", e.at)
+		// Extended while it waited, but only while within one Extension
+		// (3 s) of its receive.
+		exts := rec.entriesFor(opChange, "rh-never")
+		if len(exts) == 0 {
+			t.Fatal("a waiting lease never started was not kept alive while it waited")
+		}
+		for _, e := range exts {
+			if e.at.Sub(neverMsg.ReceivedAt) >= 3*time.Second {
+				t.Fatalf("a never-started lease extended at %v, past one Extension after its receive", e.at.Sub(neverMsg.ReceivedAt))
 			}
+		}
+		if got := lost.get(); len(got) != 1 || got[0].MessageID != "never" || !errors.Is(got[0].Err, ErrLeaseLapsed) {
+			t.Fatalf("OnLeaseLost got %+v, want the never-started lease lapsed, alone", got)
 		}
 		cancel()
 		time.Sleep(10 * time.Second) // beats stop: the started lease now lapses too
