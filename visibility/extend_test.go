@@ -21,9 +21,7 @@ import (
 func TestBeatingLeaseIsExtendedBeforeItsDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		m := newManager(t, rec, fastConfig)
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, fastConfig)
 
 		ctx, cancel := context.WithCancel(t.Context())
 		hb := heartbeat.New()
@@ -63,9 +61,7 @@ func TestSilentLeaseLapsesAndIsReported(t *testing.T) {
 		cfg := fastConfig
 		cfg.CancelOnLeaseLost = true
 		cfg.OnLeaseLost = lost.hook
-		m := newManager(t, rec, cfg)
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, cfg)
 
 		hb := heartbeat.New()
 		ctx, cancel := context.WithCancelCause(t.Context())
@@ -98,9 +94,7 @@ func TestSilentLeaseLapsesAndIsReported(t *testing.T) {
 func TestHundredLeasesTakeAtMostTenCallsPerInterval(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		m := newManager(t, rec, fastConfig)
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, fastConfig)
 
 		ctx, cancel := context.WithCancel(t.Context())
 		var leases []*Lease
@@ -153,9 +147,7 @@ func TestExpiredReceiptHandleStopsExtension(t *testing.T) {
 		var lost lostLog
 		cfg := fastConfig
 		cfg.OnLeaseLost = lost.hook
-		m := newManager(t, rec, cfg)
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, cfg)
 
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
@@ -201,9 +193,7 @@ func TestTransientExtensionFailureIsRetriedAtTheNextLook(t *testing.T) {
 			defer mu.Unlock()
 			lost, lostAt = append(lost, ll), time.Now()
 		}
-		m := newManager(t, rec, cfg)
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, cfg)
 
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
@@ -248,9 +238,7 @@ func TestTransientExtensionFailureRecovers(t *testing.T) {
 			}
 			return nil
 		}}
-		m := newManager(t, rec, Config{Interval: 2 * time.Second, Extension: 10 * time.Second})
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, Config{Interval: 2 * time.Second, Extension: 10 * time.Second})
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		hb := heartbeat.New()
@@ -273,9 +261,7 @@ func TestCeilingClampsTheLastExtension(t *testing.T) {
 		var lost lostLog
 		cfg := Config{Policy: FixedInterval, Interval: time.Second, Extension: 4 * time.Second, MaxExtension: 10 * time.Second}
 		cfg.OnLeaseLost = lost.hook
-		m := newManager(t, rec, cfg)
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, cfg)
 
 		msg := message("c", 3*time.Second)
 		l := m.Hold(msg, nil, nil) // fixed interval: no heartbeat needed
@@ -308,9 +294,7 @@ func TestCeilingClampsTheLastExtension(t *testing.T) {
 func TestBeatInTheLastIntervalIsHonoured(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		m := newManager(t, rec, fastConfig) // Interval 1 s, Extension 3 s
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, fastConfig) // Interval 1 s, Extension 3 s
 		hb := heartbeat.New()
 		l := m.Hold(message("late", 3*time.Second), hb, nil)
 		time.Sleep(2200 * time.Millisecond) // past the look at 1 s and at 2 s
@@ -332,9 +316,7 @@ func TestBeatInTheLastIntervalIsHonoured(t *testing.T) {
 func TestHungExtensionIsCutOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{hang: func(o op) bool { return o == opChange }}
-		m := newManager(t, rec, Config{Interval: 2 * time.Second, Extension: 10 * time.Second})
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, Config{Interval: 2 * time.Second, Extension: 10 * time.Second})
 		hb := heartbeat.New()
 		l := m.Hold(message("h", 10*time.Second), hb, nil)
 		hb.Beat()
@@ -360,9 +342,7 @@ func TestPermanentErrorsLoseTheLeaseAtOnce(t *testing.T) {
 		t.Run(perm.Error(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				rec := &recorder{callErr: func(op) error { return fmt.Errorf("call: %w", perm) }}
-				m := newManager(t, rec, fastConfig)
-				stop := start(t, m)
-				defer stop()
+				m := running(t, rec, fastConfig)
 				hb := heartbeat.New()
 				l := m.Hold(message("p", 3*time.Second), hb, nil)
 				hb.Beat()
@@ -383,9 +363,7 @@ func TestPermanentErrorsLoseTheLeaseAtOnce(t *testing.T) {
 func TestExtensionIsRoundedUpToSeconds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		m := newManager(t, rec, Config{Interval: time.Second, Extension: 2500 * time.Millisecond})
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, Config{Interval: time.Second, Extension: 2500 * time.Millisecond})
 		hb := heartbeat.New()
 		l := m.Hold(message("r", 3*time.Second), hb, nil)
 		hb.Beat()
@@ -400,9 +378,7 @@ func TestExtensionIsRoundedUpToSeconds(t *testing.T) {
 func TestDisabledNeverExtends(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		m := newManager(t, rec, Config{Disabled: true})
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, Config{Disabled: true})
 		hb := heartbeat.New()
 		l := m.Hold(message("n", 3*time.Second), hb, nil)
 		for range 10 {
@@ -427,9 +403,7 @@ func TestTwelveHourCeilingEndsTheLease(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
 		var lost lostLog
-		m := newManager(t, rec, Config{OnLeaseLost: lost.hook})
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, Config{OnLeaseLost: lost.hook})
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		hb := heartbeat.New()
@@ -466,9 +440,7 @@ func TestWaitingLeaseIsKeptAliveUntilStarted(t *testing.T) {
 		var lost lostLog
 		cfg := fastConfig // Interval 1 s, Extension 3 s
 		cfg.OnLeaseLost = lost.hook
-		m := newManager(t, rec, cfg)
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, cfg)
 
 		started := m.Hold(message("started", 3*time.Second), nil, nil)
 		neverMsg := message("never", 3*time.Second)

@@ -67,6 +67,17 @@ type recorder struct {
 	latency func(s *sent) time.Duration
 }
 
+// failing returns a recorder whose calls of kind o all fail with err, and
+// whose other calls succeed.
+func failing(o op, err error) *recorder {
+	return &recorder{callErr: func(got op) error {
+		if got == o {
+			return err
+		}
+		return nil
+	}}
+}
+
 func (r *recorder) ChangeVisibility(ctx context.Context, changes []sqsloop.VisibilityChange) ([]error, error) {
 	s := &sent{op: opChange}
 	for _, c := range changes {
@@ -180,6 +191,16 @@ func start(t *testing.T, m *Manager) (stop func()) {
 			t.Errorf("Run: %v", err)
 		}
 	}
+}
+
+// running returns a Manager over mb running in the background of the
+// synctest bubble until the test ends (Run is stopped and waited for in a
+// cleanup, after the test's deferred calls).
+func running(t *testing.T, mb Mailbox, cfg Config) *Manager {
+	t.Helper()
+	m := newManager(t, mb, cfg)
+	t.Cleanup(start(t, m))
+	return m
 }
 
 // newManager returns a Manager over mb, failing the test on a config error.

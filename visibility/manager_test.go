@@ -19,9 +19,7 @@ import (
 
 func TestSecondRunIsAnError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newManager(t, &recorder{}, Config{})
-		stop := start(t, m)
-		defer stop()
+		m := running(t, &recorder{}, Config{})
 		synctest.Wait()
 		if err := m.Run(t.Context()); !errors.Is(err, sqsloop.ErrAlreadyRunning) {
 			t.Fatalf("second Run = %v, want ErrAlreadyRunning", err)
@@ -88,15 +86,8 @@ var denied = fmt.Errorf("AccessDenied: not allowed: %w", sqsloop.ErrAccessDenied
 // MaxAccessDenied delete calls in a row denied: the Manager gives up.
 func TestAccessDeniedDeletesCloseFailed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rec := &recorder{callErr: func(o op) error {
-			if o == opDelete {
-				return denied
-			}
-			return nil
-		}}
-		m := newManager(t, rec, fastConfig)
-		stop := start(t, m)
-		defer stop()
+		rec := failing(opDelete, denied)
+		m := running(t, rec, fastConfig)
 		m.Hold(message("a", 3*time.Second), heartbeat.New(), nil).Ack()
 		waitCalls(t, rec, opDelete, MaxAccessDenied-1)
 		if closed(m.Failed()) || m.Err() != nil {
@@ -134,9 +125,7 @@ func TestInterleavedSuccessResetsTheDeniedCount(t *testing.T) {
 			}
 			return nil, denied
 		}}
-		m := newManager(t, rec, fastConfig)
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, fastConfig)
 		a := m.Hold(message("a", 3*time.Second), heartbeat.New(), nil)
 		b := m.Hold(message("b", 3*time.Second), heartbeat.New(), nil)
 		a.Ack()
@@ -156,9 +145,7 @@ func TestInterleavedSuccessResetsTheDeniedCount(t *testing.T) {
 func TestQueueNotFoundClosesFailedAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{callErr: func(op) error { return fmt.Errorf("delete: %w", sqsloop.ErrQueueNotFound) }}
-		m := newManager(t, rec, fastConfig)
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, fastConfig)
 		m.Hold(message("a", 3*time.Second), heartbeat.New(), nil).Ack()
 		waitCalls(t, rec, opDelete, 1)
 		if !closed(m.Failed()) || !errors.Is(m.Err(), sqsloop.ErrQueueNotFound) {
@@ -245,12 +232,7 @@ func TestRunReturnsWithinFlushTimeoutWhenTheMailboxHangs(t *testing.T) {
 // ends.
 func TestFailingAckNearItsDeadlineBacksOffDuringTheFlush(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rec := &recorder{callErr: func(o op) error {
-			if o == opDelete {
-				return errors.New("throttled")
-			}
-			return nil
-		}}
+		rec := failing(opDelete, errors.New("throttled"))
 		m := newManager(t, rec, fastConfig) // Interval 1 s, Extension 3 s
 		stop := start(t, m)
 		l := m.Hold(message("a", 3*time.Second), heartbeat.New(), nil)
@@ -310,9 +292,7 @@ func TestErrWrapsTheDenialNotAnotherEntrysError(t *testing.T) {
 			}
 			return denied
 		}}
-		m := newManager(t, rec, fastConfig)
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, fastConfig)
 		a := m.Hold(message("a", 3*time.Second), heartbeat.New(), nil)
 		b := m.Hold(message("b", 3*time.Second), heartbeat.New(), nil)
 		a.Ack()
@@ -452,9 +432,7 @@ func TestSlowLossHookDoesNotDelayTheNextLookTwice(t *testing.T) {
 		rec := &recorder{}
 		cfg := fastConfig
 		cfg.OnLeaseLost = func(*sqsloop.Message, error) { time.Sleep(400 * time.Millisecond) }
-		m := newManager(t, rec, cfg)
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, cfg)
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		t0 := time.Now()

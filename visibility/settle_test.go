@@ -25,9 +25,7 @@ func TestDecisionDuringAnExtensionWaitsForIt(t *testing.T) {
 		gate := make(chan struct{})
 		open := sync.OnceFunc(func() { close(gate) })
 		rec := &recorder{gate: gate}
-		m := newManager(t, rec, fastConfig)
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, fastConfig)
 		defer open() // before stop, even when the test fails
 
 		hb := heartbeat.New()
@@ -61,9 +59,7 @@ func TestDecisionDuringAnExtensionWaitsForIt(t *testing.T) {
 func TestAcksAreCoalesced(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		m := newManager(t, rec, fastConfig)
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, fastConfig)
 		var leases []*Lease
 		for i := range 25 {
 			leases = append(leases, m.Hold(message(fmt.Sprint(i), 3*time.Second), nil, nil))
@@ -105,9 +101,7 @@ func TestAcksAreCoalesced(t *testing.T) {
 func TestLoneAckGoesAfterTheAckWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		m := newManager(t, rec, fastConfig)
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, fastConfig)
 		l := m.Hold(message("a", 3*time.Second), heartbeat.New(), nil)
 		t0 := time.Now()
 		l.Ack()
@@ -169,9 +163,7 @@ func TestTransientAckFailureIsRetriedWhileTheLeaseIsKeptAlive(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				t0 := time.Now()
 				rec := tc.rec(t0)
-				m := newManager(t, rec, fastConfig)
-				stop := start(t, m)
-				defer stop()
+				m := running(t, rec, fastConfig)
 				a := m.Hold(message("a", 3*time.Second), heartbeat.New(), nil) // no heartbeat at all
 				b := m.Hold(message("b", 3*time.Second), heartbeat.New(), nil)
 				a.Ack()
@@ -210,9 +202,7 @@ func TestStaleAckIsNotRetried(t *testing.T) {
 					}
 					return nil
 				}}
-				m := newManager(t, rec, fastConfig)
-				stop := start(t, m)
-				defer stop()
+				m := running(t, rec, fastConfig)
 				l := m.Hold(message("s", 3*time.Second), heartbeat.New(), nil)
 				l.Ack()
 				time.Sleep(10 * time.Second)
@@ -248,9 +238,7 @@ func TestLateAckIsSentOnce(t *testing.T) {
 					}
 					return nil
 				}}
-				m := newManager(t, rec, fastConfig)
-				stop := start(t, m)
-				defer stop()
+				m := running(t, rec, fastConfig)
 				l := m.Hold(message("late", 3*time.Second), heartbeat.New(), nil)
 				time.Sleep(4 * time.Second) // no beat: lapsed at 3 s
 				if !errors.Is(l.Err(), ErrLeaseLapsed) {
@@ -274,9 +262,7 @@ func TestLateAckIsSentOnce(t *testing.T) {
 func TestNackSendsItsDelayClamped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		m := newManager(t, rec, fastConfig)
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, fastConfig)
 		delays := map[string]time.Duration{"a": 30 * time.Second, "b": -5 * time.Second, "c": 13 * time.Hour}
 		want := map[string]time.Duration{"a": 30 * time.Second, "b": 0, "c": sqsloop.MaxVisibilityTimeout}
 		for id, d := range delays {
@@ -298,9 +284,7 @@ func TestNackSendsItsDelayClamped(t *testing.T) {
 func TestGiveBackSendsZero(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		m := newManager(t, rec, fastConfig)
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, fastConfig)
 		m.Hold(message("g", 3*time.Second), heartbeat.New(), nil).GiveBack()
 		time.Sleep(time.Second)
 		if e := rec.entriesFor(opChange, "rh-g"); len(e) != 1 || e[0].timeout != 0 {
@@ -316,9 +300,7 @@ func TestGiveBackSendsZero(t *testing.T) {
 func TestOnlyTheFirstDecisionCounts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		m := newManager(t, rec, fastConfig)
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, fastConfig)
 		a := m.Hold(message("a", 3*time.Second), heartbeat.New(), nil)
 		b := m.Hold(message("b", 3*time.Second), heartbeat.New(), nil)
 		c := m.Hold(message("c", 3*time.Second), heartbeat.New(), nil)
@@ -362,9 +344,7 @@ func TestGiveBackAllGivesBackHoldingLeases(t *testing.T) {
 		rec := &recorder{gate: gate, gated: func(s *sent) bool {
 			return s.op == opChange && slices.Contains(s.handles, "rh-w") && s.timeouts[0] > 0
 		}}
-		m := newManager(t, rec, fastConfig)
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, fastConfig)
 		defer open()                                                   // before stop, even when the test fails
 		h := m.Hold(message("h", 3*time.Second), heartbeat.New(), nil) // holding, silent
 		hbW := heartbeat.New()
@@ -422,9 +402,7 @@ func TestDecisionPastTheDeadlineWaitsForTheExtensionOnTheWire(t *testing.T) {
 		var lost lostLog
 		cfg := fastConfig
 		cfg.OnLeaseLost = lost.hook
-		m := newManager(t, rec, cfg)
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, cfg)
 		defer open() // before stop, even when the test fails
 		hb := heartbeat.New()
 		l := m.Hold(message("x", 3*time.Second), hb, nil)
@@ -487,9 +465,7 @@ func TestHungAckDoesNotLetTheLeaseLapse(t *testing.T) {
 				t0 := time.Now()
 				rec := &recorder{hang: func(o op) bool { return o == opDelete && time.Since(t0) < 30*time.Second }}
 				var lost lostLog
-				m := newManager(t, rec, Config{Interval: 2 * time.Second, Extension: 10 * time.Second, OnLeaseLost: lost.hook})
-				stop := start(t, m)
-				defer stop()
+				m := running(t, rec, Config{Interval: 2 * time.Second, Extension: 10 * time.Second, OnLeaseLost: lost.hook})
 				l := m.Hold(message("a", vt), heartbeat.New(), nil)
 				l.Ack()
 				time.Sleep(time.Minute)
@@ -507,9 +483,7 @@ func TestHungAckDoesNotLetTheLeaseLapse(t *testing.T) {
 func TestGiveBackAllLeavesLaterLeasesAlone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		m := newManager(t, rec, fastConfig)
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, fastConfig)
 		m.Hold(message("early", 3*time.Second), heartbeat.New(), nil)
 		m.GiveBackAll()
 		ctx, cancel := context.WithCancel(t.Context())
@@ -536,15 +510,8 @@ func TestGiveBackAllLeavesLaterLeasesAlone(t *testing.T) {
 // would not keep it any longer.
 func TestAckRetryOfACappedLeaseKeepsItsBackOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rec := &recorder{callErr: func(o op) error {
-			if o == opDelete {
-				return errors.New("throttled")
-			}
-			return nil
-		}}
-		m := newManager(t, rec, Config{Policy: FixedInterval, Interval: 2 * time.Second, Extension: 5 * time.Second, MaxExtension: 10 * time.Second})
-		stop := start(t, m)
-		defer stop()
+		rec := failing(opDelete, errors.New("throttled"))
+		m := running(t, rec, Config{Policy: FixedInterval, Interval: 2 * time.Second, Extension: 5 * time.Second, MaxExtension: 10 * time.Second})
 		t0 := time.Now()
 		l := m.Hold(message("c", 4*time.Second), heartbeat.New(), nil)
 		time.Sleep(7 * time.Second) // extended to the 10 s ceiling at 6 s
@@ -576,9 +543,7 @@ func TestTransientNackFailureIsRetried(t *testing.T) {
 			}
 			return errs, nil
 		}}
-		m := newManager(t, rec, fastConfig)
-		stop := start(t, m)
-		defer stop()
+		m := running(t, rec, fastConfig)
 		m.Hold(message("once", 3*time.Second), heartbeat.New(), nil).Nack(time.Minute)
 		m.Hold(message("never", 3*time.Second), heartbeat.New(), nil).GiveBack()
 		time.Sleep(5 * time.Second)
