@@ -80,8 +80,8 @@ func BenchmarkManagerInterval(b *testing.B) {
 				m.mu.Unlock()
 			}
 			b.StopTimer()
-			if st := m.Stats(); st.Lost != 0 || len(m.lostNow) != 0 {
-				b.Fatalf("%d leases lost", st.Lost+int64(len(m.lostNow)))
+			if st := m.Stats(); st.Lost != 0 || len(m.pending.lost) != 0 {
+				b.Fatalf("%d leases lost", st.Lost+int64(len(m.pending.lost)))
 			}
 			b.ReportMetric(float64(mb.calls.Load())/float64(b.N), "calls/interval")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/lease")

@@ -130,8 +130,7 @@ func (m *Manager) applyExtension(l *Lease, vt time.Duration, err error, sentAt, 
 		m.st.failures.Add(1)
 		l.lastErr = err
 		l.due = m.nextLook(l, now)
-		m.log.Warn("visibility: extension failed; will try again at the next look",
-			slog.String("message_id", l.msg.ID), slog.Any("error", err))
+		m.noteFailure(slog.LevelWarn, "visibility: extension failed; will try again at the next look", l, err)
 	}
 	if l.decided == holding && l.seq <= m.giveBack {
 		l.decided = givenUp

@@ -1,6 +1,7 @@
 package visibility
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,18 +26,43 @@ var (
 	ErrLeaseLapsed = errors.New("visibility: lease lapsed without a heartbeat")
 )
 
-// takeLost returns the leases lost since the last call. Called with m.mu
-// held.
-func (m *Manager) takeLost() []*Lease {
-	lost := m.lostNow
-	m.lostNow = nil
-	return lost
+// reports are what Run's goroutine tells the logger, the hook and the
+// handlers, outside m.mu: a slow logger or hook must not hold up Hold,
+// Start and the decisions, which take m.mu.
+type reports struct {
+	lost  []*Lease // leases lost
+	notes []note   // failed calls
 }
 
-// report tells the logger, the hook and the handler that each lease is
-// lost. Called without m.mu, on Run's goroutine.
-func (m *Manager) report(lost []*Lease) {
-	for _, l := range lost {
+// note is the record of a failed call about one message.
+type note struct {
+	level slog.Level
+	msg   string
+	id    string // the message's ID (receipt handles are never logged)
+	err   error
+}
+
+// noteFailure queues the record of l's failed call. Called with m.mu held.
+func (m *Manager) noteFailure(level slog.Level, msg string, l *Lease, err error) {
+	m.pending.notes = append(m.pending.notes, note{level, msg, l.msg.ID, err})
+}
+
+// takeReports returns what is to be reported since the last call. Called
+// with m.mu held.
+func (m *Manager) takeReports() reports {
+	r := m.pending
+	m.pending = reports{}
+	return r
+}
+
+// report logs the failed calls, and tells the logger, the hook and the
+// handler that each lease is lost. Called without m.mu, on Run's
+// goroutine.
+func (m *Manager) report(r reports) {
+	for _, n := range r.notes {
+		m.log.Log(context.Background(), n.level, n.msg, slog.String("message_id", n.id), slog.Any("error", n.err))
+	}
+	for _, l := range r.lost {
 		m.st.lost.Add(1)
 		m.log.Warn("visibility: lease lost; the message may be delivered again",
 			slog.String("message_id", l.msg.ID), slog.Int("receive_count", l.msg.ReceiveCount), slog.Any("reason", l.lost))
@@ -56,7 +82,7 @@ func (m *Manager) markLost(l *Lease, reason error) {
 		return
 	}
 	l.lost = leaseLost(l.msg.ID, reason)
-	m.lostNow = append(m.lostNow, l)
+	m.pending.lost = append(m.pending.lost, l)
 }
 
 // leaseLost is the error of the lease of message id, lost for reason: it

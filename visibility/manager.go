@@ -65,7 +65,7 @@ type Manager struct {
 	nacks    []*Lease  // decided nacks and give-backs waiting for their batch
 	acksAt   time.Time // when the oldest waiting ack was queued
 	nacksAt  time.Time // when the oldest waiting nack was queued
-	lostNow  []*Lease  // lost leases to report, outside mu
+	pending  reports   // what Run's goroutine reports next, outside mu
 	holds    uint64    // leases held so far: each lease's seq
 	giveBack uint64    // GiveBackAll gives back the leases with seq ≤ this
 	flushing bool      // Run's context is done: nothing is extended any more

@@ -335,14 +335,19 @@ func TestLossAnsweredAfterTheFlushIsReported(t *testing.T) {
 	})
 }
 
-// logRecords collects the records logged through it.
+// logRecords collects the records logged through it; each, if set, is
+// called for every record first.
 type logRecords struct {
 	mu   sync.Mutex
 	recs []slog.Record
+	each func()
 }
 
 func (h *logRecords) Enabled(context.Context, slog.Level) bool { return true }
 func (h *logRecords) Handle(_ context.Context, r slog.Record) error {
+	if h.each != nil {
+		h.each()
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.recs = append(h.recs, r.Clone())
@@ -449,5 +454,53 @@ func TestSlowLossHookDoesNotDelayTheNextLookTwice(t *testing.T) {
 		if len(at) < 2 || at[1] != 2400*time.Millisecond {
 			t.Fatalf("b extended at %v, want its second look right after the hook returned (2.4s)", at)
 		}
+	})
+}
+
+// Failed calls are logged, with the message's ID, by Run's goroutine
+// without the Manager's mutex: a slow log does not hold up Hold, Start and
+// the decisions, which take it.
+func TestFailedCallsAreLoggedOutsideTheMutex(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var m *Manager
+		underMutex := 0 // records logged while m.mu was held
+		logs := &logRecords{each: func() {
+			if !m.mu.TryLock() {
+				underMutex++
+				return
+			}
+			m.mu.Unlock()
+		}}
+		rec := &recorder{entry: func(o op, h string) error {
+			switch h {
+			case "rh-e":
+				return errors.New("throttled")
+			case "rh-a":
+				return fmt.Errorf("entry: %w", sqsloop.ErrReceiptHandleExpired)
+			case "rh-n":
+				return fmt.Errorf("entry: %w", sqsloop.ErrInvalidArgument)
+			}
+			return nil
+		}}
+		m, err := New(rec, fastConfig, slog.New(logs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(start(t, m))
+		hb := heartbeat.New()
+		e := m.Hold(message("e", 3*time.Second), hb, nil)
+		hb.Beat()
+		m.Hold(message("a", 3*time.Second), heartbeat.New(), nil).Ack()
+		m.Hold(message("n", 3*time.Second), heartbeat.New(), nil).Nack(0)
+		time.Sleep(1500 * time.Millisecond) // e's extension failed at 1 s
+		for msg, id := range map[string]string{"extension failed": "e", "visibility: ack failed": "a", "nack failed": "n"} {
+			if attrs, ok := logs.find(msg); !ok || attrs["message_id"].String() != id {
+				t.Errorf("%q logged %v (found %v), want message_id=%s", msg, attrs, ok, id)
+			}
+		}
+		if underMutex != 0 {
+			t.Fatalf("%d records logged while the Manager's mutex was held, want 0", underMutex)
+		}
+		e.Ack()
 	})
 }

@@ -55,9 +55,9 @@ func (m *Manager) Run(ctx context.Context) error {
 		out := m.plan(now)
 		next := m.nextWake()
 		left := flushing && m.settling() // a scan of every lease: only while flushing
-		lost := m.takeLost()
+		r := m.takeReports()
 		m.mu.Unlock()
-		m.report(lost)
+		m.report(r)
 		s.queue(out)
 		if flushing && ((!left && s.idle()) || !now.Before(flushBy)) {
 			break
@@ -82,12 +82,12 @@ func (m *Manager) Run(ctx context.Context) error {
 	cancelCalls()
 	s.stop()
 	m.abandon()
-	// Leases found lost by the answers that came in after the loop, or by
-	// decisions made meanwhile, are reported too.
+	// Leases found lost, and calls failed, by the answers that came in
+	// after the loop, or by decisions made meanwhile, are reported too.
 	m.mu.Lock()
-	lost := m.takeLost()
+	r := m.takeReports()
 	m.mu.Unlock()
-	m.report(lost)
+	m.report(r)
 	return nil
 }
 
@@ -106,7 +106,6 @@ func (m *Manager) startFlush() time.Time {
 // decisions from now on are ignored, so nothing is held any more.
 func (m *Manager) abandon() {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.stopped = true
 	abandoned, unsent := 0, 0
 	count := func(l *Lease) {
@@ -135,6 +134,7 @@ func (m *Manager) abandon() {
 	// Lost leases whose holders have not decided yet are in none of the
 	// above; they are no longer held either.
 	m.st.held.Store(0)
+	m.mu.Unlock()
 	if abandoned > 0 || unsent > 0 {
 		m.log.Warn("visibility: leases still held when the manager stopped; their messages become visible when their leases end",
 			slog.Int("leases", abandoned), slog.Int("unsent_decisions", unsent))

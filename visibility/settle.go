@@ -2,7 +2,6 @@ package visibility
 
 import (
 	"container/heap"
-	"context"
 	"errors"
 	"log/slog"
 	"time"
@@ -105,8 +104,7 @@ func (m *Manager) applyAck(l *Lease, err error, now time.Time) {
 		if errors.Is(err, sqsloop.ErrReceiptHandleExpired) || l.lost != nil {
 			level = slog.LevelWarn // the lease was lost: the message will be delivered again
 		}
-		m.log.Log(context.Background(), level, "visibility: ack failed; the message may be delivered again",
-			slog.String("message_id", l.msg.ID), slog.Any("error", err))
+		m.noteFailure(level, "visibility: ack failed; the message may be delivered again", l, err)
 		m.finish(l)
 		return
 	}
@@ -148,8 +146,7 @@ func (m *Manager) applyNack(l *Lease, err error, now time.Time) {
 		}
 	}
 	m.st.nackFailed.Add(1)
-	m.log.Warn("visibility: nack failed; the message becomes visible when its lease ends",
-		slog.String("message_id", l.msg.ID), slog.Any("error", err))
+	m.noteFailure(slog.LevelWarn, "visibility: nack failed; the message becomes visible when its lease ends", l, err)
 	m.finish(l)
 }
 
@@ -179,7 +176,7 @@ func (m *Manager) decide(l *Lease, d decision, delay time.Duration) {
 	// A lease with an extension on the wire is settled when that call
 	// returns: its answer says whether the lease held.
 	poke := !l.busy && m.settle(l, time.Now())
-	poke = poke || len(m.lostNow) > 0
+	poke = poke || len(m.pending.lost) > 0
 	m.mu.Unlock()
 	if poke {
 		m.poke()
