@@ -28,11 +28,12 @@ const flushTimeout = time.Second
 
 // Run is the Manager's one loop: it extends alive leases as they come
 // due and sends the decided acks, nacks and give-backs, until ctx is done.
-// Then it stops extending, sends what was decided (for at most
-// flushTimeout), waits for every call it started, and returns nil. Leases
-// still holding then are no longer extended; decisions made after Run
-// returns are ignored. Run may be called once: every later call returns an
-// error wrapping sqsloop.ErrAlreadyRunning.
+// Then it stops extending, sends what was decided for at most 1 s
+// (flushing; the calls still on the wire then are cancelled), waits for
+// every call it started and its 32 sender goroutines, and returns nil.
+// Leases still holding then are no longer extended; decisions made after
+// Run returns are ignored. Run may be called once: every later call
+// returns an error wrapping sqsloop.ErrAlreadyRunning.
 func (m *Manager) Run(ctx context.Context) error {
 	if !m.running.CompareAndSwap(false, true) {
 		return fmt.Errorf("visibility: Manager.Run called twice: %w", sqsloop.ErrAlreadyRunning)
