@@ -43,7 +43,7 @@ func ReceiveN(ctx context.Context, t testing.TB, mb sqsloop.Mailbox, n int, d, v
 	var got []*sqsloop.Message
 	deadline := time.Now().Add(d)
 	for polls := 0; len(got) < n; polls++ {
-		wait := wholeSeconds(time.Until(deadline))
+		wait := pollWait(deadline)
 		if wait <= 0 || polls > maxPolls(d) {
 			break
 		}
@@ -176,24 +176,19 @@ func isCallOrEntry(errs []error, err error, i int, target error) bool {
 // synctest bubble, a poll that never blocks never lets the clock move).
 func maxPolls(d time.Duration) int { return 2*int(d/time.Second) + 2 }
 
-// wholeSeconds rounds d up to whole seconds and caps it at 20 s (SQS's
-// longest long poll); it returns 0 for d <= 0.
-func wholeSeconds(d time.Duration) time.Duration {
-	if d <= 0 {
-		return 0
-	}
-	s := d.Truncate(time.Second)
-	if s < d {
-		s += time.Second
-	}
-	return min(s, sqsloop.MaxWaitTime)
+// pollWait is the long poll that waits out the time left until deadline:
+// rounded up to whole seconds (sqsloop.WholeSeconds), at most 20 s (SQS's
+// longest long poll), and not above 0 once deadline has passed.
+func pollWait(deadline time.Time) time.Duration {
+	return min(sqsloop.WholeSeconds(time.Until(deadline)), sqsloop.MaxWaitTime)
 }
 
-// describe lists messages by ID, body and receive count, for failure output.
+// describe lists messages by ID, body (its first 64 characters) and receive
+// count, for failure output.
 func describe(msgs []*sqsloop.Message) string {
 	parts := make([]string, len(msgs))
 	for i, m := range msgs {
-		parts[i] = fmt.Sprintf("{id=%s body=%q count=%d}", m.ID, m.Body, m.ReceiveCount)
+		parts[i] = fmt.Sprintf("{id=%s body=%.64q count=%d}", m.ID, m.Body, m.ReceiveCount)
 	}
 	return "[" + strings.Join(parts, " ") + "]"
 }

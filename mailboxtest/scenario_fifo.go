@@ -118,7 +118,7 @@ func receiveSome(ctx context.Context, t testing.TB, mb sqsloop.Mailbox, d, vis t
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for polls := 0; ; polls++ {
-		wait := wholeSeconds(time.Until(deadline))
+		wait := pollWait(deadline)
 		if wait <= 0 || polls > maxPolls(d) {
 			t.Fatalf("no message within %v", d)
 		}
