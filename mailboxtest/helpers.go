@@ -160,14 +160,28 @@ func oneEntry(errs []error, err error) error {
 	return errs[0]
 }
 
-// isCallOrEntry reports whether target is the call's error or, when the call
-// succeeded, entry i's error: the contract lets a mailbox reject an
-// out-of-range argument either before the call or per entry.
-func isCallOrEntry(errs []error, err error, i int, target error) bool {
-	if err != nil {
-		return errors.Is(err, target)
+// sameRule fails t unless got is want, text and all: the error of one of
+// package sqsloop's request rules (ReceiveRequest.Validate, ValidateDelete,
+// ValidateChangeVisibility, ValidateSend), which every Mailbox returns
+// unchanged, wrapping sqsloop.ErrInvalidArgument.
+func sameRule(t testing.TB, what string, got, want error) {
+	t.Helper()
+	if want == nil || !errors.Is(got, sqsloop.ErrInvalidArgument) || got.Error() != want.Error() {
+		t.Errorf("%s:\n got  %v\n want %v", what, got, want)
 	}
-	return i < len(errs) && errors.Is(errs[i], target)
+}
+
+// sameEntries fails t unless a batch call succeeded as a whole and each of
+// its entry errors is the rule's, as sameRule checks: the whole call's
+// error err, the entries' errs, and want, the rule's entry errors.
+func sameEntries(t testing.TB, what string, errs []error, err error, want []error) {
+	t.Helper()
+	if err != nil || len(errs) != len(want) {
+		t.Fatalf("%s: call %v, %d entry results; want %d entry results", what, err, len(errs), len(want))
+	}
+	for i := range want {
+		sameRule(t, fmt.Sprintf("%s, entry %d", what, i), errs[i], want[i])
+	}
 }
 
 // maxPolls bounds the long polls a wait of d may take. Each empty long poll
