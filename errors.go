@@ -36,13 +36,15 @@ var (
 	// a KMS key error (KmsAccessDenied, KmsDisabled, KmsNotFound, …; not
 	// KmsThrottled), or the SDK found no credentials to sign with. It does
 	// not heal by retrying at once (an IAM change may take a few seconds to
-	// propagate, no more), so the consumer treats it as permanent after a
-	// few consecutive failures (visibility.MaxAccessDenied).
+	// propagate, no more), so the consumer and the lease owner try again
+	// and give up after visibility.MaxAccessDenied (5) consecutive failures
+	// of one kind of call; consumer.Consumer.Run then returns an error
+	// wrapping it. Only sqsmailbox returns it; memmailbox never does.
 	ErrAccessDenied = errors.New("sqsloop: access denied")
 
-	// ErrAlreadyRunning is returned by a second call to a Run that may run
-	// only once at a time: consumer.Consumer.Run (a Consumer runs once) and
-	// visibility.Manager.Run.
+	// ErrAlreadyRunning is wrapped by the error that a Run that may be
+	// called only once returns on every later call, even one made after
+	// the first returned: consumer.Consumer.Run and visibility.Manager.Run.
 	ErrAlreadyRunning = errors.New("sqsloop: already running")
 
 	// ErrInvalidArgument means a request was malformed: caught before it

@@ -25,10 +25,11 @@ type ReceiveRequest struct {
 	// MessageAttributeNames chooses the user-defined message attributes
 	// returned (SQS MessageAttributeNames): nil means all of them; an
 	// empty, non-nil slice none (less to transfer and decode); otherwise
-	// those named, a name ending in ".*" matching every attribute with that
-	// prefix ("order.*"), as in SQS. Names are not empty. The system
-	// attributes returned are always those Message has fields for (see
-	// Message.Attributes).
+	// those named, as in SQS: a name ending in ".*" matches every attribute
+	// with that prefix ("order.*"), and "All" or ".*" matches them all.
+	// Names are case-sensitive and not empty (Validate). The system
+	// attributes returned are always those named by the Attr… constants
+	// (see Message.Attributes).
 	MessageAttributeNames []string
 }
 
@@ -91,9 +92,10 @@ type SendResult struct {
 // every Mailbox rejects the same requests with the same text, and rounds
 // every duration up to whole seconds (WholeSeconds), as SQS counts them.
 // Errors wrap the package's sentinels: ErrReceiptHandleExpired,
-// ErrLeaseCeiling, ErrQueueNotFound, ErrMailboxClosed, ErrInvalidArgument;
-// anything else is transient (network, throttling) and may be retried by the
-// caller.
+// ErrLeaseCeiling, ErrQueueNotFound, ErrMailboxClosed, ErrInvalidArgument,
+// ErrAccessDenied (permanent, unless an IAM change is still propagating);
+// anything else is transient (network, throttling) and may be retried by
+// the caller.
 type Mailbox interface {
 	// Receive returns up to req.MaxMessages messages, each hidden for
 	// req.VisibilityTimeout and carrying a fresh receipt handle. It blocks up

@@ -17,7 +17,11 @@ type MessageAttribute struct {
 // Message.Attributes, and the only ones sqsmailbox asks SQS for (asking for
 // All costs transfer and decoding on every receive): those Message exposes
 // as typed fields, the FIFO ones, and AWSTraceHeader (the X-Ray trace
-// header, for tracing across the queue).
+// header, for tracing across the queue). A message carries only those that
+// apply to it: MessageGroupId when it was sent with a group, the
+// deduplication ID and sequence number on a FIFO queue, AWSTraceHeader when
+// its sender set one (an SQS client other than a Mailbox: OutgoingMessage
+// carries no system attributes, so memmailbox never has it).
 const (
 	AttrApproximateReceiveCount          = "ApproximateReceiveCount"
 	AttrApproximateFirstReceiveTimestamp = "ApproximateFirstReceiveTimestamp"
@@ -74,7 +78,8 @@ type Message struct {
 
 	// ReceivedAt is, by the receiver's clock, no later than the moment the
 	// queue started this receive's visibility timeout, and no earlier than
-	// it by more than one network round trip; every Mailbox keeps this rule.
+	// it by more than the Mailbox's bound on one network round trip; every
+	// Mailbox keeps this rule.
 	// memmailbox stamps the moment it took the message (exact). sqsmailbox
 	// stamps max(sentAt, arrivedAt - rto): sentAt just before the
 	// ReceiveMessage request, arrivedAt just after its answer, rto its bound

@@ -67,9 +67,10 @@ const maxDuration = time.Duration(1<<63 - 1)
 // MaxNumberOfMessages), VisibilityTimeout 0–12 h (MaxVisibilityTimeout; SQS
 // VisibilityTimeout 0–43,200 s) and WaitTime 0–20 s (MaxWaitTime; SQS
 // WaitTimeSeconds 0–20), the durations checked before WholeSeconds rounds
-// them. Each problem names its field ("ReceiveRequest.WaitTime") and range
-// and wraps ErrInvalidArgument (errors.Is). Every Mailbox's Receive returns
-// this error, unchanged, for a request it rejects.
+// them, and no empty name in MessageAttributeNames. Each problem names its
+// field ("ReceiveRequest.WaitTime", "ReceiveRequest.MessageAttributeNames[2]")
+// and range and wraps ErrInvalidArgument (errors.Is). Every Mailbox's
+// Receive returns this error, unchanged, for a request it rejects.
 func (r ReceiveRequest) Validate() error {
 	var errs []error
 	if r.MaxMessages < 1 || r.MaxMessages > MaxBatchSize {

@@ -50,9 +50,9 @@
 //	func TestConformance(t *testing.T) { mailboxtest.Run(t, harness{}) }
 //
 // A harness declares where its implementation knowingly departs from Amazon
-// SQS (fauxqs enforces no 12-hour lease ceiling, SQS counts visibility in
-// whole seconds); a scenario that meets a declared difference logs it by
-// name instead of failing or silently passing, so `go test -v` piped into
+// SQS (fauxqs enforces no 12-hour lease ceiling, and returns every message
+// attribute to a receive that asked for none); a scenario that meets a
+// declared difference logs it by name instead of failing or silently passing, so `go test -v` piped into
 // `grep "declared difference"` lists them all.
 //
 // The helpers [SendBodies], [SendAll], [ReceiveN], [ExpectNone] and [AckAll]

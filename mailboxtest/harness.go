@@ -86,8 +86,8 @@ type Queue struct {
 //
 // A capability left false (FIFO, DLQ, AttributesReader) makes the scenarios
 // that need it skip. A behaviour left false (LeaseCeiling,
-// FIFOBatchesWithinGroup, RedriveKeepsMessageID) declares a
-// difference: a scenario that meets it logs it by name, and may expect the
+// FIFOBatchesWithinGroup, RedriveKeepsMessageID, OmitsUnaskedAttributes)
+// declares a difference: a scenario that meets it logs it by name, and may expect the
 // departure (a harness without LeaseCeiling whose mailbox does refuse an
 // extend past 12 hours fails TestLeaseCeiling). Amazon SQS has every field
 // true but VirtualTime.

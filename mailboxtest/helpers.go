@@ -43,7 +43,7 @@ func ReceiveN(ctx context.Context, t testing.TB, mb sqsloop.Mailbox, n int, d, v
 	var got []*sqsloop.Message
 	deadline := time.Now().Add(d)
 	for polls := 0; len(got) < n; polls++ {
-		wait := wholeSeconds(time.Until(deadline))
+		wait := pollWait(deadline)
 		if wait <= 0 || polls > maxPolls(d) {
 			break
 		}
@@ -160,14 +160,28 @@ func oneEntry(errs []error, err error) error {
 	return errs[0]
 }
 
-// isCallOrEntry reports whether target is the call's error or, when the call
-// succeeded, entry i's error: the contract lets a mailbox reject an
-// out-of-range argument either before the call or per entry.
-func isCallOrEntry(errs []error, err error, i int, target error) bool {
-	if err != nil {
-		return errors.Is(err, target)
+// sameRule fails t unless got is want, text and all: the error of one of
+// package sqsloop's request rules (ReceiveRequest.Validate, ValidateDelete,
+// ValidateChangeVisibility, ValidateSend), which every Mailbox returns
+// unchanged, wrapping sqsloop.ErrInvalidArgument.
+func sameRule(t testing.TB, what string, got, want error) {
+	t.Helper()
+	if want == nil || !errors.Is(got, sqsloop.ErrInvalidArgument) || got.Error() != want.Error() {
+		t.Errorf("%s:\n got  %v\n want %v", what, got, want)
 	}
-	return i < len(errs) && errors.Is(errs[i], target)
+}
+
+// sameEntries fails t unless a batch call succeeded as a whole and each of
+// its entry errors is the rule's, as sameRule checks: the whole call's
+// error err, the entries' errs, and want, the rule's entry errors.
+func sameEntries(t testing.TB, what string, errs []error, err error, want []error) {
+	t.Helper()
+	if err != nil || len(errs) != len(want) {
+		t.Fatalf("%s: call %v, %d entry results; want %d entry results", what, err, len(errs), len(want))
+	}
+	for i := range want {
+		sameRule(t, fmt.Sprintf("%s, entry %d", what, i), errs[i], want[i])
+	}
 }
 
 // maxPolls bounds the long polls a wait of d may take. Each empty long poll
@@ -176,24 +190,19 @@ func isCallOrEntry(errs []error, err error, i int, target error) bool {
 // synctest bubble, a poll that never blocks never lets the clock move).
 func maxPolls(d time.Duration) int { return 2*int(d/time.Second) + 2 }
 
-// wholeSeconds rounds d up to whole seconds and caps it at 20 s (SQS's
-// longest long poll); it returns 0 for d <= 0.
-func wholeSeconds(d time.Duration) time.Duration {
-	if d <= 0 {
-		return 0
-	}
-	s := d.Truncate(time.Second)
-	if s < d {
-		s += time.Second
-	}
-	return min(s, sqsloop.MaxWaitTime)
+// pollWait is the long poll that waits out the time left until deadline:
+// rounded up to whole seconds (sqsloop.WholeSeconds), at most 20 s (SQS's
+// longest long poll), and not above 0 once deadline has passed.
+func pollWait(deadline time.Time) time.Duration {
+	return min(sqsloop.WholeSeconds(time.Until(deadline)), sqsloop.MaxWaitTime)
 }
 
-// describe lists messages by ID, body and receive count, for failure output.
+// describe lists messages by ID, body (its first 64 characters) and receive
+// count, for failure output.
 func describe(msgs []*sqsloop.Message) string {
 	parts := make([]string, len(msgs))
 	for i, m := range msgs {
-		parts[i] = fmt.Sprintf("{id=%s body=%q count=%d}", m.ID, m.Body, m.ReceiveCount)
+		parts[i] = fmt.Sprintf("{id=%s body=%.64q count=%d}", m.ID, m.Body, m.ReceiveCount)
 	}
 	return "[" + strings.Join(parts, " ") + "]"
 }

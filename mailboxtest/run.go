@@ -22,6 +22,7 @@ var scenarios = []scenario{
 	{"TestLeaseCeiling", testLeaseCeiling},
 	{"TestPartialBatchFailurePerEntry", testPartialBatchFailurePerEntry},
 	{"TestBatchLimits", testBatchLimits},
+	{"TestRequestRulesAreSqsloops", testRequestRulesAreSqsloops},
 	{"TestLongPollingReturnsEarly", testLongPollingReturnsEarly},
 	{"TestReceiveChoosesMessageAttributes", testReceiveChoosesMessageAttributes},
 	{"TestApproximateReceiveCountIncrements", testApproximateReceiveCountIncrements},

@@ -58,32 +58,29 @@ func testPartialBatchFailurePerEntry(t *testing.T, h Harness) {
 	ExpectNone(ctx, t, q.Mailbox, settle)
 
 	// A send batch with one entry SQS refuses (U+0000 is not allowed in a
-	// body) either fails that entry alone, or is refused whole before it
-	// reaches the queue (ErrInvalidArgument) with nothing sent.
-	res, err := q.Mailbox.Send(ctx, []sqsloop.OutgoingMessage{{Body: "good 1"}, {Body: "bad \x00 body"}, {Body: "good 2"}})
-	switch {
-	case err != nil && errors.Is(err, sqsloop.ErrInvalidArgument):
-		t.Logf("Send refused the batch whole before sending: %v", err)
-		ExpectNone(ctx, t, q.Mailbox, settle)
-	case err != nil:
-		t.Fatalf("Send with one invalid body: %v, want per-entry failure or ErrInvalidArgument", err)
-	default:
-		if len(res) != 3 || res[0].Err != nil || res[1].Err == nil || res[2].Err != nil {
-			t.Fatalf("Send results = %+v, want only entry 1 failed", res)
-		}
-		got := ReceiveN(ctx, t, q.Mailbox, 2, patience, longLease)
-		for _, m := range got {
-			if !strings.HasPrefix(m.Body, "good") {
-				t.Errorf("received %q, which Send reported failed", m.Body)
-			}
-		}
-		AckAll(ctx, t, q.Mailbox, got...)
+	// body) fails that entry alone, with sqsloop's rule's error; the other
+	// entries are sent.
+	out := []sqsloop.OutgoingMessage{{Body: "good 1"}, {Body: "bad \x00 body"}, {Body: "good 2"}}
+	res, err := q.Mailbox.Send(ctx, out)
+	if err != nil || len(res) != 3 || res[0].Err != nil || res[2].Err != nil {
+		t.Fatalf("Send with one invalid body = %+v, %v; want only entry 1 failed", res, err)
 	}
+	want, _ := sqsloop.ValidateSend(out)
+	sameRule(t, "Send entry 1", res[1].Err, want[1])
+	got := ReceiveN(ctx, t, q.Mailbox, 2, patience, longLease)
+	for _, m := range got {
+		if !strings.HasPrefix(m.Body, "good") {
+			t.Errorf("received %q, which Send reported failed", m.Body)
+		}
+	}
+	AckAll(ctx, t, q.Mailbox, got...)
 }
 
 // testBatchLimits: SQS's limits (1–10 entries; MaxMessages 1–10; WaitTime
-// 0–20 s; visibility 0–12 h) are enforced with ErrInvalidArgument, and a
-// receive never returns more than asked.
+// 0–20 s; visibility 0–12 h) are enforced with sqsloop's rules' errors
+// (wrapping ErrInvalidArgument), a batch size failing the whole call and a
+// visibility change's timeout its entry; and a receive never returns more
+// than asked.
 func testBatchLimits(t *testing.T, h Harness) {
 	ctx := t.Context()
 	q, cleanup := h.NewQueue(ctx, t, QueueOptions{})
@@ -101,31 +98,27 @@ func testBatchLimits(t *testing.T, h Harness) {
 	if err != nil || len(msgs) == 0 || len(msgs) > 3 {
 		t.Fatalf("Receive(MaxMessages 3) = %d messages, %v; want 1–3", len(msgs), err)
 	}
+	handle := msgs[0].ReceiptHandle
 
-	invalid := func(what string, err error) {
-		t.Helper()
-		if !errors.Is(err, sqsloop.ErrInvalidArgument) {
-			t.Errorf("%s: %v, want ErrInvalidArgument", what, err)
+	for _, n := range []int{0, sqsloop.MaxBatchSize + 1} {
+		handles := make([]string, n)
+		changes := make([]sqsloop.VisibilityChange, n)
+		out := make([]sqsloop.OutgoingMessage, n)
+		for i := range n {
+			handles[i] = handle
+			changes[i] = sqsloop.VisibilityChange{ReceiptHandle: handle, Timeout: longLease}
+			out[i] = sqsloop.OutgoingMessage{Body: "x"}
 		}
+		_, err := mb.Delete(ctx, handles)
+		_, want := sqsloop.ValidateDelete(handles)
+		sameRule(t, fmt.Sprintf("Delete with %d entries", n), err, want)
+		_, err = mb.ChangeVisibility(ctx, changes)
+		_, want = sqsloop.ValidateChangeVisibility(changes)
+		sameRule(t, fmt.Sprintf("ChangeVisibility with %d entries", n), err, want)
+		_, err = mb.Send(ctx, out)
+		_, want = sqsloop.ValidateSend(out)
+		sameRule(t, fmt.Sprintf("Send with %d entries", n), err, want)
 	}
-	changes := make([]sqsloop.VisibilityChange, sqsloop.MaxBatchSize+1)
-	out := make([]sqsloop.OutgoingMessage, sqsloop.MaxBatchSize+1)
-	for i := range changes {
-		changes[i] = sqsloop.VisibilityChange{ReceiptHandle: msgs[0].ReceiptHandle, Timeout: longLease}
-		out[i] = sqsloop.OutgoingMessage{Body: "x"}
-	}
-	_, err = mb.Delete(ctx, eleven)
-	invalid("Delete with 11 entries", err)
-	_, err = mb.Delete(ctx, nil)
-	invalid("Delete with no entries", err)
-	_, err = mb.ChangeVisibility(ctx, changes)
-	invalid("ChangeVisibility with 11 entries", err)
-	_, err = mb.ChangeVisibility(ctx, nil)
-	invalid("ChangeVisibility with no entries", err)
-	_, err = mb.Send(ctx, out)
-	invalid("Send with 11 entries", err)
-	_, err = mb.Send(ctx, nil)
-	invalid("Send with no entries", err)
 
 	for _, req := range []sqsloop.ReceiveRequest{
 		{MaxMessages: 0, VisibilityTimeout: longLease},
@@ -136,13 +129,13 @@ func testBatchLimits(t *testing.T, h Harness) {
 		{MaxMessages: 1, VisibilityTimeout: -time.Second},
 	} {
 		_, err := mb.Receive(ctx, req)
-		invalid(fmt.Sprintf("Receive(%+v)", req), err)
+		sameRule(t, fmt.Sprintf("Receive(%+v)", req), err, req.Validate())
 	}
 	for _, d := range []time.Duration{-time.Second, sqsloop.MaxVisibilityTimeout + time.Second} {
-		errs, err := mb.ChangeVisibility(ctx, []sqsloop.VisibilityChange{{ReceiptHandle: msgs[0].ReceiptHandle, Timeout: d}})
-		if !isCallOrEntry(errs, err, 0, sqsloop.ErrInvalidArgument) {
-			t.Errorf("ChangeVisibility(%v): call %v, entries %v; want ErrInvalidArgument", d, err, errs)
-		}
+		changes := []sqsloop.VisibilityChange{{ReceiptHandle: handle, Timeout: d}}
+		errs, err := mb.ChangeVisibility(ctx, changes)
+		want, _ := sqsloop.ValidateChangeVisibility(changes)
+		sameEntries(t, fmt.Sprintf("ChangeVisibility(%v)", d), errs, err, want)
 	}
 	AckAll(ctx, t, mb, msgs...)
 }

@@ -47,6 +47,11 @@ func testFIFOOrderWithinGroup(t *testing.T, h Harness) {
 			if !ok {
 				t.Fatalf("message %q has MessageGroupID %q, want A or B", m.Body, g)
 			}
+			// The consumer tells a FIFO message by its sequence number.
+			if m.Attributes[sqsloop.AttrMessageGroupID] != g || m.Attributes[sqsloop.AttrSequenceNumber] == "" ||
+				m.Attributes[sqsloop.AttrMessageDeduplicationID] != m.Body {
+				t.Errorf("message %q: system attributes %v, want MessageGroupId %s, a SequenceNumber and MessageDeduplicationId %s", m.Body, m.Attributes, g, m.Body)
+			}
 			if next[g] >= len(seq) || m.Body != seq[next[g]] {
 				t.Fatalf("group %s: received %q, want %q next (order within a group must hold): %s", g, m.Body, seq[min(next[g], len(seq)-1)], describe(msgs))
 			}
@@ -118,7 +123,7 @@ func receiveSome(ctx context.Context, t testing.TB, mb sqsloop.Mailbox, d, vis t
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for polls := 0; ; polls++ {
-		wait := wholeSeconds(time.Until(deadline))
+		wait := pollWait(deadline)
 		if wait <= 0 || polls > maxPolls(d) {
 			t.Fatalf("no message within %v", d)
 		}

@@ -232,8 +232,8 @@ func testCloseStopsEveryCall(t *testing.T, h Harness) {
 }
 
 // testReceiveChoosesMessageAttributes: ReceiveRequest.MessageAttributeNames
-// selects the message attributes returned: nil all of them, an empty slice
-// none, "order.*" those whose names start with "order.".
+// selects the message attributes returned: nil, "All" or ".*" all of them,
+// an empty slice none, "order.*" those whose names start with "order.".
 func testReceiveChoosesMessageAttributes(t *testing.T, h Harness) {
 	ctx := t.Context()
 	q, cleanup := h.NewQueue(ctx, t, QueueOptions{})
@@ -248,6 +248,8 @@ func testReceiveChoosesMessageAttributes(t *testing.T, h Harness) {
 		want  string
 	}{
 		{nil, "[order.id order.kind trace]"},
+		{[]string{"All"}, "[order.id order.kind trace]"},
+		{[]string{".*"}, "[order.id order.kind trace]"},
 		{[]string{"order.*"}, "[order.id order.kind]"},
 		{[]string{"trace"}, "[trace]"},
 		{[]string{}, "[]"},

@@ -3,6 +3,7 @@ package mailboxtest
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -89,6 +90,16 @@ func testRoundTripWithAttributes(t *testing.T, h Harness) {
 		if got.MessageGroupID != "" {
 			t.Errorf("message %s: MessageGroupID = %q on a standard queue, want empty", got.ID, got.MessageGroupID)
 		}
+		for name := range got.Attributes {
+			if !slices.Contains(systemAttributes, name) {
+				t.Errorf("message %s: system attribute %s, not one of the sqsloop.Attr… names a Mailbox returns", got.ID, name)
+			}
+		}
+		for _, name := range []string{sqsloop.AttrSentTimestamp, sqsloop.AttrApproximateFirstReceiveTimestamp} {
+			if got.Attributes[name] == "" {
+				t.Errorf("message %s: no system attribute %s", got.ID, name)
+			}
+		}
 	}
 	if m.ReceiptHandle == plain.ReceiptHandle {
 		t.Errorf("two messages share the receipt handle %q", m.ReceiptHandle)
@@ -108,4 +119,16 @@ func testRoundTripWithAttributes(t *testing.T, h Harness) {
 		}
 	}
 	ExpectNone(ctx, t, q.Mailbox, settle)
+}
+
+// systemAttributes are the system attributes a Mailbox may return in
+// Message.Attributes: those the sqsloop.Attr… constants name.
+var systemAttributes = []string{
+	sqsloop.AttrApproximateReceiveCount,
+	sqsloop.AttrApproximateFirstReceiveTimestamp,
+	sqsloop.AttrSentTimestamp,
+	sqsloop.AttrMessageGroupID,
+	sqsloop.AttrMessageDeduplicationID,
+	sqsloop.AttrSequenceNumber,
+	sqsloop.AttrAWSTraceHeader,
 }

@@ -78,7 +78,7 @@ func testExtendKeepsHiddenPastOriginalTimeout(t *testing.T, h Harness) {
 	// Hidden until start+1s+3s = start+4s; the original lease ended at start+2s.
 	const extension = 3 * time.Second
 	if err := change(ctx, q.Mailbox, m, extension); err != nil {
-		t.Fatalf("ExtendVisibility: %v", err)
+		t.Fatalf("extend: %v", err)
 	}
 	ExpectNone(ctx, t, q.Mailbox, 2*time.Second) // until start+3s, past the original start+2s
 	again := receiveOne(ctx, t, q.Mailbox, patience, longLease)
@@ -105,7 +105,7 @@ func testNackRevealsAtOnce(t *testing.T, h Harness) {
 	SendBodies(ctx, t, q.Mailbox, "nack me")
 	m := receiveOne(ctx, t, q.Mailbox, patience, longLease)
 	if err := change(ctx, q.Mailbox, m, 0); err != nil {
-		t.Fatalf("Nack(0): %v", err)
+		t.Fatalf("nack: %v", err)
 	}
 	start := time.Now()
 	again := receiveOne(ctx, t, q.Mailbox, patience, longLease) // the lease had 30 s left
@@ -120,7 +120,7 @@ func testNackRevealsAtOnce(t *testing.T, h Harness) {
 
 	const backoff = 2 * time.Second
 	if err := change(ctx, q.Mailbox, again, backoff); err != nil {
-		t.Fatalf("Nack(%v): %v", backoff, err)
+		t.Fatalf("nack with a %v back-off: %v", backoff, err)
 	}
 	start = time.Now()
 	ExpectNone(ctx, t, q.Mailbox, settle)
@@ -154,36 +154,32 @@ func testStaleReceiptHandleAfterRedelivery(t *testing.T, h Harness) {
 		t.Fatalf("redelivery: got %s with handle equal to the old one: %v", describe([]*sqsloop.Message{second}), second.ReceiptHandle == first.ReceiptHandle)
 	}
 
-	err := oneEntry(q.Mailbox.ChangeVisibility(ctx, []sqsloop.VisibilityChange{{ReceiptHandle: first.ReceiptHandle, Timeout: longLease}}))
-	if !errors.Is(err, sqsloop.ErrReceiptHandleExpired) {
+	if err := change(ctx, q.Mailbox, first, longLease); !errors.Is(err, sqsloop.ErrReceiptHandleExpired) {
 		t.Errorf("ChangeVisibility with the stale handle: %v, want ErrReceiptHandleExpired", err)
 	}
-	if err := change(ctx, q.Mailbox, first, longLease); !errors.Is(err, sqsloop.ErrReceiptHandleExpired) {
-		t.Errorf("Message.ExtendVisibility with the stale handle: %v, want ErrReceiptHandleExpired", err)
-	}
-	err = oneEntry(q.Mailbox.ChangeVisibility(ctx, []sqsloop.VisibilityChange{{ReceiptHandle: "sqsloop-unknown-receipt-handle", Timeout: longLease}}))
+	err := oneEntry(q.Mailbox.ChangeVisibility(ctx, []sqsloop.VisibilityChange{{ReceiptHandle: "sqsloop-unknown-receipt-handle", Timeout: longLease}}))
 	if !errors.Is(err, sqsloop.ErrReceiptHandleExpired) {
 		t.Errorf("ChangeVisibility with an unknown handle: %v, want ErrReceiptHandleExpired", err)
 	}
 
 	if err := ack(ctx, q.Mailbox, first); err != nil {
-		t.Errorf("Ack with the stale handle: %v, want nil (SQS accepts it and deletes nothing)", err)
+		t.Errorf("Delete with the stale handle: %v, want nil (SQS accepts it and deletes nothing)", err)
 	}
 
 	// The message survived the stale delete: the newest handle still holds
 	// it, and once given back it is delivered again.
 	if err := change(ctx, q.Mailbox, second, longLease); err != nil {
-		t.Fatalf("ExtendVisibility with the newest handle after a stale delete: %v (the stale delete must not delete)", err)
+		t.Fatalf("extend with the newest handle after a stale delete: %v (the stale delete must not delete)", err)
 	}
 	if err := change(ctx, q.Mailbox, second, 0); err != nil {
-		t.Fatalf("Nack with the newest handle: %v", err)
+		t.Fatalf("nack with the newest handle: %v", err)
 	}
 	third := receiveOne(ctx, t, q.Mailbox, patience, longLease)
 	if third.ID != first.ID || third.ReceiveCount != 3 {
 		t.Fatalf("after the stale delete: got %s, want message %s delivered a third time", describe([]*sqsloop.Message{third}), first.ID)
 	}
 	if err := ack(ctx, q.Mailbox, third); err != nil {
-		t.Fatalf("Ack with the newest handle: %v", err)
+		t.Fatalf("Delete with the newest handle: %v", err)
 	}
 	ExpectNone(ctx, t, q.Mailbox, settle)
 }
