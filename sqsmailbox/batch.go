@@ -19,18 +19,23 @@ import (
 // The call returns an error, and no per-entry results, when it fails as a
 // whole: an empty or oversized batch (sqsloop.ValidateDelete's error,
 // unchanged, wrapping sqsloop.ErrInvalidArgument), a closed Mailbox
-// (sqsloop.ErrMailboxClosed), a missing queue (sqsloop.ErrQueueNotFound),
-// ctx's error, or a transient failure. Otherwise it returns one error per
-// receipt handle, in input order, read from both the Successful and the Failed
-// lists of the answer: sqsloop.ValidateDelete's error (wrapping
-// sqsloop.ErrInvalidArgument) for an empty receipt handle, which is not sent
-// while the others
-// are (no call at all when none is valid); nil when deleted, an error wrapping
-// sqsloop.ErrReceiptHandleExpired for a handle SQS rejects (an old handle of
-// a standard-queue message is not rejected: SQS reports it deleted while
-// deleting nothing), and an error saying "no
-// result for entry" for an entry the answer did not mention. Receipt handles
-// are never put in error messages. Safe for concurrent use.
+// (sqsloop.ErrMailboxClosed), a missing queue (sqsloop.ErrQueueNotFound), a
+// refusal of permissions or credentials (sqsloop.ErrAccessDenied), ctx's
+// error, or a transient failure (see Mailbox for the table).
+//
+// Otherwise it returns one error per receipt handle, in input order, read
+// from both the Successful and the Failed lists of the answer:
+// sqsloop.ValidateDelete's error (wrapping sqsloop.ErrInvalidArgument) for
+// an empty receipt handle, which is not sent while the others are (no call
+// at all when none is valid); nil for an entry SQS lists as successful; for
+// a Failed entry, an error mapped by its code with the same table (e.g.
+// sqsloop.ErrReceiptHandleExpired for a handle SQS rejects,
+// sqsloop.ErrAccessDenied for a permission or KMS code, no sentinel for a
+// transient one), from which errors.As reaches a smithy.APIError with the
+// entry's code and fault; and an error wrapping "no result for entry" for an
+// entry the answer did not mention. An old handle of a standard-queue
+// message is not rejected: SQS reports it deleted while deleting nothing.
+// Receipt handles are never put in error messages. Safe for concurrent use.
 func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error, error) {
 	const op = "delete from"
 	if err := m.checkOpen(op); err != nil {
@@ -78,11 +83,12 @@ func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error,
 // sqsloop.ValidateChangeVisibility's error (wrapping
 // sqsloop.ErrInvalidArgument, naming changes[i].Timeout or
 // changes[i].ReceiptHandle) for an invalid entry (not sent; the others are),
-// nil on success, sqsloop.ErrReceiptHandleExpired for a stale handle,
-// sqsloop.ErrLeaseCeiling when the new timeout would keep the message hidden
-// past 12 hours after the receive that produced its receipt handle, and "no
-// result for entry" for an entry the answer did not mention. Safe for
-// concurrent use.
+// nil on success, and for a Failed entry its code mapped as for Delete:
+// sqsloop.ErrReceiptHandleExpired for a stale handle, sqsloop.ErrLeaseCeiling
+// when the new timeout would keep the message hidden past 12 hours after the
+// receive that produced its receipt handle, sqsloop.ErrAccessDenied for a
+// permission or KMS code; and "no result for entry" for an entry the answer
+// did not mention. Safe for concurrent use.
 func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.VisibilityChange) ([]error, error) {
 	const op = "change visibility in"
 	if err := m.checkOpen(op); err != nil {
@@ -138,9 +144,11 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 // per message, in input order: MessageID on success, else Err
 // (sqsloop.ValidateSend's error, unchanged, wrapping
 // sqsloop.ErrInvalidArgument and naming the field, for an entry invalid on
-// any queue, which is not sent while the others are; an error wrapping
-// sqsloop.ErrInvalidArgument too when SQS rejected the entry as malformed,
-// e.g. a FIFO rule; or "no result for entry"). Safe for concurrent use.
+// any queue, which is not sent while the others are; for a Failed entry its
+// code mapped as for Delete, e.g. sqsloop.ErrInvalidArgument when SQS
+// rejected the entry as malformed (a FIFO rule), sqsloop.ErrAccessDenied for
+// a KMS key the caller may not use; or "no result for entry"). Safe for
+// concurrent use.
 func (m *Mailbox) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error) {
 	const op = "send to"
 	if err := m.checkOpen(op); err != nil {
