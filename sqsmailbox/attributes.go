@@ -40,7 +40,7 @@ func (m *Mailbox) QueueAttributes(ctx context.Context) (sqsloop.QueueAttributes,
 			types.QueueAttributeNameRedrivePolicy,
 			types.QueueAttributeNameFifoQueue,
 		},
-	}, tagCredentials)
+	}, callOptions...)
 	m.observe(start, err)
 	if err != nil {
 		return sqsloop.QueueAttributes{}, m.callError(op, err)

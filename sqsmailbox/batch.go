@@ -45,18 +45,18 @@ func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error,
 	if err != nil {
 		return nil, err
 	}
-	var entries []types.DeleteMessageBatchRequestEntry
+	entries := make([]types.DeleteMessageBatchRequestEntry, 0, len(receiptHandles))
 	for i, h := range receiptHandles {
 		if invalid[i] != nil {
 			continue
 		}
-		entries = append(entries, types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(h)})
+		entries = append(entries, types.DeleteMessageBatchRequestEntry{Id: entryID(i), ReceiptHandle: aws.String(h)})
 	}
 	if len(entries) == 0 {
 		return invalid, nil
 	}
 	start := time.Now()
-	out, err := m.client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries}, tagCredentials)
+	out, err := m.client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries}, callOptions...)
 	m.observe(start, err)
 	if err != nil {
 		return nil, m.callError(op, err)
@@ -98,13 +98,13 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 	if err != nil {
 		return nil, err
 	}
-	var entries []types.ChangeMessageVisibilityBatchRequestEntry
+	entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, 0, len(changes))
 	for i, c := range changes {
 		if invalid[i] != nil {
 			continue
 		}
 		entries = append(entries, types.ChangeMessageVisibilityBatchRequestEntry{
-			Id:                aws.String(strconv.Itoa(i)),
+			Id:                entryID(i),
 			ReceiptHandle:     aws.String(c.ReceiptHandle),
 			VisibilityTimeout: seconds(c.Timeout), // a value field the SDK always serializes, 0 included
 		})
@@ -113,7 +113,7 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 		return invalid, nil
 	}
 	start := time.Now()
-	out, err := m.client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries}, tagCredentials)
+	out, err := m.client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries}, callOptions...)
 	m.observe(start, err)
 	if err != nil {
 		return nil, m.callError(op, err)
@@ -158,13 +158,13 @@ func (m *Mailbox) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]s
 	if err != nil {
 		return nil, err
 	}
-	var entries []types.SendMessageBatchRequestEntry
+	entries := make([]types.SendMessageBatchRequestEntry, 0, len(msgs))
 	for i, msg := range msgs {
 		if invalid[i] != nil {
 			continue
 		}
 		entries = append(entries, types.SendMessageBatchRequestEntry{
-			Id:                     aws.String(strconv.Itoa(i)),
+			Id:                     entryID(i),
 			MessageBody:            aws.String(msg.Body),
 			DelaySeconds:           seconds(msg.Delay),
 			MessageAttributes:      toSQSAttributes(msg.MessageAttributes),
@@ -180,7 +180,7 @@ func (m *Mailbox) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]s
 		return results, nil
 	}
 	start := time.Now()
-	out, err := m.client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries}, tagCredentials)
+	out, err := m.client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries}, callOptions...)
 	m.observe(start, err)
 	if err != nil {
 		return nil, m.callError(op, err)
@@ -237,7 +237,19 @@ func (m *Mailbox) entryErrors(op, call string, invalid []error, succeeded []*str
 	return errs
 }
 
-// entryIndex parses a batch entry Id written by strconv.Itoa, reporting false
+// entryIDs are the batch entry Ids "0".."9", built once: the SDK only reads
+// them, so every request points at these.
+var entryIDs = func() (ids [sqsloop.MaxBatchSize]string) {
+	for i := range ids {
+		ids[i] = strconv.Itoa(i)
+	}
+	return ids
+}()
+
+// entryID returns the Id of entry i of a batch request: "i".
+func entryID(i int) *string { return &entryIDs[i] }
+
+// entryIndex parses a batch entry Id written by entryID, reporting false
 // for anything that is not one of "0".."n-1".
 func entryIndex(id *string, n int) (int, bool) {
 	s := aws.ToString(id)

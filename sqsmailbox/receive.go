@@ -85,7 +85,7 @@ func (m *Mailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*s
 		WaitTimeSeconds:             wait,
 		MessageSystemAttributeNames: systemAttributes,
 		MessageAttributeNames:       messageAttributeNames(req.MessageAttributeNames),
-	}, sendZeros, tagCredentials)
+	}, receiveOptions...)
 	arrivedAt := time.Now()
 	if wait == 0 {
 		// A short poll does not wait on the server: its duration is a
