@@ -70,13 +70,7 @@ func TestEveryCallAfterCloseFails(t *testing.T) {
 	if err := m.Close(); err != nil {
 		t.Fatalf("second Close: %v, want nil (idempotent)", err)
 	}
-	ctx := t.Context()
-	_, errReceive := m.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1})
-	_, errDelete := m.Delete(ctx, []string{"rh"})
-	_, errChange := m.ChangeVisibility(ctx, []sqsloop.VisibilityChange{{ReceiptHandle: "rh"}})
-	_, errSend := m.Send(ctx, []sqsloop.OutgoingMessage{{Body: "b"}})
-	_, errAttrs := m.QueueAttributes(ctx)
-	for name, err := range map[string]error{"Receive": errReceive, "Delete": errDelete, "ChangeVisibility": errChange, "Send": errSend, "QueueAttributes": errAttrs} {
+	for name, err := range everyCall(t.Context(), m) {
 		if !errors.Is(err, sqsloop.ErrMailboxClosed) {
 			t.Errorf("%s after Close = %v, want ErrMailboxClosed", name, err)
 		}
