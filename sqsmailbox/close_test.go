@@ -1,12 +1,16 @@
 package sqsmailbox
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/sqsloop/sqsloop"
 )
 
@@ -94,5 +98,31 @@ func TestReceiveUnregistersWhenDone(t *testing.T) {
 	m.mu.Unlock()
 	if n != 0 {
 		t.Errorf("%d receives still registered after they returned, want 0", n)
+	}
+}
+
+// An answer that SQS sent before Close or a cancelled ctx took effect is
+// returned, not dropped: its messages are already in flight, and dropping
+// them would hide them for their whole visibility timeout.
+func TestReceiveKeepsAnswerThatBeatCloseAndCancel(t *testing.T) {
+	for _, how := range []string{"close", "cancel"} {
+		t.Run(how, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			f := &fakeAPI{}
+			m := newTestMailbox(t, f)
+			f.onReceive = func(context.Context, *sqs.ReceiveMessageInput) (*sqs.ReceiveMessageOutput, error) {
+				if how == "close" {
+					_ = m.Close()
+				} else {
+					cancel()
+				}
+				return &sqs.ReceiveMessageOutput{Messages: []types.Message{{MessageId: aws.String("m"), ReceiptHandle: aws.String("rh")}}}, nil
+			}
+			msgs, err := m.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1, WaitTime: 20 * time.Second})
+			if err != nil || len(msgs) != 1 || msgs[0].ID != "m" {
+				t.Fatalf("Receive = %d messages, %v; want the message SQS answered with", len(msgs), err)
+			}
+		})
 	}
 }
