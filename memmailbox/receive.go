@@ -8,8 +8,8 @@ import (
 )
 
 // Receive returns up to req.MaxMessages (1–10) visible messages, each now in
-// flight for req.VisibilityTimeout (0–12 h) with a fresh receipt handle,
-// bound to q (so Message.Ack works). Like SQS it counts whole seconds: both
+// flight for req.VisibilityTimeout (0–12 h) with a fresh receipt handle for
+// q's Delete and ChangeVisibility. Like SQS it counts whole seconds: both
 // durations are rounded up with sqsloop.WholeSeconds (a 1.5 s visibility
 // timeout hides the message 2 s, and Message.VisibilityTimeout says 2 s). The
 // visibility timeout is always the request's: 0 means visible again at once,
@@ -22,6 +22,14 @@ import (
 // moved to the DLQ instead of being delivered (redrive). On a FIFO queue, a
 // message group with a message in flight delivers nothing else, and one
 // receive may return several messages of a group, in order.
+//
+// Each message carries the message attributes req.MessageAttributeNames
+// selects, as SQS does: nil (or a name "All" or ".*") all of them, an empty
+// slice none, a name ending in ".*" those with that prefix, any other name
+// that attribute. Its system attributes are ApproximateReceiveCount,
+// SentTimestamp and ApproximateFirstReceiveTimestamp; MessageGroupId when it
+// was sent with one; MessageDeduplicationId and SequenceNumber on a FIFO
+// queue.
 //
 // Errors: req.Validate's error, unchanged, for a request out of range
 // (wrapping sqsloop.ErrInvalidArgument, naming every bad field);

@@ -2,6 +2,7 @@ package memmailbox_test
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strconv"
 	"testing"
@@ -74,7 +75,7 @@ func TestReceiveFillsEveryField(t *testing.T) {
 				t.Errorf("Attributes[%s] = %q, want %q", k, m.Attributes[k], v)
 			}
 		}
-		// Bound to q: Ack deletes it.
+		// Its receipt handle deletes it through q.
 		if err := ack(q, m); err != nil {
 			t.Fatalf("Ack: %v", err)
 		}
@@ -146,7 +147,7 @@ func TestVisibilityTimeoutLapses(t *testing.T) {
 		// The first receipt handle is stale now: it changes nothing, and a
 		// delete with it succeeds without deleting (as on SQS).
 		if err := change(q, first, time.Minute); err == nil {
-			t.Error("ExtendVisibility with a stale receipt handle succeeded")
+			t.Error("ChangeVisibility with a stale receipt handle succeeded")
 		}
 		errs, err := q.Delete(context.Background(), []string{first.ReceiptHandle})
 		if err != nil || errs[0] != nil {
@@ -184,5 +185,37 @@ func TestReceiptHandlesAreUnique(t *testing.T) {
 	}
 	if len(seen) != 150 {
 		t.Fatalf("%d receipt handles, want 150", len(seen))
+	}
+}
+
+// ReceiveRequest.MessageAttributeNames selects attributes as SQS does: "All"
+// and ".*" name every attribute, "order.*" a prefix; names that match
+// nothing leave the message without attributes. (The conformance scenario
+// TestReceiveChoosesMessageAttributes covers nil, empty, a prefix and one
+// name.)
+func TestReceiveMessageAttributeNamesAsSQSReadsThem(t *testing.T) {
+	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	send(t, q, sqsloop.OutgoingMessage{Body: "x", MessageAttributes: map[string]sqsloop.MessageAttribute{
+		"order.id": {DataType: "String", StringValue: "o-1"},
+		"orderly":  {DataType: "String", StringValue: "no"},
+		"trace":    {DataType: "String", StringValue: "t-1"},
+	}})
+	for _, tc := range []struct {
+		names []string
+		want  []string
+	}{
+		{[]string{"All"}, []string{"order.id", "orderly", "trace"}},
+		{[]string{".*"}, []string{"order.id", "orderly", "trace"}},
+		{[]string{"order.*", "trace"}, []string{"order.id", "trace"}},
+		{[]string{"nothing", "else.*"}, nil},
+	} {
+		msgs, err := q.Receive(context.Background(), sqsloop.ReceiveRequest{MaxMessages: 1, MessageAttributeNames: tc.names})
+		if err != nil || len(msgs) != 1 {
+			t.Fatalf("Receive(%q) = %d messages, %v", tc.names, len(msgs), err)
+		}
+		got := slices.Sorted(maps.Keys(msgs[0].MessageAttributes))
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("MessageAttributeNames %q: got attributes %q, want %q", tc.names, got, tc.want)
+		}
 	}
 }

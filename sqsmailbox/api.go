@@ -10,7 +10,9 @@ import (
 // signatures, so that a *sqs.Client fits it and a test can pass a recording
 // fake instead. Implementations must be safe for concurrent use (a
 // *sqs.Client is), because the Mailbox's methods may be called from many
-// goroutines at once.
+// goroutines at once, and must only read the inputs and per-call options
+// they are given (as the SDK does): the Mailbox shares parts of them, such
+// as batch entry Ids, between calls.
 type API interface {
 	// ReceiveMessage is sqs.Client.ReceiveMessage.
 	ReceiveMessage(ctx context.Context, params *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
@@ -25,3 +27,13 @@ type API interface {
 }
 
 var _ API = (*sqs.Client)(nil)
+
+// Per-call options the Mailbox passes to API calls, built once rather than
+// on every call (the SDK only reads them; other API implementations may
+// ignore them): every call tags credential-provider failures
+// (tagCredentials), and ReceiveMessage also puts its zero values on the wire
+// (sendZeros).
+var (
+	receiveOptions = []func(*sqs.Options){sendZeros, tagCredentials}
+	callOptions    = []func(*sqs.Options){tagCredentials}
+)

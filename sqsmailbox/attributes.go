@@ -22,9 +22,10 @@ import (
 // DeadLetterQueue is the dead-letter queue's ARN (deadLetterTargetArn).
 //
 // Errors: sqsloop.ErrMailboxClosed after Close, sqsloop.ErrQueueNotFound
-// (naming the queue URL), ctx's error, a transient failure, or an error naming
-// the attribute when the answer holds a malformed value. Safe for concurrent
-// use.
+// (naming the queue URL), sqsloop.ErrAccessDenied (no sqs:GetQueueAttributes
+// permission, or no credentials), ctx's error, a transient failure (see
+// Mailbox for the table), or an error naming the attribute when the answer
+// holds a malformed value. Safe for concurrent use.
 func (m *Mailbox) QueueAttributes(ctx context.Context) (sqsloop.QueueAttributes, error) {
 	const op = "get attributes of"
 	if err := m.checkOpen(op); err != nil {
@@ -39,7 +40,7 @@ func (m *Mailbox) QueueAttributes(ctx context.Context) (sqsloop.QueueAttributes,
 			types.QueueAttributeNameRedrivePolicy,
 			types.QueueAttributeNameFifoQueue,
 		},
-	}, tagCredentials)
+	}, callOptions...)
 	m.observe(start, err)
 	if err != nil {
 		return sqsloop.QueueAttributes{}, m.callError(op, err)

@@ -19,18 +19,23 @@ import (
 // The call returns an error, and no per-entry results, when it fails as a
 // whole: an empty or oversized batch (sqsloop.ValidateDelete's error,
 // unchanged, wrapping sqsloop.ErrInvalidArgument), a closed Mailbox
-// (sqsloop.ErrMailboxClosed), a missing queue (sqsloop.ErrQueueNotFound),
-// ctx's error, or a transient failure. Otherwise it returns one error per
-// receipt handle, in input order, read from both the Successful and the Failed
-// lists of the answer: sqsloop.ValidateDelete's error (wrapping
-// sqsloop.ErrInvalidArgument) for an empty receipt handle, which is not sent
-// while the others
-// are (no call at all when none is valid); nil when deleted, an error wrapping
-// sqsloop.ErrReceiptHandleExpired for a handle SQS rejects (an old handle of
-// a standard-queue message is not rejected: SQS reports it deleted while
-// deleting nothing), and an error saying "no
-// result for entry" for an entry the answer did not mention. Receipt handles
-// are never put in error messages. Safe for concurrent use.
+// (sqsloop.ErrMailboxClosed), a missing queue (sqsloop.ErrQueueNotFound), a
+// refusal of permissions or credentials (sqsloop.ErrAccessDenied), ctx's
+// error, or a transient failure (see Mailbox for the table).
+//
+// Otherwise it returns one error per receipt handle, in input order, read
+// from both the Successful and the Failed lists of the answer:
+// sqsloop.ValidateDelete's error (wrapping sqsloop.ErrInvalidArgument) for
+// an empty receipt handle, which is not sent while the others are (no call
+// at all when none is valid); nil for an entry SQS lists as successful; for
+// a Failed entry, an error mapped by its code with the same table (e.g.
+// sqsloop.ErrReceiptHandleExpired for a handle SQS rejects,
+// sqsloop.ErrAccessDenied for a permission or KMS code, no sentinel for a
+// transient one), from which errors.As reaches a smithy.APIError with the
+// entry's code and fault; and an error wrapping "no result for entry" for an
+// entry the answer did not mention. An old handle of a standard-queue
+// message is not rejected: SQS reports it deleted while deleting nothing.
+// Receipt handles are never put in error messages. Safe for concurrent use.
 func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error, error) {
 	const op = "delete from"
 	if err := m.checkOpen(op); err != nil {
@@ -40,18 +45,18 @@ func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error,
 	if err != nil {
 		return nil, err
 	}
-	var entries []types.DeleteMessageBatchRequestEntry
+	entries := make([]types.DeleteMessageBatchRequestEntry, 0, len(receiptHandles))
 	for i, h := range receiptHandles {
 		if invalid[i] != nil {
 			continue
 		}
-		entries = append(entries, types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(h)})
+		entries = append(entries, types.DeleteMessageBatchRequestEntry{Id: entryID(i), ReceiptHandle: aws.String(h)})
 	}
 	if len(entries) == 0 {
 		return invalid, nil
 	}
 	start := time.Now()
-	out, err := m.client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries}, tagCredentials)
+	out, err := m.client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries}, callOptions...)
 	m.observe(start, err)
 	if err != nil {
 		return nil, m.callError(op, err)
@@ -78,11 +83,12 @@ func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error,
 // sqsloop.ValidateChangeVisibility's error (wrapping
 // sqsloop.ErrInvalidArgument, naming changes[i].Timeout or
 // changes[i].ReceiptHandle) for an invalid entry (not sent; the others are),
-// nil on success, sqsloop.ErrReceiptHandleExpired for a stale handle,
-// sqsloop.ErrLeaseCeiling when the new timeout would keep the message hidden
-// past 12 hours after the receive that produced its receipt handle, and "no
-// result for entry" for an entry the answer did not mention. Safe for
-// concurrent use.
+// nil on success, and for a Failed entry its code mapped as for Delete:
+// sqsloop.ErrReceiptHandleExpired for a stale handle, sqsloop.ErrLeaseCeiling
+// when the new timeout would keep the message hidden past 12 hours after the
+// receive that produced its receipt handle, sqsloop.ErrAccessDenied for a
+// permission or KMS code; and "no result for entry" for an entry the answer
+// did not mention. Safe for concurrent use.
 func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.VisibilityChange) ([]error, error) {
 	const op = "change visibility in"
 	if err := m.checkOpen(op); err != nil {
@@ -92,13 +98,13 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 	if err != nil {
 		return nil, err
 	}
-	var entries []types.ChangeMessageVisibilityBatchRequestEntry
+	entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, 0, len(changes))
 	for i, c := range changes {
 		if invalid[i] != nil {
 			continue
 		}
 		entries = append(entries, types.ChangeMessageVisibilityBatchRequestEntry{
-			Id:                aws.String(strconv.Itoa(i)),
+			Id:                entryID(i),
 			ReceiptHandle:     aws.String(c.ReceiptHandle),
 			VisibilityTimeout: seconds(c.Timeout), // a value field the SDK always serializes, 0 included
 		})
@@ -107,7 +113,7 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 		return invalid, nil
 	}
 	start := time.Now()
-	out, err := m.client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries}, tagCredentials)
+	out, err := m.client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries}, callOptions...)
 	m.observe(start, err)
 	if err != nil {
 		return nil, m.callError(op, err)
@@ -138,9 +144,11 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 // per message, in input order: MessageID on success, else Err
 // (sqsloop.ValidateSend's error, unchanged, wrapping
 // sqsloop.ErrInvalidArgument and naming the field, for an entry invalid on
-// any queue, which is not sent while the others are; an error wrapping
-// sqsloop.ErrInvalidArgument too when SQS rejected the entry as malformed,
-// e.g. a FIFO rule; or "no result for entry"). Safe for concurrent use.
+// any queue, which is not sent while the others are; for a Failed entry its
+// code mapped as for Delete, e.g. sqsloop.ErrInvalidArgument when SQS
+// rejected the entry as malformed (a FIFO rule), sqsloop.ErrAccessDenied for
+// a KMS key the caller may not use; or "no result for entry"). Safe for
+// concurrent use.
 func (m *Mailbox) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error) {
 	const op = "send to"
 	if err := m.checkOpen(op); err != nil {
@@ -150,13 +158,13 @@ func (m *Mailbox) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]s
 	if err != nil {
 		return nil, err
 	}
-	var entries []types.SendMessageBatchRequestEntry
+	entries := make([]types.SendMessageBatchRequestEntry, 0, len(msgs))
 	for i, msg := range msgs {
 		if invalid[i] != nil {
 			continue
 		}
 		entries = append(entries, types.SendMessageBatchRequestEntry{
-			Id:                     aws.String(strconv.Itoa(i)),
+			Id:                     entryID(i),
 			MessageBody:            aws.String(msg.Body),
 			DelaySeconds:           seconds(msg.Delay),
 			MessageAttributes:      toSQSAttributes(msg.MessageAttributes),
@@ -172,7 +180,7 @@ func (m *Mailbox) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]s
 		return results, nil
 	}
 	start := time.Now()
-	out, err := m.client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries}, tagCredentials)
+	out, err := m.client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(m.queueURL), Entries: entries}, callOptions...)
 	m.observe(start, err)
 	if err != nil {
 		return nil, m.callError(op, err)
@@ -229,7 +237,19 @@ func (m *Mailbox) entryErrors(op, call string, invalid []error, succeeded []*str
 	return errs
 }
 
-// entryIndex parses a batch entry Id written by strconv.Itoa, reporting false
+// entryIDs are the batch entry Ids "0".."9", built once: the SDK only reads
+// them, so every request points at these.
+var entryIDs = func() (ids [sqsloop.MaxBatchSize]string) {
+	for i := range ids {
+		ids[i] = strconv.Itoa(i)
+	}
+	return ids
+}()
+
+// entryID returns the Id of entry i of a batch request: "i".
+func entryID(i int) *string { return &entryIDs[i] }
+
+// entryIndex parses a batch entry Id written by entryID, reporting false
 // for anything that is not one of "0".."n-1".
 func entryIndex(id *string, n int) (int, bool) {
 	s := aws.ToString(id)

@@ -1,12 +1,16 @@
 package sqsmailbox
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/sqsloop/sqsloop"
 )
 
@@ -70,13 +74,7 @@ func TestEveryCallAfterCloseFails(t *testing.T) {
 	if err := m.Close(); err != nil {
 		t.Fatalf("second Close: %v, want nil (idempotent)", err)
 	}
-	ctx := t.Context()
-	_, errReceive := m.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1})
-	_, errDelete := m.Delete(ctx, []string{"rh"})
-	_, errChange := m.ChangeVisibility(ctx, []sqsloop.VisibilityChange{{ReceiptHandle: "rh"}})
-	_, errSend := m.Send(ctx, []sqsloop.OutgoingMessage{{Body: "b"}})
-	_, errAttrs := m.QueueAttributes(ctx)
-	for name, err := range map[string]error{"Receive": errReceive, "Delete": errDelete, "ChangeVisibility": errChange, "Send": errSend, "QueueAttributes": errAttrs} {
+	for name, err := range everyCall(t.Context(), m) {
 		if !errors.Is(err, sqsloop.ErrMailboxClosed) {
 			t.Errorf("%s after Close = %v, want ErrMailboxClosed", name, err)
 		}
@@ -100,5 +98,31 @@ func TestReceiveUnregistersWhenDone(t *testing.T) {
 	m.mu.Unlock()
 	if n != 0 {
 		t.Errorf("%d receives still registered after they returned, want 0", n)
+	}
+}
+
+// An answer that SQS sent before Close or a cancelled ctx took effect is
+// returned, not dropped: its messages are already in flight, and dropping
+// them would hide them for their whole visibility timeout.
+func TestReceiveKeepsAnswerThatBeatCloseAndCancel(t *testing.T) {
+	for _, how := range []string{"close", "cancel"} {
+		t.Run(how, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			f := &fakeAPI{}
+			m := newTestMailbox(t, f)
+			f.onReceive = func(context.Context, *sqs.ReceiveMessageInput) (*sqs.ReceiveMessageOutput, error) {
+				if how == "close" {
+					_ = m.Close()
+				} else {
+					cancel()
+				}
+				return &sqs.ReceiveMessageOutput{Messages: []types.Message{{MessageId: aws.String("m"), ReceiptHandle: aws.String("rh")}}}, nil
+			}
+			msgs, err := m.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1, WaitTime: 20 * time.Second})
+			if err != nil || len(msgs) != 1 || msgs[0].ID != "m" {
+				t.Fatalf("Receive = %d messages, %v; want the message SQS answered with", len(msgs), err)
+			}
+		})
 	}
 }

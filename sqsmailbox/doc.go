@@ -17,5 +17,6 @@
 //
 // The package passes the conformance suite of package mailboxtest against
 // the SQS-compatible server SQS_ENDPOINT names (conformance_test.go;
-// scripts/test.sh starts one); without SQS_ENDPOINT that test skips.
+// scripts/test.sh starts one); without SQS_ENDPOINT that test skips, and
+// under CI=true it fails.
 package sqsmailbox

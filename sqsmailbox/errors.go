@@ -70,6 +70,12 @@ func as[T error](err error) bool {
 // answer's Date header, and retries, for a few codes only, SignatureDoesNotMatch
 // among them; RequestExpired is not one of them.)
 //
+// NotAuthorized ("You do not have permission to perform this action") and
+// OptInRequired ("The AWS access key ID needs a subscription for the
+// service") are in SQS's list of the errors common to all AWS services (API
+// Reference, Common Errors), beside AccessDeniedException and
+// InvalidClientTokenId.
+//
 // Codes not listed get no sentinel: throttling (KMS.ThrottlingException and
 // KmsThrottled included), InternalError, ServiceUnavailable, OverLimit and
 // anything unknown are transient.
@@ -114,6 +120,8 @@ var codeSentinels = map[string]error{
 	"ExpiredToken":                        sqsloop.ErrAccessDenied,
 	"ExpiredTokenException":               sqsloop.ErrAccessDenied,
 	"RequestExpired":                      sqsloop.ErrAccessDenied,
+	"NotAuthorized":                       sqsloop.ErrAccessDenied,
+	"OptInRequired":                       sqsloop.ErrAccessDenied,
 	"KmsAccessDenied":                     sqsloop.ErrAccessDenied,
 	"KMS.AccessDeniedException":           sqsloop.ErrAccessDenied,
 	"KmsDisabled":                         sqsloop.ErrAccessDenied,

@@ -75,6 +75,8 @@ var errorCases = []struct {
 	{"code ExpiredToken", generic("ExpiredToken", ""), sqsloop.ErrAccessDenied},
 	{"code ExpiredTokenException", generic("ExpiredTokenException", ""), sqsloop.ErrAccessDenied},
 	{"code RequestExpired", generic("RequestExpired", ""), sqsloop.ErrAccessDenied},
+	{"code NotAuthorized", generic("NotAuthorized", "You do not have permission to perform this action."), sqsloop.ErrAccessDenied},
+	{"code OptInRequired", generic("OptInRequired", "The AWS access key ID needs a subscription for the service."), sqsloop.ErrAccessDenied},
 	{"code KmsAccessDenied", generic("KmsAccessDenied", ""), sqsloop.ErrAccessDenied},
 	{"code KMS.AccessDeniedException", generic("KMS.AccessDeniedException", ""), sqsloop.ErrAccessDenied},
 	{"code KmsDisabled", generic("KmsDisabled", ""), sqsloop.ErrAccessDenied},

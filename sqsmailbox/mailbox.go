@@ -40,7 +40,7 @@ import (
 //     ExpiredToken, and their JSON spellings AccessDeniedException,
 //     InvalidSignatureException, IncompleteSignatureException,
 //     MissingAuthenticationTokenException, ExpiredTokenException;
-//     RequestExpired (the request was signed more than 15 minutes from SQS's
+//     NotAuthorized and OptInRequired; RequestExpired (the request was signed more than 15 minutes from SQS's
 //     clock: the local clock is wrong, and retrying does not fix it); the KMS
 //     errors KmsAccessDenied, KmsDisabled, KmsInvalidKeyUsage,
 //     KmsInvalidState, KmsNotFound and KmsOptInRequired, as typed errors and

@@ -14,19 +14,23 @@ import (
 )
 
 // Receive calls ReceiveMessage once and returns up to req.MaxMessages
-// messages, each hidden for req.VisibilityTimeout and bound to m (so
-// Message.Ack, Nack and ExtendVisibility reach it).
+// messages, each hidden for req.VisibilityTimeout.
 //
 // Ranges, checked before the call by req.Validate, whose error is returned
 // unchanged (wrapping sqsloop.ErrInvalidArgument, naming every bad field):
 // MaxMessages 1–10 (MaxNumberOfMessages), VisibilityTimeout 0–12 h, WaitTime
 // 0–20 s (SQS's long-poll limit). Durations are rounded up to whole seconds
-// (sqsloop.WholeSeconds). WaitTimeSeconds
-// and VisibilityTimeout are always sent, 0 included: SQS reads a missing one
-// as the queue's default (ReceiveMessageWaitTimeSeconds, VisibilityTimeout),
-// and the SDK drops zero values unless told otherwise. All system attributes
-// and all message attributes are asked for. Message.VisibilityTimeout is the
-// rounded-up value that was sent.
+// (sqsloop.WholeSeconds). WaitTimeSeconds and VisibilityTimeout are always
+// sent, 0 included: SQS reads a missing one as the queue's default
+// (ReceiveMessageWaitTimeSeconds, VisibilityTimeout), and the SDK drops zero
+// values unless told otherwise. Message.VisibilityTimeout is the rounded-up
+// value that was sent.
+//
+// The system attributes asked for are the sqsloop.Attr… ones (those Message
+// reads, the FIFO ones and AWSTraceHeader), not All; the message attributes
+// are those req.MessageAttributeNames names: nil asks for All, an empty
+// slice for none (MessageAttributeNames is then not sent), and names are
+// sent as they are ("order.*" is a prefix, as SQS reads it).
 //
 // Message.ReceivedAt is as close as the Mailbox can tell to the moment SQS
 // started this receive's visibility timeout, never later: SQS starts it when
@@ -81,7 +85,7 @@ func (m *Mailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*s
 		WaitTimeSeconds:             wait,
 		MessageSystemAttributeNames: systemAttributes,
 		MessageAttributeNames:       messageAttributeNames(req.MessageAttributeNames),
-	}, sendZeros, tagCredentials)
+	}, receiveOptions...)
 	arrivedAt := time.Now()
 	if wait == 0 {
 		// A short poll does not wait on the server: its duration is a

@@ -88,7 +88,9 @@ func (e *rttEstimator) rto() time.Duration {
 // out, failed in transport or never left (no credentials) is not one: its
 // duration says nothing about the round trip. Callers pass only calls that
 // do not wait on the server (not long polls, whose duration includes the
-// wait).
+// wait). A call the SDK retried (throttling, 5xx) is one sample, its back-off
+// included: the bound grows, so ReceivedAt errs early, the safe side, and
+// shrinks back with the next samples.
 func (m *Mailbox) observe(start time.Time, err error) {
 	d := time.Since(start)
 	if err != nil {

@@ -30,13 +30,7 @@ func (failingProvider) Retrieve(context.Context) (aws.Credentials, error) {
 // pointed at ws, signing with creds (nil: anonymous).
 func rawClient(t *testing.T, ws *wireServer, creds aws.CredentialsProvider) *Mailbox {
 	t.Helper()
-	client := sqs.New(sqs.Options{Region: "us-east-1", BaseEndpoint: aws.String(ws.URL), Credentials: creds, RetryMaxAttempts: 1})
-	m, err := New(client, ws.URL+"/000000000000/jobs")
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	t.Cleanup(func() { _ = m.Close() })
-	return m
+	return ws.mailbox(t, sqs.New(sqs.Options{Region: "us-east-1", BaseEndpoint: aws.String(ws.URL), Credentials: creds, RetryMaxAttempts: 1}))
 }
 
 // When the credentials provider fails, the SDK fails the call before sending
@@ -75,11 +69,7 @@ func TestWireNoCredentialsInDefaultChain(t *testing.T) {
 	if err != nil {
 		t.Fatalf("NewClient: %v", err)
 	}
-	m, err := New(client, ws.URL+"/000000000000/jobs")
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	defer m.Close()
+	m := ws.mailbox(t, client)
 	if _, err := m.Receive(t.Context(), sqsloop.ReceiveRequest{MaxMessages: 1}); !errors.Is(err, sqsloop.ErrAccessDenied) {
 		t.Fatalf("Receive = %v, want ErrAccessDenied", err)
 	}

@@ -92,6 +92,18 @@ func hermeticAWS(t *testing.T) {
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 }
 
+// mailbox returns a Mailbox over client for a queue of ws, closed when t
+// ends.
+func (ws *wireServer) mailbox(t *testing.T, client API) *Mailbox {
+	t.Helper()
+	m, err := New(client, ws.URL+"/000000000000/jobs")
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	return m
+}
+
 // wireMailbox builds a Mailbox over a real *sqs.Client from NewClient,
 // pointed at ws.
 func wireMailbox(t *testing.T, ws *wireServer) *Mailbox {
@@ -105,12 +117,7 @@ func wireMailbox(t *testing.T, ws *wireServer) *Mailbox {
 	if err != nil {
 		t.Fatalf("NewClient: %v", err)
 	}
-	m, err := New(client, ws.URL+"/000000000000/jobs")
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	t.Cleanup(func() { _ = m.Close() })
-	return m
+	return ws.mailbox(t, client)
 }
 
 // The SDK leaves out int32 fields that hold 0; SQS would then use the queue's
