@@ -180,11 +180,8 @@ func TestE2EAccessDeniedOnReceiveEndsRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		runCtx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		runDone := make(chan error, 1)
 		began := time.Now()
-		go func() { runDone <- c.Run(runCtx) }()
+		cancel, runDone := startRun(t, c)
 		runErr, returned := awaitRunOrCond(ctx, h, runDone, accessPatience, func() bool { return denied() >= maxDeniedReceives })
 		took := time.Since(began)
 		if !returned {
@@ -229,18 +226,12 @@ func TestE2EAccessDeniedOnDeleteEndsRun(t *testing.T) {
 		mb, denied := deniedMailbox(ctx, t, h, q, denyDelete)
 
 		runs := newRunLog()
-		c, err := consumer.New(mb, func(ctx context.Context, m *sqsloop.Message) error {
-			runs.start(m)
-			return nil
-		}, e2eConfig())
+		c, err := consumer.New(mb, runs.handler(func(context.Context) error { return nil }), e2eConfig())
 		if err != nil {
 			t.Fatal(err)
 		}
-		runCtx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		runDone := make(chan error, 1)
 		began := time.Now()
-		go func() { runDone <- c.Run(runCtx) }()
+		cancel, runDone := startRun(t, c)
 		runErr, returned := awaitRunOrCond(ctx, h, runDone, accessPatience, func() bool { return false })
 		took := time.Since(began)
 		if !returned {

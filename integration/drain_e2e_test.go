@@ -105,10 +105,7 @@ func TestE2EDrainAbandonsHandlerThatIgnoresContext(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		runCtx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		runDone := make(chan error, 1)
-		go func() { runDone <- c.Run(runCtx) }()
+		cancel, runDone := startRun(t, c)
 		if !awaitClosed(sh.ignoring, patience) {
 			t.Fatalf("%s: the handler did not start within %v", h.Name(), patience)
 		}
@@ -264,10 +261,7 @@ func TestE2EShutdownDuringQueueCheckIsImmediate(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				runCtx, cancel := context.WithCancel(context.Background())
-				defer cancel()
-				runDone := make(chan error, 1)
-				go func() { runDone <- c.Run(runCtx) }()
+				cancel, runDone := startRun(t, c)
 				if !awaitClosed(mb.entered, patience) {
 					t.Fatalf("%s: Run did not check the queue", h.Name())
 				}

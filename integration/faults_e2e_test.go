@@ -207,20 +207,15 @@ func TestE2EFailedAcksAreRetried(t *testing.T) {
 		cfg.VisibilityTimeout = vis
 		cfg.Visibility = visibility.Config{Interval: time.Second, Extension: vis}
 		cfg.ShutdownTimeout = 10 * time.Second
-		c, err := consumer.New(fm, func(ctx context.Context, m *sqsloop.Message) error {
-			runs.start(m)
+		c, err := consumer.New(fm, runs.handler(func(ctx context.Context) error {
 			heartbeat.Beat(ctx)
-			if err := h.Sleep(ctx, 10*time.Millisecond); err != nil {
-				return err
-			}
-			runs.finish(m)
-			return nil
-		}, cfg)
+			return h.Sleep(ctx, 10*time.Millisecond)
+		}), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		began = time.Now()
-		stop := runConsumer(c)
+		stop := runConsumer(t, c)
 		if !waitUntil(ctx, h, patienceAll, 100*time.Millisecond, func() bool { return runs.startedAll(ids) }) {
 			t.Errorf("%s: not every message ran within %v", h.Name(), patienceAll)
 		}
