@@ -185,11 +185,7 @@ func TestE2EShutdownGivesBackUnstarted(t *testing.T) {
 		ctx := t.Context()
 		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: 30 * time.Second})
 		defer cleanup()
-		bodies := make([]string, 20)
-		for i := range bodies {
-			bodies[i] = fmt.Sprint("job-", i)
-		}
-		mailboxtest.SendBodies(ctx, t, q.Mailbox, bodies...)
+		mailboxtest.SendBodies(ctx, t, q.Mailbox, jobBodies(20)...)
 
 		mb := &heldMailbox{Mailbox: q.Mailbox, release: make(chan struct{})}
 		cfg := e2eConfig()

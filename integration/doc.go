@@ -24,6 +24,8 @@
 // each test runs on both mailboxes: with the timings users run (20 s long
 // polls, messages that arrive mid-poll), injected faults on every call,
 // denied permissions on the wire, and handlers that ignore their context.
+// On the server alone, consumer processes (the test binary started again)
+// are drained with SIGTERM and killed with SIGKILL.
 //
 // The package is test support: [StartSQSServer] may start a child process
 // (fauxqs) or a container (LocalStack), which the server's Close stops.

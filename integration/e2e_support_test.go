@@ -26,6 +26,15 @@ const (
 	patience = 10 * time.Second
 )
 
+// jobBodies returns n message bodies: "job-0", "job-1", ….
+func jobBodies(n int) []string {
+	bodies := make([]string, n)
+	for i := range bodies {
+		bodies[i] = fmt.Sprint("job-", i)
+	}
+	return bodies
+}
+
 // describe lists messages by ID, body and receive count, for failure output.
 func describe(msgs []*sqsloop.Message) string {
 	parts := make([]string, len(msgs))

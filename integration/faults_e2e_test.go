@@ -192,12 +192,8 @@ func TestE2EFailedAcksAreRetried(t *testing.T) {
 		ctx := t.Context()
 		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: vis})
 		defer cleanup()
-		bodies := make([]string, n)
-		for i := range bodies {
-			bodies[i] = fmt.Sprint("job-", i)
-		}
 		began := time.Now()
-		ids := mailboxtest.SendBodies(ctx, t, q.Mailbox, bodies...)
+		ids := mailboxtest.SendBodies(ctx, t, q.Mailbox, jobBodies(n)...)
 		sent := time.Since(began)
 
 		fm := newFaultyMailbox(q.Mailbox, faultRate, 20240611)
