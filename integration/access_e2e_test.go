@@ -11,12 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/internal/harness"
 	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/sqsmailbox"
 )
@@ -103,28 +102,27 @@ func (m *deniedMemMailbox) Delete(ctx context.Context, receiptHandles []string) 
 // the end of the test.
 func deniedMailbox(ctx context.Context, t *testing.T, h mailboxtest.Harness, q mailboxtest.Queue, op deniedOp) (sqsloop.Mailbox, func() int64) {
 	t.Helper()
-	sh, ok := h.(*sqsHarness)
-	if !ok {
+	if _, ok := h.(*harness.SQS); !ok {
 		mb := &deniedMemMailbox{Mailbox: q.Mailbox, op: op}
 		return mb, mb.calls.Load
 	}
-	// The SDK's own transport (AWS_CA_BUNDLE applied), behind denyTransport.
-	cfg, err := config.LoadDefaultConfig(ctx, sh.server.ConfigOptions()...)
-	if err != nil {
-		t.Fatalf("loading AWS config: %v", err)
-	}
-	var base *http.Transport
-	if bc, ok := cfg.HTTPClient.(*awshttp.BuildableClient); ok {
-		base = bc.GetTransport()
-	} else {
-		base = http.DefaultTransport.(*http.Transport).Clone()
-	}
-	t.Cleanup(base.CloseIdleConnections)
-	dt := &denyTransport{base: base, op: op}
-	client := sqs.NewFromConfig(cfg, func(o *sqs.Options) {
-		o.BaseEndpoint = aws.String(sh.server.Endpoint)
+	// The server's client as NewClient builds it, whose own transport
+	// (AWS_CA_BUNDLE applied, its connections closed with the server) sits
+	// behind denyTransport.
+	var dt *denyTransport
+	client, err := sqsServer(t).NewClient(ctx, func(o *sqs.Options) {
+		bc, ok := o.HTTPClient.(*awshttp.BuildableClient)
+		if !ok {
+			t.Fatalf("the SQS client's HTTP client is a %T, want the SDK's *awshttp.BuildableClient", o.HTTPClient)
+		}
+		base := bc.GetTransport()
+		t.Cleanup(base.CloseIdleConnections)
+		dt = &denyTransport{base: base, op: op}
 		o.HTTPClient = &http.Client{Transport: dt}
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	mb, err := sqsmailbox.New(client, q.Mailbox.(*sqsmailbox.Mailbox).QueueURL())
 	if err != nil {
 		t.Fatalf("sqsmailbox.New: %v", err)
@@ -182,11 +180,8 @@ func TestE2EAccessDeniedOnReceiveEndsRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		runCtx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		runDone := make(chan error, 1)
 		began := time.Now()
-		go func() { runDone <- c.Run(runCtx) }()
+		cancel, runDone := startRun(t, c)
 		runErr, returned := awaitRunOrCond(ctx, h, runDone, accessPatience, func() bool { return denied() >= maxDeniedReceives })
 		took := time.Since(began)
 		if !returned {
@@ -231,18 +226,12 @@ func TestE2EAccessDeniedOnDeleteEndsRun(t *testing.T) {
 		mb, denied := deniedMailbox(ctx, t, h, q, denyDelete)
 
 		runs := newRunLog()
-		c, err := consumer.New(mb, func(ctx context.Context, m *sqsloop.Message) error {
-			runs.start(m)
-			return nil
-		}, e2eConfig())
+		c, err := consumer.New(mb, runs.handler(func(context.Context) error { return nil }), e2eConfig())
 		if err != nil {
 			t.Fatal(err)
 		}
-		runCtx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		runDone := make(chan error, 1)
 		began := time.Now()
-		go func() { runDone <- c.Run(runCtx) }()
+		cancel, runDone := startRun(t, c)
 		runErr, returned := awaitRunOrCond(ctx, h, runDone, accessPatience, func() bool { return false })
 		took := time.Since(began)
 		if !returned {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/internal/harness"
 	"github.com/sqsloop/sqsloop/mailboxtest"
 )
 
@@ -17,8 +18,8 @@ import (
 // (consumer_e2e_test.go): write one body and it runs on both backends.
 func forEachBackend(t *testing.T, body func(t *testing.T, h mailboxtest.Harness)) {
 	t.Helper()
-	t.Run(memHarness{}.Name(), func(t *testing.T) {
-		memHarness{}.Run(t, func(t *testing.T) { body(t, memHarness{}) })
+	t.Run(harness.Mem{}.Name(), func(t *testing.T) {
+		harness.Mem{}.Run(t, func(t *testing.T) { body(t, harness.Mem{}) })
 	})
 	t.Run("sqsmailbox", func(t *testing.T) {
 		h := sqsServerHarness(t)

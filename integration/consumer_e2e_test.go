@@ -34,11 +34,21 @@ func e2eConfig() consumer.Config {
 	}
 }
 
-// runConsumer starts c; stop begins its drain and returns Run's error.
-func runConsumer(c *consumer.Consumer) (stop func() error) {
+// startRun runs c in a goroutine of its own until cancel is called, and
+// returns Run's result on done. The end of the test cancels it too, so a
+// test that stops early leaves no consumer polling.
+func startRun(t testing.TB, c *consumer.Consumer) (cancel context.CancelFunc, done <-chan error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
+	t.Cleanup(cancel)
+	ch := make(chan error, 1)
+	go func() { ch <- c.Run(ctx) }()
+	return cancel, ch
+}
+
+// runConsumer starts c (startRun); stop begins its drain and returns Run's
+// error.
+func runConsumer(t testing.TB, c *consumer.Consumer) (stop func() error) {
+	cancel, done := startRun(t, c)
 	return func() error { cancel(); return <-done }
 }
 
@@ -70,7 +80,7 @@ func TestE2EBeatingHandlerOutlivesItsLease(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stop := runConsumer(c)
+		stop := runConsumer(t, c)
 		<-started
 		mailboxtest.ExpectNone(ctx, t, q.Mailbox, 5*time.Second) // a redelivery would arrive here
 		if err := h.Sleep(ctx, 2*time.Second); err != nil {
@@ -109,7 +119,7 @@ func TestE2EStuckHandlerLosesItsMessage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stopStuck := runConsumer(stuck)
+		stopStuck := runConsumer(t, stuck)
 		<-taken
 
 		got := make(chan string, 1)
@@ -120,7 +130,7 @@ func TestE2EStuckHandlerLosesItsMessage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stopSecond := runConsumer(second)
+		stopSecond := runConsumer(t, second)
 		select {
 		case body := <-got:
 			if body != "stuck job" {
@@ -175,11 +185,7 @@ func TestE2EShutdownGivesBackUnstarted(t *testing.T) {
 		ctx := t.Context()
 		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: 30 * time.Second})
 		defer cleanup()
-		bodies := make([]string, 20)
-		for i := range bodies {
-			bodies[i] = fmt.Sprint("job-", i)
-		}
-		mailboxtest.SendBodies(ctx, t, q.Mailbox, bodies...)
+		mailboxtest.SendBodies(ctx, t, q.Mailbox, jobBodies(20)...)
 
 		mb := &heldMailbox{Mailbox: q.Mailbox, release: make(chan struct{})}
 		cfg := e2eConfig()
@@ -192,8 +198,7 @@ func TestE2EShutdownGivesBackUnstarted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		runDone := make(chan error, 1)
-		go func() { runDone <- c.Run(context.Background()) }()
+		_, runDone := startRun(t, c)
 		for mb.calls.Load() < 2 || c.Stats().Started == 0 {
 			if err := h.Sleep(ctx, 50*time.Millisecond); err != nil {
 				t.Fatal(err)
@@ -286,7 +291,7 @@ func TestE2EFIFOGroupsKeepOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stop := runConsumer(c)
+		stop := runConsumer(t, c)
 		select {
 		case <-all:
 		case <-time.After(patience):

@@ -19,9 +19,9 @@ import (
 const (
 	// drainBudget is the consumer's ShutdownTimeout.
 	drainBudget = 3 * time.Second
-	// drainGrace is the most a drain may take past its budget: the
-	// documented grace (≤ 1 s) for cancelled handlers to return before
-	// their messages are given back.
+	// drainGrace is the most a drain may take past its budget here, in
+	// virtual time: consumer.DrainGrace (500 ms) for cancelled handlers to
+	// return before their messages are given back, and the give-back.
 	drainGrace = time.Second
 	// stubbornFor is how long a stubborn handler ignores its context.
 	stubbornFor = 60 * time.Second
@@ -80,9 +80,9 @@ func stubbornConfig() consumer.Config {
 }
 
 // Run ends on time even when a handler ignores its context: when the drain
-// budget (ShutdownTimeout 3 s) runs out, the handler's context is cancelled;
-// after a short grace (≤ 1 s) its message is given back (visible at once,
-// no more extensions) and Run returns an error wrapping
+// budget (ShutdownTimeout 3 s) runs out, the handler's context is
+// cancelled; after consumer.DrainGrace (500 ms) its message is given back
+// (visible at once, no more extensions) and Run returns an error wrapping
 // consumer.ErrDrainTimeout that counts the abandoned handlers. When the
 // abandoned handler finally returns nil, its message is not deleted: a
 // second receiver gets it. On memmailbox Run must return within 3 s + 1 s
@@ -105,10 +105,7 @@ func TestE2EDrainAbandonsHandlerThatIgnoresContext(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		runCtx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		runDone := make(chan error, 1)
-		go func() { runDone <- c.Run(runCtx) }()
+		cancel, runDone := startRun(t, c)
 		if !awaitClosed(sh.ignoring, patience) {
 			t.Fatalf("%s: the handler did not start within %v", h.Name(), patience)
 		}
@@ -264,10 +261,7 @@ func TestE2EShutdownDuringQueueCheckIsImmediate(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				runCtx, cancel := context.WithCancel(context.Background())
-				defer cancel()
-				runDone := make(chan error, 1)
-				go func() { runDone <- c.Run(runCtx) }()
+				cancel, runDone := startRun(t, c)
 				if !awaitClosed(mb.entered, patience) {
 					t.Fatalf("%s: Run did not check the queue", h.Name())
 				}

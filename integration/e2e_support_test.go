@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/mailboxtest"
 )
 
@@ -24,6 +25,15 @@ const (
 	// patience bounds a wait for a message that must arrive.
 	patience = 10 * time.Second
 )
+
+// jobBodies returns n message bodies: "job-0", "job-1", ….
+func jobBodies(n int) []string {
+	bodies := make([]string, n)
+	for i := range bodies {
+		bodies[i] = fmt.Sprint("job-", i)
+	}
+	return bodies
+}
 
 // describe lists messages by ID, body and receive count, for failure output.
 func describe(msgs []*sqsloop.Message) string {
@@ -48,9 +58,21 @@ func newRunLog() *runLog {
 	return &runLog{started: map[string]int{}, finished: map[string]int{}, seen: map[string]bool{}}
 }
 
-// start records a run of m and returns how many runs of m have started,
-// this one included.
-func (r *runLog) start(m *sqsloop.Message) int {
+// handler returns a handler that records each of its runs: started when it
+// is entered, finished when work returns nil. It returns work's error.
+func (r *runLog) handler(work func(ctx context.Context) error) consumer.Handler {
+	return func(ctx context.Context, m *sqsloop.Message) error {
+		r.start(m)
+		if err := work(ctx); err != nil {
+			return err
+		}
+		r.finish(m)
+		return nil
+	}
+}
+
+// start records a run of m.
+func (r *runLog) start(m *sqsloop.Message) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.started[m.ID]++
@@ -58,7 +80,6 @@ func (r *runLog) start(m *sqsloop.Message) int {
 		r.seen[m.ID] = true
 		r.order = append(r.order, m.Body)
 	}
-	return r.started[m.ID]
 }
 
 // finish records that a run of m returned nil.

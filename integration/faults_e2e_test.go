@@ -192,12 +192,8 @@ func TestE2EFailedAcksAreRetried(t *testing.T) {
 		ctx := t.Context()
 		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: vis})
 		defer cleanup()
-		bodies := make([]string, n)
-		for i := range bodies {
-			bodies[i] = fmt.Sprint("job-", i)
-		}
 		began := time.Now()
-		ids := mailboxtest.SendBodies(ctx, t, q.Mailbox, bodies...)
+		ids := mailboxtest.SendBodies(ctx, t, q.Mailbox, jobBodies(n)...)
 		sent := time.Since(began)
 
 		fm := newFaultyMailbox(q.Mailbox, faultRate, 20240611)
@@ -207,20 +203,15 @@ func TestE2EFailedAcksAreRetried(t *testing.T) {
 		cfg.VisibilityTimeout = vis
 		cfg.Visibility = visibility.Config{Interval: time.Second, Extension: vis}
 		cfg.ShutdownTimeout = 10 * time.Second
-		c, err := consumer.New(fm, func(ctx context.Context, m *sqsloop.Message) error {
-			runs.start(m)
+		c, err := consumer.New(fm, runs.handler(func(ctx context.Context) error {
 			heartbeat.Beat(ctx)
-			if err := h.Sleep(ctx, 10*time.Millisecond); err != nil {
-				return err
-			}
-			runs.finish(m)
-			return nil
-		}, cfg)
+			return h.Sleep(ctx, 10*time.Millisecond)
+		}), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		began = time.Now()
-		stop := runConsumer(c)
+		stop := runConsumer(t, c)
 		if !waitUntil(ctx, h, patienceAll, 100*time.Millisecond, func() bool { return runs.startedAll(ids) }) {
 			t.Errorf("%s: not every message ran within %v", h.Name(), patienceAll)
 		}

@@ -60,14 +60,39 @@ func longPollConfig(vis time.Duration) consumer.Config {
 	return cfg
 }
 
-// longPollMailbox is q's mailbox as the consumer sees it: on memmailbox
-// behind lateMailbox (the answer's trip back); on a real server as is (the
-// wire is real).
-func longPollMailbox(h mailboxtest.Harness, q mailboxtest.Queue) sqsloop.Mailbox {
+// startLongPollConsumer starts a consumer of q with longPollConfig(vis)
+// whose handler records its runs in runs and beats every 250 ms for 3× vis;
+// stop drains it and returns Run's error. The consumer reads q's mailbox on
+// memmailbox behind lateMailbox (the answer's trip back), on a real server
+// as is (the wire is real).
+func startLongPollConsumer(t *testing.T, h mailboxtest.Harness, q mailboxtest.Queue, vis time.Duration) (c *consumer.Consumer, runs *runLog, stop func() error) {
+	t.Helper()
+	mb := q.Mailbox
 	if h.Features().VirtualTime {
-		return &lateMailbox{Mailbox: q.Mailbox, delay: lateAnswer}
+		mb = &lateMailbox{Mailbox: q.Mailbox, delay: lateAnswer}
 	}
-	return q.Mailbox
+	runs = newRunLog()
+	c, err := consumer.New(mb, runs.handler(func(ctx context.Context) error {
+		return beat(ctx, h, 3*vis, 250*time.Millisecond)
+	}), longPollConfig(vis))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, runs, runConsumer(t, c)
+}
+
+// checkRanOnce fails t for each message of ids that did not run exactly
+// once, and for any message left in the queue after the consumer stopped.
+func checkRanOnce(t *testing.T, h mailboxtest.Harness, runs *runLog, ids []string, left []*sqsloop.Message) {
+	t.Helper()
+	for i, id := range ids {
+		if n := runs.runsOf(id); n != 1 {
+			t.Errorf("%s: message %d (%s) ran %d times, want once", h.Name(), i, id, n)
+		}
+	}
+	if len(left) != 0 {
+		t.Errorf("%s: %d messages left in the queue after the consumer stopped: %s", h.Name(), len(left), describe(left))
+	}
 }
 
 // A message that arrives in the middle of a long poll keeps its lease: SQS
@@ -89,19 +114,7 @@ func TestE2EMidPollMessageKeepsItsLease(t *testing.T) {
 		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: vis})
 		defer cleanup()
 
-		runs := newRunLog()
-		c, err := consumer.New(longPollMailbox(h, q), func(ctx context.Context, m *sqsloop.Message) error {
-			runs.start(m)
-			if err := beat(ctx, h, 3*vis, 250*time.Millisecond); err != nil {
-				return err
-			}
-			runs.finish(m)
-			return nil
-		}, longPollConfig(vis))
-		if err != nil {
-			t.Fatal(err)
-		}
-		stop := runConsumer(c)
+		c, runs, stop := startLongPollConsumer(t, h, q, vis)
 		if err := h.Sleep(ctx, midPoll); err != nil {
 			t.Fatal(err)
 		}
@@ -120,16 +133,9 @@ func TestE2EMidPollMessageKeepsItsLease(t *testing.T) {
 		fig := runs.figures(ids)
 		t.Logf("%s: %d messages sent %v into a %v poll, leases of %v: %s", h.Name(), len(ids), midPoll, sqsloop.MaxWaitTime, vis, fig)
 		t.Logf("%s: stats %+v; %d left in the queue", h.Name(), st, len(left))
-		for _, id := range ids {
-			if n := runs.runsOf(id); n != 1 {
-				t.Errorf("%s: message %s ran %d times, want once", h.Name(), id, n)
-			}
-		}
+		checkRanOnce(t, h, runs, ids, left)
 		if st.LeasesLost != 0 || st.Acked != int64(len(ids)) || st.Redelivered != 0 {
 			t.Errorf("%s: stats %+v: want no lease lost, %d acked, none redelivered", h.Name(), st, len(ids))
-		}
-		if len(left) != 0 {
-			t.Errorf("%s: %d messages left in the queue after the consumer stopped: %s", h.Name(), len(left), describe(left))
 		}
 	})
 }
@@ -155,19 +161,7 @@ func TestE2EMidPollFIFOGroupRunsOnceInOrder(t *testing.T) {
 		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{FIFO: true, VisibilityTimeout: vis})
 		defer cleanup()
 
-		runs := newRunLog()
-		c, err := consumer.New(longPollMailbox(h, q), func(ctx context.Context, m *sqsloop.Message) error {
-			runs.start(m)
-			if err := beat(ctx, h, 3*vis, 250*time.Millisecond); err != nil {
-				return err
-			}
-			runs.finish(m)
-			return nil
-		}, longPollConfig(vis))
-		if err != nil {
-			t.Fatal(err)
-		}
-		stop := runConsumer(c)
+		c, runs, stop := startLongPollConsumer(t, h, q, vis)
 		if err := h.Sleep(ctx, 10*time.Second); err != nil {
 			t.Fatal(err)
 		}
@@ -196,19 +190,12 @@ func TestE2EMidPollFIFOGroupRunsOnceInOrder(t *testing.T) {
 		t.Logf("%s: group of %d sent 10 s into a %v poll, leases of %v: %s; first runs in order %v",
 			h.Name(), len(ids), sqsloop.MaxWaitTime, vis, fig, order)
 		t.Logf("%s: stats %+v; %d left in the queue", h.Name(), st, len(left))
-		for i, id := range ids {
-			if n := runs.runsOf(id); n != 1 {
-				t.Errorf("%s: message %d (%s) ran %d times, want once", h.Name(), i, id, n)
-			}
-		}
+		checkRanOnce(t, h, runs, ids, left)
 		if !slices.Equal(order, want) {
 			t.Errorf("%s: first runs in order %v, want %v", h.Name(), order, want)
 		}
 		if st.LeasesLost != 0 || st.Acked != int64(len(ids)) {
 			t.Errorf("%s: stats %+v: want no lease lost and %d acked", h.Name(), st, len(ids))
-		}
-		if len(left) != 0 {
-			t.Errorf("%s: %d messages left in the queue after the consumer stopped: %s", h.Name(), len(left), describe(left))
 		}
 	})
 }

@@ -9,8 +9,13 @@ import (
 )
 
 // TestMain runs the tests, stops the SQS server if a test started one (see
-// sqsServerHarness), then checks that no goroutine outlived them.
+// sqsServerHarness), then checks that no goroutine outlived them. Started
+// with childEnv set, the binary is instead a consumer process of the signal
+// tests (childMain).
 func TestMain(m *testing.M) {
+	if cfg := os.Getenv(childEnv); cfg != "" {
+		os.Exit(childMain(cfg))
+	}
 	code := m.Run()
 	if err := stopSQSServer(); err != nil {
 		fmt.Fprintln(os.Stderr, "integration: stopping the SQS server:", err)

@@ -1,20 +1,18 @@
 package integration
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/sqsloop/sqsloop/internal/harness"
+	"github.com/sqsloop/sqsloop/sqsmailbox"
 )
 
 // ErrNoServer means StartSQSServer found no SQS-compatible server to use:
@@ -42,18 +40,6 @@ const (
 	// KindAWS is Amazon SQS itself at SQS_ENDPOINT (SQS_SERVER=aws).
 	KindAWS = "aws"
 )
-
-// serverKind returns the kind SQS_SERVER names for the server at
-// SQS_ENDPOINT, or an error naming the allowed values.
-func serverKind(name string) (string, error) {
-	switch name {
-	case "":
-		return KindEndpoint, nil
-	case KindFauxqs, KindLocalStack, KindElasticMQ, KindAWS:
-		return name, nil
-	}
-	return "", fmt.Errorf("SQS_SERVER=%q: want fauxqs, localstack, elasticmq or aws (or unset: a server like Amazon SQS)", name)
-}
 
 // ServerOptions configures StartSQSServer. The zero value is ready to use.
 type ServerOptions struct {
@@ -96,7 +82,7 @@ type SQSServer struct {
 	closeOnce   sync.Once
 	closeErr    error
 
-	conns connTracker // the connections of the clients NewClient made
+	conns harness.ConnTracker // the connections of the clients NewClient made
 }
 
 // StartSQSServer provides an SQS-compatible server, chosen in this order:
@@ -132,20 +118,11 @@ func StartSQSServer(ctx context.Context, opts ServerOptions) (*SQSServer, error)
 	}
 
 	if ep := getenv("SQS_ENDPOINT"); ep != "" {
-		region := getenv("AWS_REGION")
-		if region == "" {
-			region = getenv("AWS_DEFAULT_REGION")
-		}
-		if region == "" {
-			region = "us-east-1"
-		}
-		kind, err := serverKind(getenv("SQS_SERVER"))
+		env, err := harness.ReadEnv(getenv)
 		if err != nil {
 			return nil, err
 		}
-		// Use the environment's credentials when it has any (real SQS);
-		// emulators take anything.
-		s := &SQSServer{Kind: kind, Endpoint: ep, Region: region, staticCreds: getenv("AWS_ACCESS_KEY_ID") == "", stop: func() error { return nil }}
+		s := &SQSServer{Kind: cmp.Or(env.Kind, KindEndpoint), Endpoint: ep, Region: env.Region, staticCreds: env.DummyCredentials, stop: func() error { return nil }}
 		if _, err := within(func(ctx context.Context) (*SQSServer, error) { return s, s.waitReady(ctx) }); err != nil {
 			return nil, fmt.Errorf("SQS_ENDPOINT=%s does not answer: %w", ep, err)
 		}
@@ -174,35 +151,28 @@ func StartSQSServer(ctx context.Context, opts ServerOptions) (*SQSServer, error)
 
 // ConfigOptions returns the aws-sdk-go-v2 config options a client of this
 // server needs: its region, and dummy static credentials for an emulator
-// (the environment's credentials otherwise). The endpoint is not among them:
-// pass s.Endpoint as the client's base endpoint, or use NewClient.
+// whose environment has none (the environment's credentials otherwise). The
+// endpoint is not among them: pass s.Endpoint as the client's base endpoint,
+// or use NewClient.
 func (s *SQSServer) ConfigOptions() []func(*config.LoadOptions) error {
-	opts := []func(*config.LoadOptions) error{config.WithRegion(s.Region)}
-	if s.staticCreds {
-		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("test", "test", "")))
-	}
-	return opts
+	return harness.ConfigOptions(s.Region, s.staticCreds)
 }
 
-// NewClient returns an SQS client for the server, built from ConfigOptions
-// with config.LoadDefaultConfig (so AWS_CA_BUNDLE applies), its base
-// endpoint set to s.Endpoint, then optFns. Close closes the connections it
-// dialed. Errors come from config.LoadDefaultConfig.
+// NewClient returns an SQS client for the server, built as a user builds
+// one, with sqsmailbox.NewClient(ctx, s.Endpoint, s.ConfigOptions()...) (so
+// AWS_CA_BUNDLE applies), then optFns. Close closes the connections it
+// dialed. Errors are sqsmailbox.NewClient's.
 func (s *SQSServer) NewClient(ctx context.Context, optFns ...func(*sqs.Options)) (*sqs.Client, error) {
 	return s.newClient(ctx, &s.conns, optFns...)
 }
 
 // newClient is NewClient with the connections recorded in ct.
-func (s *SQSServer) newClient(ctx context.Context, ct *connTracker, optFns ...func(*sqs.Options)) (*sqs.Client, error) {
-	cfg, err := config.LoadDefaultConfig(ctx, s.ConfigOptions()...)
+func (s *SQSServer) newClient(ctx context.Context, ct *harness.ConnTracker, optFns ...func(*sqs.Options)) (*sqs.Client, error) {
+	client, err := sqsmailbox.NewClient(ctx, s.Endpoint, s.ConfigOptions()...)
 	if err != nil {
-		return nil, fmt.Errorf("loading AWS config for %s: %w", s.Endpoint, err)
+		return nil, err
 	}
-	opts := append([]func(*sqs.Options){
-		func(o *sqs.Options) { o.BaseEndpoint = aws.String(s.Endpoint) },
-		ct.track,
-	}, optFns...)
-	return sqs.NewFromConfig(cfg, opts...), nil
+	return sqs.New(client.Options(), append([]func(*sqs.Options){ct.Track}, optFns...)...), nil
 }
 
 // Close stops the server if StartSQSServer started it (fauxqs's process is
@@ -213,19 +183,19 @@ func (s *SQSServer) newClient(ctx context.Context, ct *connTracker, optFns ...fu
 func (s *SQSServer) Close() error {
 	s.closeOnce.Do(func() {
 		s.closeErr = s.stop()
-		s.conns.closeAll()
+		s.conns.CloseAll()
 	})
 	return s.closeErr
 }
 
 // waitReady polls ListQueues until the server answers or ctx is done.
 func (s *SQSServer) waitReady(ctx context.Context) error {
-	var conns connTracker
+	var conns harness.ConnTracker
 	client, err := s.newClient(ctx, &conns)
 	if err != nil {
 		return err
 	}
-	defer conns.closeAll()
+	defer conns.CloseAll()
 	for {
 		callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		_, err := client.ListQueues(callCtx, &sqs.ListQueuesInput{}, func(o *sqs.Options) { o.RetryMaxAttempts = 1 })
@@ -239,73 +209,4 @@ func (s *SQSServer) waitReady(ctx context.Context) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-}
-
-// connTracker records the connections SQS clients dial, so that they can be
-// closed at the end: their goroutines (net/http's persistConn read and
-// write loops) would otherwise outlive the tests and fail goleak. The SDK's
-// HTTP client (awshttp.BuildableClient) clones its transport at every change
-// and at first use and has no CloseIdleConnections, so the transport it
-// sends on cannot be reached from outside; its dial function is copied
-// along, and can. The zero value is ready to use; safe for concurrent use.
-type connTracker struct {
-	mu    sync.Mutex
-	conns map[*trackedConn]struct{}
-}
-
-// track is an sqs.Options function: on the client's resolved
-// BuildableClient, it wraps the transport's dial function so every new
-// connection is recorded until it is closed. The SDK's own dialer, timeouts,
-// CA bundle and redirect policy stay as they are.
-func (ct *connTracker) track(o *sqs.Options) {
-	bc, ok := o.HTTPClient.(*awshttp.BuildableClient)
-	if !ok {
-		return
-	}
-	o.HTTPClient = bc.WithTransportOptions(func(tr *http.Transport) {
-		dial := tr.DialContext
-		if dial == nil {
-			dial = (&net.Dialer{}).DialContext
-		}
-		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := dial(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			tc := &trackedConn{Conn: c, ct: ct}
-			ct.mu.Lock()
-			if ct.conns == nil {
-				ct.conns = map[*trackedConn]struct{}{}
-			}
-			ct.conns[tc] = struct{}{}
-			ct.mu.Unlock()
-			return tc, nil
-		}
-	})
-}
-
-// closeAll closes every recorded connection still open.
-func (ct *connTracker) closeAll() {
-	ct.mu.Lock()
-	open := make([]*trackedConn, 0, len(ct.conns))
-	for c := range ct.conns {
-		open = append(open, c)
-	}
-	ct.mu.Unlock()
-	for _, c := range open {
-		_ = c.Close()
-	}
-}
-
-// trackedConn is a connection a connTracker recorded; Close forgets it.
-type trackedConn struct {
-	net.Conn
-	ct *connTracker
-}
-
-func (c *trackedConn) Close() error {
-	c.ct.mu.Lock()
-	delete(c.ct.conns, c)
-	c.ct.mu.Unlock()
-	return c.Conn.Close()
 }

@@ -40,7 +40,7 @@ func TestStartSQSServerWithNothingToStart(t *testing.T) {
 // TestStartSQSServerUsesSQSEndpoint: SQS_ENDPOINT wins over everything else,
 // and Close leaves a server it did not start running.
 func TestStartSQSServerUsesSQSEndpoint(t *testing.T) {
-	running := sqsServerHarness(t).server
+	running := sqsServer(t)
 	s, err := StartSQSServer(t.Context(), ServerOptions{Dir: t.TempDir(), Getenv: env(map[string]string{"SQS_ENDPOINT": running.Endpoint})})
 	if err != nil {
 		t.Fatalf("StartSQSServer with SQS_ENDPOINT=%s: %v", running.Endpoint, err)
@@ -61,7 +61,7 @@ func TestStartSQSServerUsesSQSEndpoint(t *testing.T) {
 // differences (fauxqs enforces no 12-hour ceiling); a value it does not know
 // is an error naming the variable and the allowed values.
 func TestSQSServerNamesTheServerAtSQSEndpoint(t *testing.T) {
-	running := sqsServerHarness(t).server
+	running := sqsServer(t)
 	s, err := StartSQSServer(t.Context(), ServerOptions{Getenv: env(map[string]string{"SQS_ENDPOINT": running.Endpoint, "SQS_SERVER": "fauxqs"})})
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,7 @@ import (
 func TestWorkerOnSQS(t *testing.T) {
 	t.Parallel()
 	h := sqsServerHarness(t)
+	srv := sqsServer(t)
 	ctx := t.Context()
 	q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: 2 * time.Second, MaxReceiveCount: 3})
 	defer cleanup()
@@ -45,10 +46,10 @@ func TestWorkerOnSQS(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-endpoint", sqsEnv.server.Endpoint, "-queue-url", url, "-send",
+	cmd := exec.CommandContext(ctx, bin, "-endpoint", srv.Endpoint, "-queue-url", url, "-send",
 		"-dir", dir, "-slow", "50ms", "-chunks", "48", "-concurrency", "8")
-	cmd.Env = append(os.Environ(), "AWS_REGION="+sqsEnv.server.Region)
-	if sqsEnv.server.staticCreds {
+	cmd.Env = append(os.Environ(), "AWS_REGION="+srv.Region)
+	if srv.staticCreds {
 		cmd.Env = append(cmd.Env, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_SESSION_TOKEN=")
 	}
 	var stdout, stderr bytes.Buffer

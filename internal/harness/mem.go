@@ -1,4 +1,4 @@
-package integration
+package harness
 
 import (
 	"context"
@@ -10,49 +10,41 @@ import (
 	"github.com/sqsloop/sqsloop/memmailbox"
 )
 
-// memHarness gives the end-to-end tests memmailbox queues, each scenario in
-// a testing/synctest bubble (virtual time), each queue in a Broker of its
-// own. It is the harness of memmailbox's own conformance test
-// (memmailbox/conformance_test.go), made again here because a test file of
-// another module cannot be imported. The zero value is ready to use; it is
-// safe for concurrent use.
-type memHarness struct{}
+// Mem runs mailboxtest scenarios, and the end-to-end tests, on memmailbox:
+// each scenario in a testing/synctest bubble (virtual time), each queue in a
+// Broker of its own. The zero value is ready to use; it is safe for
+// concurrent use.
+type Mem struct{}
 
-func (memHarness) Name() string { return "memmailbox" }
+var _ mailboxtest.Harness = Mem{}
+
+// Name returns "memmailbox".
+func (Mem) Name() string { return "memmailbox" }
 
 // Features declares memmailbox's capabilities: everything Amazon SQS has,
 // in virtual time.
-func (memHarness) Features() mailboxtest.Features {
-	return mailboxtest.Features{
-		VirtualTime:            true,
-		FIFO:                   true,
-		DLQ:                    true,
-		AttributesReader:       true,
-		LeaseCeiling:           true,
-		FIFOBatchesWithinGroup: true,
-		RedriveKeepsMessageID:  true,
-		OmitsUnaskedAttributes: true,
-	}
+func (Mem) Features() mailboxtest.Features {
+	f := sqsFeatures()
+	f.VirtualTime = true
+	return f
 }
 
 // Run runs body in a synctest bubble: every wait in it uses the bubble's fake
 // clock, which advances only when every goroutine of the bubble is blocked.
-func (memHarness) Run(t *testing.T, body func(t *testing.T)) {
+func (Mem) Run(t *testing.T, body func(t *testing.T)) {
 	synctest.Test(t, body)
 }
 
-// Sleep waits d on the bubble's fake clock (or until ctx is done); inside
-// synctest this is deterministic and takes no wall-clock time.
-func (memHarness) Sleep(ctx context.Context, d time.Duration) error {
-	return sleepCtx(ctx, d)
-}
+// Sleep waits d on the bubble's fake clock, or until ctx is done (returning
+// ctx's error); in a bubble it takes no wall-clock time.
+func (Mem) Sleep(ctx context.Context, d time.Duration) error { return sleep(ctx, d) }
 
 // NewQueue creates a Broker holding the queue "queue" (and its DLQ
 // "queue-dlq" when opts.MaxReceiveCount > 0; both with the ".fifo" suffix for
 // a FIFO queue). Call it inside Run's bubble, from the test's goroutine (it
 // may call t.Fatal), so that the queue's timers use the bubble's clock.
 // cleanup closes the Broker, which closes every handle.
-func (memHarness) NewQueue(ctx context.Context, t testing.TB, opts mailboxtest.QueueOptions) (mailboxtest.Queue, func()) {
+func (Mem) NewQueue(ctx context.Context, t testing.TB, opts mailboxtest.QueueOptions) (mailboxtest.Queue, func()) {
 	t.Helper()
 	b := memmailbox.NewBroker()
 	name := "queue"
@@ -88,8 +80,8 @@ func (memHarness) NewQueue(ctx context.Context, t testing.TB, opts mailboxtest.Q
 	return q, func() { _ = b.Close() }
 }
 
-// sleepCtx waits d, or until ctx is done (returning ctx's error).
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// sleep waits d, or until ctx is done (returning ctx's error).
+func sleep(ctx context.Context, d time.Duration) error {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {

@@ -1,0 +1,173 @@
+package harness
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/mailboxtest"
+	"github.com/sqsloop/sqsloop/sqsmailbox"
+)
+
+// SQS runs mailboxtest scenarios, and the end-to-end tests, on sqsmailbox
+// against a real SQS-compatible server, on the wall clock, each test on
+// queues of its own (created with CreateQueue, deleted at cleanup). Build it
+// with NewSQS. Safe for concurrent use.
+type SQS struct {
+	kind   string
+	client *sqs.Client
+}
+
+var _ mailboxtest.Harness = (*SQS)(nil)
+
+// NewSQS returns a harness that creates its queues through client, on a
+// server of the given kind: one of the kind constants (Fauxqs, …), or any
+// other value, "" included, for a server taken to behave like Amazon SQS.
+// The caller keeps client's connections and closes them (ConnTracker).
+func NewSQS(kind string, client *sqs.Client) *SQS {
+	return &SQS{kind: kind, client: client}
+}
+
+// Name returns "sqsmailbox/" and the server's kind, e.g. "sqsmailbox/fauxqs"
+// ("sqsmailbox/endpoint" when the kind is "").
+func (h *SQS) Name() string { return "sqsmailbox/" + cmp.Or(h.kind, "endpoint") }
+
+// Features declares what the server is known to do, by its kind. Amazon SQS
+// (and any other server, taken to be like it) supports everything and
+// enforces the 12-hour lease ceiling; fauxqs 2.4.1 does not enforce the
+// ceiling, returns at most one message per FIFO group per receive, and
+// returns every message attribute to a receive that asked for none.
+func (h *SQS) Features() mailboxtest.Features {
+	f := sqsFeatures()
+	if h.kind == Fauxqs {
+		f.LeaseCeiling = false
+		f.FIFOBatchesWithinGroup = false
+		f.OmitsUnaskedAttributes = false
+	}
+	return f
+}
+
+// Run calls body directly: a real server runs on the wall clock.
+func (h *SQS) Run(t *testing.T, body func(t *testing.T)) { body(t) }
+
+// Sleep waits d on the wall clock, or until ctx is done (returning ctx's
+// error).
+func (h *SQS) Sleep(ctx context.Context, d time.Duration) error { return sleep(ctx, d) }
+
+// NewQueue creates a queue configured by opts (and, when
+// opts.MaxReceiveCount > 0, a dead-letter queue and a redrive policy to it)
+// and returns sqsmailbox mailboxes for them. It fails t on any error.
+// cleanup closes the mailboxes and deletes the queues, with a context of its
+// own (it may run after ctx is done).
+func (h *SQS) NewQueue(ctx context.Context, t testing.TB, opts mailboxtest.QueueOptions) (mailboxtest.Queue, func()) {
+	t.Helper()
+	var urls []string
+	var q mailboxtest.Queue
+	cleanup := func() {
+		for _, mb := range []interface{ Close() error }{q.Mailbox, q.DLQ} {
+			if mb != nil {
+				_ = mb.Close()
+			}
+		}
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		for _, u := range urls {
+			if _, err := h.client.DeleteQueue(dctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(u)}); err != nil {
+				t.Logf("deleting queue %s: %v", u, err)
+			}
+		}
+	}
+	create := func(name string, attrs map[string]string) string {
+		t.Helper()
+		out, err := h.client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
+		if err != nil {
+			cleanup()
+			t.Fatalf("CreateQueue %s: %v", name, err)
+		}
+		urls = append(urls, *out.QueueUrl)
+		return *out.QueueUrl
+	}
+	mailbox := func(url string) *sqsmailbox.Mailbox {
+		t.Helper()
+		mb, err := sqsmailbox.New(h.client, url)
+		if err != nil {
+			cleanup()
+			t.Fatalf("sqsmailbox.New(%s): %v", url, err)
+		}
+		return mb
+	}
+
+	vis := opts.VisibilityTimeout
+	if vis == 0 {
+		vis = 30 * time.Second
+	}
+	attrs := map[string]string{
+		string(types.QueueAttributeNameVisibilityTimeout): seconds(vis),
+		string(types.QueueAttributeNameDelaySeconds):      seconds(opts.Delay),
+	}
+	if opts.FIFO {
+		attrs[string(types.QueueAttributeNameFifoQueue)] = "true"
+		attrs[string(types.QueueAttributeNameContentBasedDeduplication)] = strconv.FormatBool(opts.ContentBasedDeduplication)
+	}
+	if opts.MaxReceiveCount > 0 {
+		dlqAttrs := map[string]string{}
+		if opts.FIFO {
+			dlqAttrs[string(types.QueueAttributeNameFifoQueue)] = "true"
+		}
+		dlqURL := create(queueName(t, "-dlq", opts.FIFO), dlqAttrs)
+		out, err := h.client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+			QueueUrl:       aws.String(dlqURL),
+			AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn},
+		})
+		arn := ""
+		if err == nil {
+			arn = out.Attributes[string(types.QueueAttributeNameQueueArn)]
+		}
+		if arn == "" {
+			cleanup()
+			t.Fatalf("reading the DLQ's QueueArn: %v", errors.Join(err, errors.New("no QueueArn in the answer")))
+		}
+		policy, _ := json.Marshal(map[string]string{"deadLetterTargetArn": arn, "maxReceiveCount": strconv.Itoa(opts.MaxReceiveCount)})
+		attrs[string(types.QueueAttributeNameRedrivePolicy)] = string(policy)
+		q.DLQ, q.DeadLetterQueue = mailbox(dlqURL), arn
+	}
+	q.Mailbox = mailbox(create(queueName(t, "", opts.FIFO), attrs))
+	return q, cleanup
+}
+
+var unsafeQueueChars = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// queueName makes a queue name unique to this run from the test's name:
+// letters, digits, '-' and '_', at most 80 characters with the ".fifo"
+// suffix (SQS's rules). SQS refuses to reuse a deleted queue's name for 60 s,
+// hence the random part.
+func queueName(t testing.TB, suffix string, fifo bool) string {
+	var r [4]byte
+	_, _ = rand.Read(r[:])
+	base := unsafeQueueChars.ReplaceAllString(t.Name(), "-")
+	tail := "-" + hex.EncodeToString(r[:]) + suffix
+	if fifo {
+		tail += ".fifo"
+	}
+	if room := 80 - len("sqsloop-") - len(tail); len(base) > room {
+		base = base[len(base)-room:]
+	}
+	return "sqsloop-" + base + tail
+}
+
+// seconds renders d as whole seconds, rounded up (sqsloop.WholeSeconds), as
+// SQS attributes want.
+func seconds(d time.Duration) string {
+	return strconv.FormatInt(int64(sqsloop.WholeSeconds(d)/time.Second), 10)
+}
