@@ -4,7 +4,7 @@
 // to the handler in the handler's [context.Context] ([NewContext]). The
 // handler, and anything it calls, beats with [Beat](ctx) or [Heartbeat.Beat]
 // whenever it gets something done; [NewReader] and [NewWriter] beat for it
-// while bytes flow. The lease extender (package visibility) extends the
+// while bytes flow. The lease owner (package visibility) extends the
 // visibility timeout of a message only while its heartbeat shows progress,
 // so a handler that hangs loses its lease and another worker gets the
 // message.

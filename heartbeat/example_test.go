@@ -14,7 +14,7 @@ import (
 
 // hashFile is a handler's work: it streams a file through SHA-256. Wrapping
 // the file with NewReader beats the handler's Heartbeat on every read, so
-// the lease extender keeps the message hidden for as long as bytes flow,
+// the lease owner keeps the message hidden for as long as bytes flow,
 // however big the file, and lets the lease lapse if the read hangs.
 func hashFile(ctx context.Context, path string) (string, error) {
 	f, err := os.Open(path)

@@ -17,6 +17,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# coproc and {name}>&- below need bash 4 (macOS's /bin/bash is 3.2).
+if [ "${BASH_VERSINFO[0]}" -lt 4 ]; then
+  echo "test.sh: needs bash 4 or later, this is $BASH_VERSION (on macOS: brew install bash)" >&2
+  exit 1
+fi
+
 # run runs a command; with a server started here, without the ends of the
 # server's pipes, so that this shell alone holds its standard input open.
 run() {

@@ -16,16 +16,19 @@ const (
 	kindFail  = "fail"  // always fail
 )
 
-// listFiles returns the regular files under dir, skipping .git and
-// node_modules.
+// listFiles returns the regular files under dir, skipping .git (a
+// directory, or in a git worktree a file) and node_modules.
 func listFiles(dir string) ([]string, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
-			return filepath.SkipDir
+		if d.Name() == ".git" || d.Name() == "node_modules" {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		if d.Type().IsRegular() {
 			files = append(files, path)

@@ -14,7 +14,8 @@ type queue interface {
 	// backlog counts the messages visible, in flight or delayed (on SQS:
 	// approximate).
 	backlog(ctx context.Context) (int, error)
-	// deadLettered counts the messages in the dead-letter queue.
+	// deadLettered counts the messages this run added to the dead-letter
+	// queue (on SQS: approximate).
 	deadLettered(ctx context.Context) (int, error)
 	// exact reports whether backlog is exact (in memory) or approximate (SQS).
 	exact() bool

@@ -55,7 +55,7 @@ func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writ
 		if err := enqueue(ctx, q.mailbox(), files); err != nil {
 			return sum, err
 		}
-		sum.files = len(files)
+		sum.enqueued, sum.files = true, len(files)
 		fmt.Fprintf(out, "enqueued %d jobs (%d files, 1 stuck, 1 failing)\n", len(files)+2, len(files))
 	}
 
@@ -76,7 +76,10 @@ func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writ
 	if err != nil {
 		return sum, err
 	}
-	mon := &monitor{q: q, c: c, every: o.progress, out: out, began: began, total: sum.files + 2, log: log}
+	mon := &monitor{q: q, c: c, every: o.progress, out: out, began: began, log: log}
+	if sum.enqueued {
+		mon.total = sum.files + 2
+	}
 	if err := group.Add("consumer", c); err != nil {
 		return sum, err
 	}
@@ -102,7 +105,7 @@ type monitor struct {
 	every   time.Duration
 	out     io.Writer
 	began   time.Time
-	total   int
+	total   int // jobs enqueued by this run; 0: none (-queue-url without -send)
 	log     *slog.Logger
 	drained bool
 }
@@ -149,7 +152,11 @@ func (m *monitor) Run(ctx context.Context) error {
 func (m *monitor) print(ctx context.Context) {
 	st := m.c.Stats()
 	dead, _ := m.q.deadLettered(ctx)
-	fmt.Fprintf(m.out, "[%5.1fs] acked %d/%d  failed %d  extensions %d in %d calls  leases lost %d  redelivered %d  dead-lettered %d\n",
-		time.Since(m.began).Seconds(), st.Acked, m.total, st.Failed, st.Extensions, st.ExtensionCalls,
+	acked := fmt.Sprint(st.Acked)
+	if m.total > 0 {
+		acked += fmt.Sprint("/", m.total)
+	}
+	fmt.Fprintf(m.out, "[%5.1fs] acked %s  failed %d  extensions %d in %d calls  leases lost %d  redelivered %d  dead-lettered %d\n",
+		time.Since(m.began).Seconds(), acked, st.Failed, st.Extensions, st.ExtensionCalls,
 		st.LeasesLost, st.Redelivered, dead)
 }

@@ -18,10 +18,11 @@ import (
 // sqsQueue is a real SQS queue (or an SQS-compatible server's) named by its
 // URL; the dead-letter queue is found through its redrive policy.
 type sqsQueue struct {
-	client *sqs.Client
-	mb     *sqsmailbox.Mailbox
-	url    string
-	dlqURL string // empty without a redrive policy
+	client    *sqs.Client
+	mb        *sqsmailbox.Mailbox
+	url       string
+	dlqURL    string // empty without a redrive policy
+	dlqBefore int    // messages in the dead-letter queue when the run began
 }
 
 func newSQSQueue(ctx context.Context, endpoint, url string) (*sqsQueue, error) {
@@ -53,6 +54,10 @@ func newSQSQueue(ctx context.Context, endpoint, url string) (*sqsQueue, error) {
 			return nil, fmt.Errorf("dead-letter queue %s: %w", name, err)
 		}
 		q.dlqURL = aws.ToString(dlq.QueueUrl)
+		// It may hold messages of earlier runs: count from here.
+		if q.dlqBefore, err = q.count(ctx, q.dlqURL, types.QueueAttributeNameApproximateNumberOfMessages); err != nil {
+			return nil, fmt.Errorf("dead-letter queue %s: %w", name, err)
+		}
 	}
 	return q, nil
 }
@@ -72,7 +77,8 @@ func (q *sqsQueue) deadLettered(ctx context.Context) (int, error) {
 	if q.dlqURL == "" {
 		return 0, nil
 	}
-	return q.count(ctx, q.dlqURL, types.QueueAttributeNameApproximateNumberOfMessages)
+	n, err := q.count(ctx, q.dlqURL, types.QueueAttributeNameApproximateNumberOfMessages)
+	return n - q.dlqBefore, err
 }
 
 // count sums the named approximate counts of the queue at url.

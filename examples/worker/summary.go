@@ -10,7 +10,8 @@ import (
 
 // summary is what the worker reports at the end.
 type summary struct {
-	files        int // file jobs enqueued (the stuck and the failing job come on top)
+	enqueued     bool // this run enqueued the jobs (in memory, or with -send)
+	files        int  // file jobs enqueued (the stuck and the failing job come on top)
 	st           consumer.Stats
 	deadLettered int
 	bytes        int64
@@ -26,10 +27,18 @@ func (s *summary) normalAcked() bool { return s.st.Acked == int64(s.files+1) }
 func (s *summary) print(w io.Writer) {
 	yes := map[bool]string{true: "yes", false: "NO"}
 	fmt.Fprintf(w, "\nsqsloop worker summary\n")
-	fmt.Fprintf(w, "  jobs enqueued     %d (%d files, 1 stuck, 1 failing)\n", s.files+2, s.files)
+	if s.enqueued {
+		fmt.Fprintf(w, "  jobs enqueued     %d (%d files, 1 stuck, 1 failing)\n", s.files+2, s.files)
+	} else {
+		fmt.Fprintf(w, "  jobs enqueued     none (-queue-url without -send: the queue's own messages)\n")
+	}
 	fmt.Fprintf(w, "  processed         %d handler runs: %d succeeded, %d failed (%d panics)\n",
 		s.st.Started, s.st.Succeeded, s.st.Failed, s.st.Panics)
-	fmt.Fprintf(w, "  acked             %d (every normal job acked: %s)\n", s.st.Acked, yes[s.normalAcked()])
+	if s.enqueued {
+		fmt.Fprintf(w, "  acked             %d (every normal job acked: %s)\n", s.st.Acked, yes[s.normalAcked()])
+	} else {
+		fmt.Fprintf(w, "  acked             %d\n", s.st.Acked)
+	}
 	fmt.Fprintf(w, "  extensions sent   %d in %d batch calls (largest batch: %d entries)\n",
 		s.st.Extensions, s.st.ExtensionCalls, s.st.LargestExtensionBatch)
 	fmt.Fprintf(w, "  leases lost       %d\n", s.st.LeasesLost)
