@@ -25,7 +25,7 @@ func run() error {
 	reps := flag.Int("reps", 3, "repetitions of each scenario (medians are reported); ≥ 1")
 	longReps := flag.Int("long-reps", 3, "repetitions of the scenarios of jobs of seconds (slow, two-workers), at most -reps; ≥ 1")
 	list := flag.String("scenarios", "fast,fast-20k,fast-rtt10ms,slow,two-workers", "comma-separated scenarios to run: fast, fast-20k, fast-rtt10ms, slow, two-workers")
-	implList := flag.String("impls", "sqsloop,naive,gocloud,gocloud-wait20", "comma-separated implementations, run in this order in every repetition")
+	implList := flag.String("impls", "sqsloop,naive,gocloud,gocloud-wait20", "comma-separated implementations: the first repetition runs them in this order, each later one starts one further along")
 	drain := flag.Bool("drain", true, "measure sqsloop's drain after the scenarios")
 	drainReps := flag.Int("drain-reps", 5, "repetitions of each drain case")
 	warmup := flag.Bool("warmup", true, "run each implementation once on 200 messages, unreported, before measuring")
@@ -87,7 +87,7 @@ func run() error {
 			n = min(n, *longReps)
 		}
 		for rep := 1; rep <= n; rep++ {
-			for _, im := range ims {
+			for _, im := range rotate(ims, rep-1) {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
@@ -154,4 +154,16 @@ func pick[T any](flagName string, all []T, name func(T) string, list string) ([]
 		return nil, fmt.Errorf("-%s: %q names none", flagName, list)
 	}
 	return out, nil
+}
+
+// rotate returns xs started k places in, wrapping around: the order of the
+// implementations in repetition k+1, so that none always runs first or
+// always right after the same other (whose garbage, in the server and in
+// this process, it would meet).
+func rotate[T any](xs []T, k int) []T {
+	if len(xs) == 0 {
+		return nil
+	}
+	k %= len(xs)
+	return append(slices.Clone(xs[k:]), xs[:k]...)
 }

@@ -77,6 +77,24 @@ func TestPick(t *testing.T) {
 	}
 }
 
+// TestRotate checks the run order of the implementations: each
+// repetition starts one further along, so none always runs first or
+// always after the same other.
+func TestRotate(t *testing.T) {
+	xs := []string{"a", "b", "c", "d"}
+	for k, want := range []string{"abcd", "bcda", "cdab", "dabc", "abcd"} {
+		if got := strings.Join(rotate(xs, k), ""); got != want {
+			t.Errorf("rotate(abcd, %d) = %s, want %s", k, got, want)
+		}
+	}
+	if strings.Join(xs, "") != "abcd" {
+		t.Errorf("rotate changed its argument: %v", xs)
+	}
+	if got := rotate([]string(nil), 3); len(got) != 0 {
+		t.Errorf("rotate(nil, 3) = %v", got)
+	}
+}
+
 func TestWriteWorkersTable(t *testing.T) {
 	one := result{scenario: "slow", impl: "a", messages: 40, wall: time.Second}
 	mk := func(wall, largest time.Duration, a, b, long int, dup, rc int64) result {
