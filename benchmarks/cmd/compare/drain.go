@@ -239,7 +239,7 @@ func (r drainResult) logLine() string {
 // writeDrainTable writes the drain measurements as a markdown table, one
 // row per case, medians over the repetitions.
 func writeDrainTable(w io.Writer, rs []drainResult) {
-	fmt.Fprintln(w, "| drain case | runs | started at signal → in all | visible at signal / expected | unstarted visible again after (median, max) | poll resolution | Shutdown returned after | drain-nacked (sum) | hidden after Run returned, never received (max) |")
+	fmt.Fprintln(w, "| drain case | runs | started at signal → in all | visible at signal / expected | unstarted visible again after (median, max) | poll resolution | Shutdown returned after | given back (sum) | hidden after Run returned, never received (max) |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, c := range drainCases() {
 		var mine []drainResult
@@ -252,7 +252,7 @@ func writeDrainTable(w io.Writer, rs []drainResult) {
 			continue
 		}
 		var reached, polls, shut []float64
-		never, inFlight, nacked := 0, 0, int64(0)
+		never, inFlight, givenBack := 0, 0, int64(0)
 		started, atSignal := "", ""
 		for i, r := range mine {
 			if r.reached < 0 {
@@ -263,7 +263,7 @@ func writeDrainTable(w io.Writer, rs []drainResult) {
 			polls = append(polls, float64(r.poll))
 			shut = append(shut, float64(r.shutdown))
 			inFlight = max(inFlight, r.final.inFlight)
-			nacked += r.stats.GivenBack
+			givenBack += r.stats.GivenBack
 			sep := ""
 			if i > 0 {
 				sep = ", "
@@ -288,6 +288,6 @@ func writeDrainTable(w io.Writer, rs []drainResult) {
 		}
 		fmt.Fprintf(w, "| %s (%d msgs, %d handlers of %s%s) | %d | %s | %s | %s | %s | %s | %d | %d |\n",
 			c.name, c.messages, c.concurrency, c.work, rtt, len(mine), started, atSignal, reach,
-			time.Duration(median(polls)).Round(100*time.Microsecond), time.Duration(median(shut)).Round(time.Millisecond), nacked, inFlight)
+			time.Duration(median(polls)).Round(100*time.Microsecond), time.Duration(median(shut)).Round(time.Millisecond), givenBack, inFlight)
 	}
 }

@@ -14,7 +14,10 @@ import (
 // consumeGocloud returns gocloud.dev/pubsub over its awssnssqs driver with
 // the given wait time, used the documented way: Receive in a loop, handle
 // each message in a goroutine (at most concurrency at once, by a
-// semaphore), Ack. Raw is set (the messages were sent straight to SQS);
+// semaphore), Ack. The semaphore is taken before Receive, not after as in
+// gocloud's example, so the loop never holds a received message while it
+// waits for a slot (which would only add to gocloud's buffer waits in
+// two-workers). Raw is set (the messages were sent straight to SQS);
 // everything else is the driver's default (batching, prefetching, eager
 // Nack). waitTime 0 is the driver's default: it sends no WaitTimeSeconds,
 // so a receive is a short poll on our queues (whose

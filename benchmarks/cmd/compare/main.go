@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -24,7 +25,7 @@ func run() error {
 	reps := flag.Int("reps", 3, "repetitions of each scenario (medians are reported); ≥ 1")
 	longReps := flag.Int("long-reps", 3, "repetitions of the scenarios of jobs of seconds (slow, two-workers), at most -reps; ≥ 1")
 	list := flag.String("scenarios", "fast,fast-20k,fast-rtt10ms,slow,two-workers", "comma-separated scenarios to run: fast, fast-20k, fast-rtt10ms, slow, two-workers")
-	implList := flag.String("impls", "sqsloop,naive,gocloud,gocloud-wait20", "comma-separated implementations, run in this order in every repetition")
+	implList := flag.String("impls", "sqsloop,naive,gocloud,gocloud-wait20", "comma-separated implementations: the first repetition runs them in this order, each later one starts one further along")
 	drain := flag.Bool("drain", true, "measure sqsloop's drain after the scenarios")
 	drainReps := flag.Int("drain-reps", 5, "repetitions of each drain case")
 	warmup := flag.Bool("warmup", true, "run each implementation once on 200 messages, unreported, before measuring")
@@ -40,11 +41,11 @@ func run() error {
 	if *reps < 1 || *longReps < 1 || *drainReps < 0 || *slowConc < 1 || *fastConc < 1 || *slowInterval <= 0 {
 		return fmt.Errorf("-reps and -long-reps must be ≥ 1, -drain-reps ≥ 0, -slow-concurrency and -fast-concurrency ≥ 1, and -slow-interval > 0")
 	}
-	scs, err := pick(scenarios(*slowInterval, *slowConc, *fastConc), *list)
+	scs, err := pick("scenarios", scenarios(*slowInterval, *slowConc, *fastConc), func(s scenario) string { return s.name }, *list)
 	if err != nil {
 		return err
 	}
-	ims, err := pickImpls(*implList)
+	ims, err := pick("impls", impls(), func(im impl) string { return im.name }, *implList)
 	if err != nil {
 		return err
 	}
@@ -86,7 +87,7 @@ func run() error {
 			n = min(n, *longReps)
 		}
 		for rep := 1; rep <= n; rep++ {
-			for _, im := range ims {
+			for _, im := range rotate(ims, rep-1) {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
@@ -129,30 +130,40 @@ func run() error {
 	return nil
 }
 
-// pickImpls returns the implementations named in the comma-separated list.
-func pickImpls(list string) ([]impl, error) {
-	var out []impl
-	for name := range strings.SplitSeq(list, ",") {
-		name = strings.TrimSpace(name)
-		found := false
-		for _, im := range impls() {
-			if im.name == name {
-				out = append(out, im)
-				found = true
+// pick returns the items of all named in the comma-separated list (the
+// value of -flagName), in the list's order, or an error naming an unknown one
+// or saying that the list names none.
+func pick[T any](flagName string, all []T, name func(T) string, list string) ([]T, error) {
+	var out []T
+	for n := range strings.SplitSeq(list, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		i := slices.IndexFunc(all, func(x T) bool { return name(x) == n })
+		if i < 0 {
+			names := make([]string, len(all))
+			for j, x := range all {
+				names[j] = name(x)
 			}
+			return nil, fmt.Errorf("-%s: unknown name %q (have %s)", flagName, n, strings.Join(names, ", "))
 		}
-		if !found {
-			return nil, fmt.Errorf("-impls: unknown implementation %q (have %s)", name, strings.Join(implNames(), ", "))
-		}
+		out = append(out, all[i])
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("-%s: %q names none", flagName, list)
 	}
 	return out, nil
 }
 
-// implNames lists the implementations' names, in run order.
-func implNames() []string {
-	var names []string
-	for _, im := range impls() {
-		names = append(names, im.name)
+// rotate returns xs started k places in, wrapping around: the order of the
+// implementations in repetition k+1, so that none always runs first or
+// always right after the same other (whose garbage, in the server and in
+// this process, it would meet).
+func rotate[T any](xs []T, k int) []T {
+	if len(xs) == 0 {
+		return nil
 	}
-	return names
+	k %= len(xs)
+	return append(slices.Clone(xs[k:]), xs[:k]...)
 }

@@ -1,10 +1,6 @@
 package main
 
-import (
-	"fmt"
-	"strings"
-	"time"
-)
+import "time"
 
 // scenario is one workload: how many messages, how long each handler runs,
 // how many handlers at once, and the lease timings every implementation is
@@ -64,31 +60,4 @@ func scenarios(slowInterval time.Duration, slowConcurrency, fastConcurrency int)
 		{name: "two-workers", messages: 40, concurrency: slowConcurrency, work: 5 * time.Second, beatEvery: 500 * time.Millisecond,
 			visibility: 2 * time.Second, interval: slowInterval, extension: 3 * time.Second, timeout: 2 * time.Minute, long: true, workers: 2},
 	}
-}
-
-// pick returns the scenarios named in the comma-separated list, in the
-// list's order, or an error naming an unknown one.
-func pick(all []scenario, list string) ([]scenario, error) {
-	var out []scenario
-	for name := range strings.SplitSeq(list, ",") {
-		name = strings.TrimSpace(name)
-		if name == "" {
-			continue
-		}
-		found := false
-		for _, s := range all {
-			if s.name == name {
-				out = append(out, s)
-				found = true
-			}
-		}
-		if !found {
-			var names []string
-			for _, s := range all {
-				names = append(names, s.name)
-			}
-			return nil, fmt.Errorf("-scenarios: unknown scenario %q (have %s)", name, strings.Join(names, ", "))
-		}
-	}
-	return out, nil
 }
