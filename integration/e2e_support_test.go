@@ -39,7 +39,7 @@ func jobBodies(n int) []string {
 func describe(msgs []*sqsloop.Message) string {
 	parts := make([]string, len(msgs))
 	for i, m := range msgs {
-		parts[i] = fmt.Sprintf("{id=%s body=%q count=%d}", m.ID, m.Body, m.ReceiveCount)
+		parts[i] = fmt.Sprintf("{id=%s body=%.64q count=%d}", m.ID, m.Body, m.ReceiveCount)
 	}
 	return "[" + strings.Join(parts, " ") + "]"
 }

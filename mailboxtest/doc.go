@@ -9,8 +9,9 @@
 // fresh queues on their implementation and declares its [Features], and
 // [Run] runs every scenario on it. Package memmailbox runs the suite in
 // plain `go test`, in virtual time; package sqsmailbox runs it against the
-// SQS-compatible server SQS_ENDPOINT names. Their conformance_test.go files
-// are complete harnesses to start from.
+// SQS-compatible server SQS_ENDPOINT names. Their harnesses, in the
+// project's internal/harness package (mem.go, sqs.go), are complete ones to
+// start from.
 //
 // A harness for a Mailbox "mymailbox", in that package's tests:
 //
