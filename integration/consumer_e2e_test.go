@@ -178,7 +178,8 @@ func (m *heldMailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) (
 }
 
 // A shutdown gives received-but-unstarted messages back at once — a second
-// receiver has them within 1 s — and acks the in-flight ones.
+// receiver has them within 1 s (virtual time; on the wire, well before
+// their 30 s leases end) — and acks the in-flight ones.
 func TestE2EShutdownGivesBackUnstarted(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, h mailboxtest.Harness) {
@@ -221,9 +222,17 @@ func TestE2EShutdownGivesBackUnstarted(t *testing.T) {
 		}
 		close(mb.release)
 
+		// In virtual time the give-back is held to the documented second; on
+		// the wire, where a loaded machine's clock is no measure, to
+		// patience: with 30 s leases only a give-back shows them sooner
+		// (benchmarks/README.md's drain table measures the time itself).
+		within := time.Second
+		if !h.Features().VirtualTime {
+			within = patience
+		}
 		want := int(mb.held.Load())
 		var back []*sqsloop.Message
-		for len(back) < want && time.Since(began) <= time.Second {
+		for len(back) < want && time.Since(began) <= within {
 			msgs, err := q.Mailbox.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 10, VisibilityTimeout: longLease, WaitTime: time.Second})
 			if err != nil {
 				t.Fatal(err)
