@@ -47,6 +47,11 @@ var (
 	// the first returned: consumer.Consumer.Run and visibility.Manager.Run.
 	ErrAlreadyRunning = errors.New("sqsloop: already running")
 
+	// ErrNoDeadLetterQueue means the queue has no redrive policy, so there
+	// is no dead-letter queue to open (DeadLetterQueueOpener) or to move a
+	// poison message to.
+	ErrNoDeadLetterQueue = errors.New("sqsloop: queue has no dead-letter queue")
+
 	// ErrInvalidArgument means a request was malformed: caught before it
 	// reached the queue by the request rules (ReceiveRequest.Validate,
 	// ValidateDelete, ValidateChangeVisibility, ValidateSend: an empty
