@@ -75,7 +75,7 @@ func (h *Handler) newBatch(ctx context.Context, recs []events.SQSMessage, start 
 	var deadline time.Time
 	if d, ok := ctx.Deadline(); ok {
 		deadline = d
-		margin := min(h.cfg.DeadlineMargin, d.Sub(start)/2)
+		margin := max(min(h.cfg.DeadlineMargin, d.Sub(start)/2), 0)
 		b.cut, b.grace = d.Add(-margin), margin/4
 		b.hctx, b.stop = context.WithDeadlineCause(ctx, b.cut, ErrDeadline)
 	} else {
