@@ -16,7 +16,9 @@
 // count, message group, sent and first-received times, receipt handle),
 // and its context carries a heartbeat (heartbeat.Beat) and the invocation's
 // values (lambdacontext). Its context ends Config.DeadlineMargin before the
-// invocation's deadline, with cause ErrDeadline.
+// invocation's deadline, with cause ErrDeadline. VisibilityTimeout is the
+// queue's with a client, 0 without (the event does not tell); ReceivedAt is
+// explained below.
 //
 // # The partial batch response
 //
