@@ -110,7 +110,7 @@ func New(mb Mailbox, cfg Config, log *slog.Logger) (*Manager, error) {
 // queue will do.
 //
 // Hold never blocks on the network. Every lease must end with a decision:
-// Ack, Nack or GiveBack. Leases held after Run has returned are never
+// Ack, Nack, GiveBack or Release. Leases held after Run has returned are never
 // served nor counted, and decisions about them are ignored. Safe for
 // concurrent use.
 func (m *Manager) Hold(msg *sqsloop.Message, hb *heartbeat.Heartbeat, cancel context.CancelCauseFunc) *Lease {

@@ -188,6 +188,10 @@ func (m *Manager) decide(l *Lease, d decision, delay time.Duration) {
 // loop must be woken. Called with m.mu held, l in neither the heap nor a
 // call.
 func (m *Manager) settle(l *Lease, now time.Time) bool {
+	if l.decided == released {
+		m.finish(l) // settled by someone else (Release)
+		return false
+	}
 	if l.lost == nil && !now.Before(l.deadline) {
 		m.markLost(l, l.endReason())
 	}

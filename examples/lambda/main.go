@@ -1,0 +1,102 @@
+// Command lambda is sqsloop's main job as an AWS Lambda function behind an
+// SQS event source mapping: each record names a file, which the function
+// hashes with SHA-256 through a reader that beats the heartbeat, exactly as
+// examples/worker does under a consumer. A record whose body starts with
+// "fail" always fails and one that starts with "panic" panics, so the
+// partial batch response shows: the function answers with their message
+// IDs in batchItemFailures, and the event source mapping (with
+// ReportBatchItemFailures) deletes the others.
+//
+// Build it as a custom runtime's bootstrap (provided.al2023):
+//
+//	GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -o bootstrap ./examples/lambda
+//
+// Settings, from the environment:
+//
+//	LEASES=on      use an SQS client (needs sqs:ChangeMessageVisibility and
+//	               sqs:GetQueueAttributes): records that beat stay hidden past
+//	               the queue's visibility timeout, failed ones come back after
+//	               the back-off, records not run are given back at once
+//	SQS_ENDPOINT   with LEASES=on, an SQS-compatible server's URL instead of AWS
+//	BACKOFF        first retry delay of a failed record, doubling (default 1s)
+//	SLOW, CHUNKS   pause after each of CHUNKS reads of a file (default 0, 48)
+//	CONCURRENCY    records at once (default 10)
+//
+// After each invocation it logs one line with the response and the
+// handler's counters.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/sqslambda"
+	"github.com/sqsloop/sqsloop/sqsmailbox"
+)
+
+func main() {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	h, err := newFunction(context.Background(), os.Getenv, log)
+	if err != nil {
+		log.Error("lambda example: bad settings", slog.Any("error", err))
+		os.Exit(1)
+	}
+	lambda.Start(h)
+}
+
+// newFunction returns the function's handler, configured from getenv.
+func newFunction(ctx context.Context, getenv func(string) string, log *slog.Logger) (func(context.Context, events.SQSEvent) (events.SQSEventResponse, error), error) {
+	j := &job{log: log, chunks: 48}
+	cfg := sqslambda.Config{Logger: log}
+	backoff := time.Second
+	for _, s := range []struct {
+		name  string
+		parse func(string) error
+	}{
+		{"SLOW", func(v string) (err error) { j.slow, err = time.ParseDuration(v); return err }},
+		{"CHUNKS", func(v string) (err error) { j.chunks, err = strconv.Atoi(v); return err }},
+		{"BACKOFF", func(v string) (err error) { backoff, err = time.ParseDuration(v); return err }},
+		{"CONCURRENCY", func(v string) (err error) { cfg.Concurrency, err = strconv.Atoi(v); return err }},
+	} {
+		if v := getenv(s.name); v != "" {
+			if err := s.parse(v); err != nil {
+				return nil, fmt.Errorf("%s=%q: %w", s.name, v, err)
+			}
+		}
+	}
+	cfg.Backoff = consumer.ExponentialBackoff(backoff, 5*time.Minute)
+	switch v := getenv("LEASES"); v {
+	case "on":
+		client, err := sqsmailbox.NewClient(ctx, getenv("SQS_ENDPOINT"))
+		if err != nil {
+			return nil, err
+		}
+		cfg.OpenQueue = func(queueURL string) (sqslambda.Queue, error) {
+			return sqsmailbox.New(client, queueURL)
+		}
+	case "", "off":
+	default:
+		return nil, fmt.Errorf("LEASES=%q: want on or off", v)
+	}
+	h, err := sqslambda.New(j.handle, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		resp, err := h.Handle(ctx, ev)
+		st := h.Stats()
+		log.Info("invocation", slog.Int("records", len(ev.Records)), slog.Int("failures", len(resp.BatchItemFailures)),
+			slog.Int64("succeeded", st.Succeeded), slog.Int64("failed", st.Failed), slog.Int64("panics", st.Panics),
+			slog.Int64("extensions", st.Extensions), slog.Int64("extension_calls", st.ExtensionCalls),
+			slog.Int64("nacked", st.Nacked), slog.Int64("given_back", st.GivenBack), slog.Int64("leases_lost", st.LeasesLost))
+		return resp, err
+	}, nil
+}

@@ -1,0 +1,386 @@
+package sqslambda
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/heartbeat"
+	"github.com/sqsloop/sqsloop/visibility"
+)
+
+// batch is one invocation's work: its records, their leases, the
+// sequences they run in, and what became of each.
+type batch struct {
+	h       *Handler
+	recs    []events.SQSMessage
+	msgs    []*sqsloop.Message
+	leases  []*visibility.Lease // nil where the record's queue has no lease owner
+	ctxs    []context.Context   // each record's handler context, before its heartbeat
+	cancels []context.CancelCauseFunc
+	seqs    [][]int  // record indexes: one FIFO message group, or one record
+	owners  []*owner // the invocation's lease owners, one per queue with a client
+
+	hctx  context.Context // the handlers' context: ends at cut, with cause ErrDeadline
+	stop  context.CancelFunc
+	cut   time.Time     // no record starts from then on; zero without a deadline
+	grace time.Duration // how long after cut Handle waits for running handlers
+
+	next    atomic.Int64 // the next sequence to run
+	stopAll atomic.Bool  // a FIFO failure stops the batch (Config.FIFOStopOnFailure)
+
+	mu       sync.Mutex
+	state    []recState
+	firstErr error
+	closed   bool // the response is built: what comes later is ignored
+}
+
+// recState is what became of one record.
+type recState uint8
+
+const (
+	waiting   recState = iota // not started yet
+	running                   // its handler runs
+	succeeded                 // its handler returned nil
+	failed                    // its handler failed, panicked, or was cut short
+	skipped                   // not run: a FIFO failure before it
+	cutOff                    // not run: the deadline neared
+	lapsed                    // not run: its lease lapsed while it waited
+)
+
+// owner is one queue's lease owner for the length of an invocation.
+type owner struct {
+	m    *visibility.Manager
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+// newBatch prepares recs (each with a messageId) for an invocation that
+// started at start: their Messages, their queues' lease owners (started)
+// holding their leases, their contexts and sequences.
+func (h *Handler) newBatch(ctx context.Context, recs []events.SQSMessage, start time.Time) *batch {
+	n := len(recs)
+	b := &batch{
+		h: h, recs: recs,
+		msgs: make([]*sqsloop.Message, n), leases: make([]*visibility.Lease, n), ctxs: make([]context.Context, n),
+		state: make([]recState, n),
+	}
+	var deadline time.Time
+	if d, ok := ctx.Deadline(); ok {
+		deadline = d
+		margin := max(min(h.cfg.DeadlineMargin, d.Sub(start)/2), 0)
+		b.cut, b.grace = d.Add(-margin), margin/4
+		b.hctx, b.stop = context.WithDeadlineCause(ctx, b.cut, ErrDeadline)
+	} else {
+		b.hctx, b.stop = context.WithCancel(ctx)
+	}
+	type queueRun struct {
+		o  *owner // nil: no client
+		vt time.Duration
+	}
+	queues := map[string]queueRun{} // by eventSourceARN
+	for i := range recs {
+		r := &recs[i]
+		qr, known := queues[r.EventSourceARN]
+		if !known && h.cfg.OpenQueue != nil {
+			st := h.state(r.EventSourceARN)
+			if q, vt, lc := st.client(ctx, h, start, deadline); q != nil {
+				if qr.o = h.startOwner(ctx, guard{q: q, s: st, log: h.cfg.Logger}, lc); qr.o != nil {
+					b.owners = append(b.owners, qr.o)
+					qr.vt = vt
+				}
+			}
+			queues[r.EventSourceARN] = qr
+		}
+		m := message(r, start, qr.vt)
+		b.msgs[i] = m
+		h.st.received.Add(1)
+		if m.ReceiveCount > 1 {
+			h.st.redelivered.Add(1)
+		}
+		b.ctxs[i] = b.hctx
+		if qr.o == nil {
+			continue
+		}
+		var cancel context.CancelCauseFunc
+		if h.cfg.Visibility.CancelOnLeaseLost {
+			b.ctxs[i], cancel = context.WithCancelCause(b.hctx)
+			b.cancels = append(b.cancels, cancel)
+		}
+		b.leases[i] = qr.o.m.Hold(m, nil, cancel) // waits for its handler: kept alive for one Extension
+	}
+	b.seqs = sequences(b.msgs)
+	return b
+}
+
+// startOwner starts a lease owner over mb for one invocation.
+func (h *Handler) startOwner(ctx context.Context, mb visibility.Mailbox, lc visibility.Config) *owner {
+	m, err := visibility.New(mb, lc, h.cfg.Logger)
+	if err != nil {
+		// lc passed Validate when the queue was checked: unreachable but
+		// for a bug, and then the records run without a lease owner.
+		h.cfg.Logger.Error("sqslambda: lease owner", slog.Any("error", err))
+		return nil
+	}
+	rctx, stop := context.WithCancel(context.WithoutCancel(ctx)) // stopped by finish, not by the invocation's end
+	o := &owner{m: m, stop: stop, done: make(chan struct{})}
+	go func() {
+		defer close(o.done)
+		_ = m.Run(rctx)
+	}()
+	return o
+}
+
+// sequences splits msgs, by index, into what runs in order on one
+// goroutine: one FIFO message group in the event's order, or one record.
+func sequences(msgs []*sqsloop.Message) [][]int {
+	out := make([][]int, 0, len(msgs))
+	groups := map[string]int{}
+	for i, m := range msgs {
+		if !fifo(m) {
+			out = append(out, []int{i})
+			continue
+		}
+		if j, ok := groups[m.MessageGroupID]; ok {
+			out[j] = append(out[j], i)
+			continue
+		}
+		groups[m.MessageGroupID] = len(out)
+		out = append(out, []int{i})
+	}
+	return out
+}
+
+// run runs the sequences on at most Config.Concurrency goroutines and
+// returns when they are done or, with a deadline, at the latest grace
+// after the cut-off: handlers that ignore their ended context are then
+// left behind (see finish), as the consumer's drain abandons them.
+func (b *batch) run() {
+	n := min(b.h.cfg.Concurrency, len(b.seqs))
+	done := make(chan struct{})
+	var left atomic.Int64
+	left.Store(int64(n))
+	for range n {
+		go func() {
+			b.work()
+			if left.Add(-1) == 0 {
+				close(done)
+			}
+		}()
+	}
+	if b.cut.IsZero() {
+		<-done
+		return
+	}
+	t := time.NewTimer(time.Until(b.cut.Add(b.grace)))
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
+
+// work runs sequences until none is left.
+func (b *batch) work() {
+	for {
+		i := int(b.next.Add(1) - 1)
+		if i >= len(b.seqs) {
+			return
+		}
+		b.sequence(b.seqs[i])
+	}
+}
+
+// sequence runs the records idx in order, sharing one heartbeat as the
+// consumer's sequences do: the running handler's beats, and each record
+// finished, keep the waiting ones' leases alive. After a failure the rest
+// of a FIFO group is not run, so that its order holds.
+func (b *batch) sequence(idx []int) {
+	hb := heartbeat.New()
+	for _, i := range idx {
+		if l := b.leases[i]; l != nil {
+			l.Start(hb)
+		}
+	}
+	groupFailed := false
+	for _, i := range idx {
+		switch {
+		case groupFailed || (b.stopAll.Load() && fifo(b.msgs[i])):
+			b.notRun(i, skipped)
+		case b.pastCut():
+			b.notRun(i, cutOff)
+		case b.leases[i] != nil && b.leases[i].Err() != nil:
+			b.notRun(i, lapsed) // it is visible, or delivered again, already
+			groupFailed = true
+		case !b.runOne(i, hb):
+			groupFailed = true
+			if b.h.cfg.FIFOStopOnFailure && fifo(b.msgs[i]) {
+				b.stopAll.Store(true)
+			}
+		}
+	}
+}
+
+// pastCut reports whether records may no longer start.
+func (b *batch) pastCut() bool {
+	return b.hctx.Err() != nil || (!b.cut.IsZero() && !time.Now().Before(b.cut))
+}
+
+// runOne runs record i's handler and settles its outcome. It reports
+// whether the handler succeeded.
+func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
+	if !b.set(i, running) {
+		return false
+	}
+	m := b.msgs[i]
+	ctx := heartbeat.NewContext(b.ctxs[i], hb)
+	b.h.st.started.Add(1)
+	err := b.h.handler(ctx, m)
+	hb.Beat() // a finished record is progress for the ones waiting
+	l := b.leases[i]
+	if err == nil {
+		if !b.set(i, succeeded) {
+			return true
+		}
+		b.h.st.succeeded.Add(1)
+		if l != nil && l.Err() != nil {
+			b.h.st.lateAcked.Add(1)
+		} else {
+			b.h.st.acked.Add(1)
+		}
+		if l != nil {
+			l.Release() // the event source mapping deletes it
+		}
+		return true
+	}
+	if !b.set(i, failed) {
+		return false
+	}
+	b.h.st.failed.Add(1)
+	if consumer.IsPanic(err) {
+		b.h.st.panics.Add(1)
+	}
+	b.noteErr(err)
+	if errors.Is(context.Cause(ctx), ErrDeadline) {
+		if l != nil {
+			l.GiveBack() // cut short by the deadline, not failed: at once
+		}
+		return false
+	}
+	delay := consumer.RetryDelay(err, m.ReceiveCount, b.h.cfg.Backoff)
+	b.h.cfg.Logger.Debug("sqslambda: handler failed", slog.String("message_id", m.ID),
+		slog.Duration("retry_in", delay), slog.Bool("lease_owner", l != nil), slog.Any("error", err))
+	if l != nil {
+		l.Nack(delay)
+	}
+	return false
+}
+
+// notRun settles record i, never started, as s (skipped, cutOff or
+// lapsed), and gives it back at once.
+func (b *batch) notRun(i int, s recState) {
+	if !b.set(i, s) {
+		return
+	}
+	if s == skipped {
+		b.h.st.skipped.Add(1)
+	} else {
+		b.h.st.cutOff.Add(1)
+	}
+	if l := b.leases[i]; l != nil {
+		l.GiveBack()
+	}
+}
+
+// set records s as record i's state and reports whether it counts: not
+// once the response is built.
+func (b *batch) set(i int, s recState) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return false
+	}
+	b.state[i] = s
+	return true
+}
+
+// noteErr keeps the batch's first handler error.
+func (b *batch) noteErr(err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.firstErr == nil {
+		b.firstErr = err
+	}
+}
+
+// finish closes the batch once run has returned: records still running are
+// abandoned (reported failed, their leases released: they stay hidden
+// while their handlers may still run) and those never reached are cut off
+// (given back); the lease owners stop, after sending what was decided. It
+// returns the batch item failures, in the event's order, each message ID
+// once, whether every record failed, and the first handler error.
+func (b *batch) finish() ([]events.SQSBatchItemFailure, bool, error) {
+	b.mu.Lock()
+	b.closed = true
+	state := append([]recState(nil), b.state...)
+	firstErr := b.firstErr
+	b.mu.Unlock()
+
+	var abandoned, cut int
+	for i, s := range state {
+		l := b.leases[i]
+		switch s {
+		case running:
+			abandoned++
+			if l != nil {
+				l.Release()
+			}
+		case waiting:
+			cut++
+			if l != nil {
+				l.GiveBack()
+			}
+		}
+	}
+	b.h.st.abandoned.Add(int64(abandoned))
+	b.h.st.cutOff.Add(int64(cut))
+	for _, o := range b.owners {
+		o.stop()
+		<-o.done
+		b.h.st.addLeases(o.m.Stats())
+	}
+	b.stop()
+	for _, cancel := range b.cancels {
+		cancel(nil)
+	}
+
+	var failures []events.SQSBatchItemFailure
+	seen := make(map[string]bool)
+	allFailed := true
+	for i, s := range state {
+		switch s {
+		case succeeded:
+			allFailed = false
+			continue
+		case cutOff:
+			cut++
+		}
+		if id := b.recs[i].MessageId; !seen[id] {
+			seen[id] = true
+			failures = append(failures, events.SQSBatchItemFailure{ItemIdentifier: id})
+		}
+	}
+	b.h.st.itemFailures.Add(int64(len(failures)))
+	if abandoned > 0 || cut > 0 {
+		b.h.cfg.Logger.Warn("sqslambda: the invocation's deadline was near; records reported failed without finishing",
+			slog.Int("abandoned", abandoned), slog.Int("not_started", cut), slog.Int("records", len(state)))
+	}
+	return failures, allFailed, firstErr
+}

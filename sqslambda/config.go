@@ -1,0 +1,184 @@
+package sqslambda
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/visibility"
+)
+
+// Defaults and limits of Config.
+const (
+	// DefaultConcurrency is how many records run at once by default: 10,
+	// as consumer.Config's handlers.
+	DefaultConcurrency = 10
+	// MaxConcurrency bounds Config.Concurrency: 10,000, the largest batch
+	// an event source mapping hands a function (standard queue; a FIFO
+	// queue's batch holds at most 10).
+	MaxConcurrency = 10_000
+	// DefaultDeadlineMargin is Config.DeadlineMargin's default: 1.5 s,
+	// enough for the handlers' last quarter (375 ms) and the lease owner's
+	// flush of the decided nacks and give-backs (at most 1 s).
+	DefaultDeadlineMargin = 1500 * time.Millisecond
+	// maxDeadlineMargin is Lambda's longest function timeout, 15 minutes.
+	maxDeadlineMargin = 15 * time.Minute
+)
+
+// Config tunes a Handler. The zero Config is valid: 10 records at once, a
+// 1.5 s deadline margin, FIFO message groups stopped alone on a failure,
+// no SQS client (so no extension and no back-off: a failed record comes
+// back after the queue's visibility timeout), consumer.Config's back-off.
+type Config struct {
+	// Concurrency is how many records run at once in one invocation,
+	// 1–10,000 (MaxConcurrency); 0 means DefaultConcurrency (10). On a
+	// FIFO queue at most one record per message group runs at a time.
+	Concurrency int
+
+	// DeadlineMargin is how much of each invocation Handle keeps for
+	// itself, counted back from the invocation's deadline (ctx.Deadline):
+	// from then on no record starts (those left are reported failed and,
+	// with a client, given back at once), the handlers' contexts end
+	// (their deadline, and cause ErrDeadline), and DeadlineMargin/4 later
+	// Handle stops waiting for handlers that ignore their context (their
+	// records are reported failed, see Stats.Abandoned), stops the lease
+	// owner (which sends the decided nacks and give-backs, within 1 s) and
+	// answers. So a slow batch never times out as a whole, which would
+	// make Lambda retry every record of it. Range 0–15 min; 0 means
+	// DefaultDeadlineMargin (1.5 s). It is cut to half of an invocation's
+	// time when the function timeout is shorter than twice the margin, so
+	// that records still run.
+	DeadlineMargin time.Duration
+
+	// FIFOStopOnFailure makes the first failure on a FIFO queue stop the
+	// whole batch: every record not started yet is reported failed without
+	// running, whatever its message group, as AWS's Lambda guide prescribes
+	// for FIFO queues with ReportBatchItemFailures. By default (false) only
+	// the rest of the failed record's message group is, which keeps every
+	// group's order as well while the other groups go on (Powertools'
+	// skipGroupOnError).
+	FIFOStopOnFailure bool
+
+	// ErrorWhenAllFail makes Handle return an error wrapping ErrAllFailed
+	// (besides its response) when every record of a batch is reported
+	// failed. Why it matters: with ReportBatchItemFailures on, the event
+	// source mapping no longer scales its pollers down when invocations
+	// fail, so a downstream outage that fails every record meets full
+	// concurrency; an invocation error lets it back off. Failed records
+	// are redelivered either way (and, with a client, after their
+	// back-off). Default false, as the error also counts in the function's
+	// Errors metric and alarms.
+	ErrorWhenAllFail bool
+
+	// OpenQueue, if set, gives the SQS client for the queue at queueURL
+	// (derived from the records' eventSourceARN, see QueueURL), usually
+	// sqsmailbox.New(client, queueURL) over an *sqs.Client. It is called
+	// once per queue and execution environment, at the first invocation
+	// with records of that queue, followed by one GetQueueAttributes call
+	// that checks the queue (see the package doc). With a client the lease
+	// owner (visibility.Manager) extends the visibility of records whose
+	// handlers beat, makes a failed record visible again after Backoff, and
+	// gives back at once the records that were not run; it runs only while
+	// an invocation runs. Without one (nil, an error, or a queue that cannot
+	// be read) neither happens: a failed or skipped record comes back after
+	// the queue's visibility timeout, and a long record must finish within
+	// it. The function's role then needs sqs:ChangeMessageVisibility and
+	// sqs:GetQueueAttributes on the queue.
+	OpenQueue func(queueURL string) (Queue, error)
+
+	// Visibility tunes the lease owner as in consumer.Config: extension
+	// (HeartbeatGated by default), CancelOnLeaseLost, OnLeaseLost. Left
+	// zero, Extension is the queue's visibility timeout and Interval a
+	// fifth of the smaller of the two. Used only with OpenQueue.
+	Visibility visibility.Config
+
+	// Backoff gives a failed record's retry delay from its approximate
+	// receive count, unless its error carries one (consumer.NackAfter),
+	// exactly as in the consumer (consumer.RetryDelay); used only with
+	// OpenQueue. Default consumer.ExponentialBackoff(1 s, 5 min).
+	Backoff func(receiveCount int) time.Duration
+
+	// Middleware wraps the handler as in the consumer, Middleware[0]
+	// outermost, inside the consumer's panic recovery (consumer.Wrap).
+	Middleware []consumer.Middleware
+
+	// Logger receives the handler's and the lease owner's records (message
+	// IDs only, never receipt handles). Default slog.Default().
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.Concurrency == 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.DeadlineMargin == 0 {
+		c.DeadlineMargin = DefaultDeadlineMargin
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Validate reports every problem with c (zero fields taking their
+// defaults), joined with errors.Join; each names its field and its allowed
+// range and wraps sqsloop.ErrInvalidArgument (errors.Is). Visibility is
+// checked as far as it can be before the queue's visibility timeout is
+// known (a zero Extension stands for it); the rest is checked at the first
+// invocation. It returns nil for a valid Config.
+func (c Config) Validate() error {
+	d := c.withDefaults()
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf(format+": %w", append(args, sqsloop.ErrInvalidArgument)...))
+	}
+	if d.Concurrency < 1 || d.Concurrency > MaxConcurrency {
+		bad("Concurrency: must be between 1 and %d, got %d", MaxConcurrency, d.Concurrency)
+	}
+	if d.DeadlineMargin < 0 || d.DeadlineMargin > maxDeadlineMargin {
+		bad("DeadlineMargin: must be between 0 and 15m (Lambda's longest timeout), got %v", d.DeadlineMargin)
+	}
+	for i, mw := range d.Middleware {
+		if mw == nil {
+			bad("Middleware[%d]: must not be nil", i)
+		}
+	}
+	v := d.Visibility
+	if v.Extension == 0 {
+		v.Extension = sqsloop.MaxVisibilityTimeout // stands for the queue's visibility timeout
+	}
+	if err := v.Validate(); err != nil {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				errs = append(errs, fmt.Errorf("Visibility.%w", e))
+			}
+		} else {
+			errs = append(errs, fmt.Errorf("Visibility.%w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// leaseConfig is the lease owner's configuration on a queue whose
+// visibility timeout is vt, as the consumer derives it: Extension vt and
+// Interval a fifth of the smaller of the two when left zero.
+func (c Config) leaseConfig(vt time.Duration) (visibility.Config, error) {
+	v := c.Visibility
+	if v.Extension == 0 {
+		v.Extension = vt
+	}
+	if v.Interval == 0 {
+		v.Interval = min(vt, v.Extension) / 5
+	}
+	err := v.Validate()
+	if err == nil && !v.Disabled && v.Interval > vt/2 {
+		err = fmt.Errorf("Interval: must be at most the queue's visibility timeout / 2 (%v), got %v: %w", vt/2, v.Interval, sqsloop.ErrInvalidArgument)
+	}
+	if err != nil {
+		return v, fmt.Errorf("Visibility on a queue whose visibility timeout is %v: %w", vt, err)
+	}
+	return v, nil
+}

@@ -1,0 +1,94 @@
+// Package sqslambda runs a consumer.Handler on AWS Lambda, behind an SQS
+// event source mapping: the same handler, with the same middleware, in a
+// long-running consumer or in a function.
+//
+//	h, err := sqslambda.New(handler, sqslambda.Config{})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	lambda.Start(h.Handle) // github.com/aws/aws-lambda-go/lambda
+//
+// # What the handler sees
+//
+// Each record becomes a *sqsloop.Message with the fields sqsmailbox fills
+// (ID, body, message attributes with their string and binary values, the
+// sqsloop.Attr… system attributes, AWSTraceHeader among them, receive
+// count, message group, sent and first-received times, receipt handle),
+// and its context carries a heartbeat (heartbeat.Beat) and the invocation's
+// values (lambdacontext). Its context ends Config.DeadlineMargin before the
+// invocation's deadline, with cause ErrDeadline. VisibilityTimeout is the
+// queue's with a client, 0 without (the event does not tell); ReceivedAt is
+// explained below.
+//
+// # The partial batch response
+//
+// Handle answers with batchItemFailures: the message IDs of the records
+// that failed (an error or a recovered panic), that were not run, or that
+// were still running when Handle stopped waiting, each once. The others
+// were processed and the event source mapping deletes them; it must have
+// ReportBatchItemFailures in its FunctionResponseTypes, or it ignores the
+// list and deletes failed records too. An empty or unknown itemIdentifier
+// would fail the whole batch, so only IDs of the event are ever listed, and
+// a record without one fails the invocation before anything runs.
+// Config.ErrorWhenAllFail returns an error when every record failed, so
+// the event source mapping backs off.
+//
+// # Concurrency and FIFO queues
+//
+// Records run concurrently, at most Config.Concurrency at once (a standard
+// queue's batch holds up to 10,000 records). On a FIFO queue the records of
+// one message group run one after another, in the event's order; after a
+// failure the rest of the group is reported failed without running, and
+// with Config.FIFOStopOnFailure every record of the batch not started yet
+// is, as AWS's Lambda guide prescribes.
+//
+// # Time
+//
+// Lambda stops an invocation at its deadline and then retries every record
+// of the batch, done or not. So Handle keeps Config.DeadlineMargin (1.5 s
+// by default) of each invocation for itself: from DeadlineMargin before the
+// deadline no record starts (the rest are reported failed), the handlers'
+// contexts end, and a quarter of the margin later Handle stops waiting for
+// handlers that ignore their context (their records are reported failed;
+// their goroutines are left behind, frozen with the execution environment,
+// as the consumer's drain abandons them), stops the lease owner and
+// answers.
+//
+// # With an SQS client: leases and back-off
+//
+// With Config.OpenQueue, each invocation runs a lease owner
+// (visibility.Manager) over the queue's receipt handles while Handle runs,
+// as the consumer does for the messages it receives: a record whose handler
+// beats keeps its message hidden past the queue's visibility timeout
+// (ChangeMessageVisibilityBatch, batched for the whole batch), one that
+// stops beating loses its lease (its context is cancelled with
+// Visibility.CancelOnLeaseLost), a failed record is made visible again
+// after Backoff(receive count) (or consumer.NackAfter's delay), and a
+// record that was not run, or was cut short by the deadline, is given back
+// at once. A processed record's lease is released: the event source mapping
+// deletes it. The lease owner stops, after sending what was decided, before
+// Handle returns: nothing of it runs between invocations, when Lambda
+// freezes the environment.
+//
+// Without a client none of this happens: a failed or unstarted record
+// becomes visible again when the queue's visibility timeout, counted from
+// the event source mapping's receive, ends, and a record must finish
+// within it.
+//
+// Lease deadlines count from Message.ReceivedAt: the invocation's start,
+// or a first delivery's ApproximateFirstReceiveTimestamp when earlier. The
+// event does not say when a redelivered record was received, which a
+// batching window or a throttled invocation puts before the invocation.
+//
+// # Checks at the cold start
+//
+// With a client, the first invocation with records of a queue reads the
+// queue's attributes (GetQueueAttributes) and warns when AWS's guidance is
+// not met: a visibility timeout below 6× the function timeout (read from
+// the invocation's deadline), no redrive policy, a maxReceiveCount below 5.
+// A denied or otherwise permanent failure of that call, an OpenQueue error,
+// or visibility.MaxAccessDenied (5) denied visibility changes in a row,
+// across invocations, is logged at ERROR once and turns the client off
+// until the next cold start; a transient failure is tried again at the next
+// invocation.
+package sqslambda

@@ -1,0 +1,50 @@
+package sqslambda_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/heartbeat"
+	"github.com/sqsloop/sqsloop/sqslambda"
+)
+
+// The consumer's handler as a Lambda function: in main, lambda.Start(h.Handle)
+// (github.com/aws/aws-lambda-go/lambda) instead of the direct call below.
+// With an SQS client (Config.OpenQueue, e.g. sqsmailbox.New over an
+// *sqs.Client), beating records keep their messages hidden and failed
+// ones come back after the back-off.
+func Example() {
+	handler := func(ctx context.Context, m *sqsloop.Message) error {
+		heartbeat.Beat(ctx) // as under a consumer
+		if strings.HasPrefix(m.Body, "fail") {
+			return errors.New("cannot do " + m.Body)
+		}
+		return nil
+	}
+	h, err := sqslambda.New(handler, sqslambda.Config{Concurrency: 4})
+	if err != nil {
+		log.Fatal(err)
+	}
+	event := events.SQSEvent{Records: []events.SQSMessage{
+		{MessageId: "m-1", Body: "resize photo 1", EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:jobs"},
+		{MessageId: "m-2", Body: "fail: photo 2 is gone", EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:jobs"},
+		{MessageId: "m-3", Body: "resize photo 3", EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:jobs"},
+	}}
+	resp, err := h.Handle(context.Background(), event)
+	fmt.Println(resp.BatchItemFailures, err)
+	// Output:
+	// [{m-2}] <nil>
+}
+
+func ExampleQueueURL() {
+	url, err := sqslambda.QueueURL("arn:aws:sqs:eu-west-1:123456789012:jobs")
+	fmt.Println(url, err)
+	// Output:
+	// https://sqs.eu-west-1.amazonaws.com/123456789012/jobs <nil>
+}

@@ -1,0 +1,87 @@
+package sqslambda
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+// systemAttributes are the system attributes a Message carries: the
+// sqsloop.Attr… ones, as sqsmailbox asks SQS for them. Others of the event
+// (SenderId, DeadLetterQueueSourceArn) are left out, so that a handler
+// sees the same Message on Lambda as under a consumer.
+var systemAttributes = []string{
+	sqsloop.AttrApproximateReceiveCount,
+	sqsloop.AttrApproximateFirstReceiveTimestamp,
+	sqsloop.AttrSentTimestamp,
+	sqsloop.AttrMessageGroupID,
+	sqsloop.AttrMessageDeduplicationID,
+	sqsloop.AttrSequenceNumber,
+	sqsloop.AttrAWSTraceHeader,
+}
+
+// message returns the Message of record r, delivered to an invocation that
+// started at start from a queue whose visibility timeout is vt (0 when
+// unknown: no client). The fields are those sqsmailbox fills.
+//
+// ReceivedAt is start, or, on a first delivery, the record's
+// ApproximateFirstReceiveTimestamp when it is earlier: that is when this
+// receive happened. A redelivered record's event does not say when the
+// event source mapping received it, which a batching window or a
+// throttled invocation puts earlier than start: one reason for AWS's
+// advice of a visibility timeout of 6× the function timeout.
+func message(r *events.SQSMessage, start time.Time, vt time.Duration) *sqsloop.Message {
+	m := &sqsloop.Message{
+		ID:                r.MessageId,
+		Body:              r.Body,
+		Attributes:        make(map[string]string, len(systemAttributes)),
+		ReceiptHandle:     r.ReceiptHandle,
+		ReceivedAt:        start,
+		VisibilityTimeout: vt,
+	}
+	for _, name := range systemAttributes {
+		if v, ok := r.Attributes[name]; ok {
+			m.Attributes[name] = v
+		}
+	}
+	if len(r.MessageAttributes) > 0 {
+		m.MessageAttributes = make(map[string]sqsloop.MessageAttribute, len(r.MessageAttributes))
+		for name, a := range r.MessageAttributes {
+			ma := sqsloop.MessageAttribute{DataType: a.DataType, BinaryValue: a.BinaryValue}
+			if a.StringValue != nil {
+				ma.StringValue = *a.StringValue
+			}
+			m.MessageAttributes[name] = ma
+		}
+	}
+	if n, err := strconv.Atoi(m.Attributes[sqsloop.AttrApproximateReceiveCount]); err == nil {
+		m.ReceiveCount = n
+	}
+	m.SentAt = millis(m.Attributes[sqsloop.AttrSentTimestamp])
+	m.FirstReceivedAt = millis(m.Attributes[sqsloop.AttrApproximateFirstReceiveTimestamp])
+	m.MessageGroupID = m.Attributes[sqsloop.AttrMessageGroupID]
+	if m.ReceiveCount == 1 && !m.FirstReceivedAt.IsZero() && m.FirstReceivedAt.Before(start) {
+		m.ReceivedAt = m.FirstReceivedAt
+	}
+	return m
+}
+
+// millis parses an SQS timestamp attribute (epoch milliseconds); the zero
+// time when absent or malformed.
+func millis(s string) time.Time {
+	ms, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+// fifo reports whether m belongs to a FIFO queue's message group, by the
+// consumer's rule: SQS gives FIFO messages a SequenceNumber (a standard
+// queue's MessageGroupId, for fair queues, orders nothing).
+func fifo(m *sqsloop.Message) bool {
+	return m.MessageGroupID != "" && m.Attributes[sqsloop.AttrSequenceNumber] != ""
+}

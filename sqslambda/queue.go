@@ -1,0 +1,50 @@
+package sqslambda
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/visibility"
+)
+
+// Queue is the SQS queue a batch's records come from, as the Handler calls
+// it when Config.OpenQueue gives one: the lease owner's visibility changes
+// (extensions, nacks after the back-off, give-backs; it never deletes: the
+// event source mapping deletes the records reported as processed) and,
+// once per execution environment, the queue's attributes (visibility
+// timeout, redrive policy) for the checks of the package doc.
+// *sqsmailbox.Mailbox satisfies it (over an *sqs.Client), and so does
+// *memmailbox.Queue; errors are read as visibility.Mailbox's doc says, by
+// the sqsloop sentinels (sqsloop.ErrAccessDenied, …). The Handler calls it
+// from several goroutines at once.
+type Queue interface {
+	visibility.Mailbox
+	sqsloop.AttributesReader
+}
+
+// dnsSuffixes are the domains of SQS's endpoints in the partitions QueueURL
+// knows.
+var dnsSuffixes = map[string]string{
+	"aws":        "amazonaws.com",
+	"aws-cn":     "amazonaws.com.cn",
+	"aws-us-gov": "amazonaws.com",
+}
+
+// QueueURL returns the URL of the SQS queue that an event source ARN names
+// (a record's eventSourceARN): "arn:aws:sqs:us-east-2:123456789012:jobs"
+// gives "https://sqs.us-east-2.amazonaws.com/123456789012/jobs", the form
+// GetQueueUrl returns. It knows the partitions aws, aws-cn and aws-us-gov.
+// An ARN that is not an SQS queue's in one of them gives an error wrapping
+// sqsloop.ErrInvalidArgument that quotes it.
+func QueueURL(eventSourceARN string) (string, error) {
+	parts := strings.Split(eventSourceARN, ":")
+	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "sqs" || parts[3] == "" || parts[4] == "" || parts[5] == "" {
+		return "", fmt.Errorf("sqslambda: eventSourceARN %q: want arn:PARTITION:sqs:REGION:ACCOUNT:QUEUE: %w", eventSourceARN, sqsloop.ErrInvalidArgument)
+	}
+	suffix, ok := dnsSuffixes[parts[1]]
+	if !ok {
+		return "", fmt.Errorf("sqslambda: eventSourceARN %q: partition %q: want aws, aws-cn or aws-us-gov: %w", eventSourceARN, parts[1], sqsloop.ErrInvalidArgument)
+	}
+	return "https://sqs." + parts[3] + "." + suffix + "/" + parts[4] + "/" + parts[5], nil
+}

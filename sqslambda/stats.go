@@ -1,0 +1,93 @@
+package sqslambda
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/visibility"
+)
+
+// Stats counts a Handler's work since it was created (one execution
+// environment), summed over its invocations.
+//
+// The embedded consumer.Stats are the consumer's counters, as they apply
+// on Lambda: Received counts records handed to Handle and Redelivered
+// those with a receive count above 1; Started, Succeeded, Failed (errors,
+// panics, and records whose handler was cut short by the deadline) and
+// Panics count handler runs; Abandoned counts handlers still running
+// DeadlineMargin/4 after their contexts ended, whose records were reported
+// failed without waiting for them. Acked counts records reported as
+// processed, which the event source mapping deletes, and LateAcked those
+// of them whose lease the lease owner had already seen lapse (their
+// delete may find a newer receipt handle; the record may run again);
+// AckFailed and AckRetries stay 0. Nacked, GivenBack, NackFailed,
+// Extensions, ExtensionCalls, LargestExtensionBatch and LeasesLost are the
+// lease owner's (with a client; 0 without). ReceiveCalls and ReceiveErrors
+// stay 0: the event source mapping receives.
+type Stats struct {
+	consumer.Stats
+
+	// Invocations counts the calls of Handle.
+	Invocations int64
+	// Skipped counts FIFO records reported failed without running because
+	// an earlier record of their message group (or, with
+	// Config.FIFOStopOnFailure, of the batch) failed.
+	Skipped int64
+	// CutOff counts records reported failed without running because the
+	// invocation's deadline was near (Config.DeadlineMargin), or because
+	// their lease lapsed while they waited.
+	CutOff int64
+	// ItemFailures counts the message IDs reported in batchItemFailures.
+	ItemFailures int64
+}
+
+// counters are a Handler's live counts.
+type counters struct {
+	invocations, received, redelivered atomic.Int64
+	started, succeeded, failed, panics atomic.Int64
+	abandoned, acked, lateAcked        atomic.Int64
+	skipped, cutOff, itemFailures      atomic.Int64
+
+	mu     sync.Mutex
+	leases visibility.Stats // summed over the invocations' lease owners (largest batch: the largest)
+}
+
+// addLeases adds the counts of one invocation's lease owner.
+func (c *counters) addLeases(s visibility.Stats) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := &c.leases
+	l.ExtensionCalls += s.ExtensionCalls
+	l.Extended += s.Extended
+	l.ExtensionFailures += s.ExtensionFailures
+	l.LargestExtensionBatch = max(l.LargestExtensionBatch, s.LargestExtensionBatch)
+	l.Lost += s.Lost
+	l.NackCalls += s.NackCalls
+	l.Nacked += s.Nacked
+	l.GivenBack += s.GivenBack
+	l.NackFailed += s.NackFailed
+}
+
+// Stats returns the Handler's counters. Safe for concurrent use, also
+// while invocations run (their lease owners' counts are added when they
+// end).
+func (h *Handler) Stats() Stats {
+	c := &h.st
+	c.mu.Lock()
+	ls := c.leases
+	c.mu.Unlock()
+	return Stats{
+		Stats: consumer.Stats{
+			Received: c.received.Load(), Redelivered: c.redelivered.Load(),
+			Started: c.started.Load(), Succeeded: c.succeeded.Load(), Failed: c.failed.Load(),
+			Panics: c.panics.Load(), Abandoned: c.abandoned.Load(),
+			Acked: c.acked.Load(), LateAcked: c.lateAcked.Load(),
+			Nacked: ls.Nacked, GivenBack: ls.GivenBack, NackFailed: ls.NackFailed,
+			Extensions: ls.Extended, ExtensionCalls: ls.ExtensionCalls, LargestExtensionBatch: ls.LargestExtensionBatch,
+			LeasesLost: ls.Lost,
+		},
+		Invocations: c.invocations.Load(),
+		Skipped:     c.skipped.Load(), CutOff: c.cutOff.Load(), ItemFailures: c.itemFailures.Load(),
+	}
+}
