@@ -45,7 +45,7 @@ type Consumer struct {
 
 	waiting   waiting  // FIFO sequences with messages waiting behind a running one
 	obs       observed // handlers running, with Config.Observer
-	drainMark Stats   // counts when the drain began: set by the receive watcher, read by Run after it ended
+	drainMark Stats    // counts when the drain began: set by the receive watcher, read by Run after it ended
 
 	mu             sync.Mutex
 	cancelHandlers context.CancelCauseFunc // set while Run runs
