@@ -319,3 +319,63 @@ type DrainEvent struct {
 	// of give-backs (DrainInterrupted).
 	Err error
 }
+
+// Observers returns an Observer that reports every event to each of obs in
+// turn (nil ones skipped): to send the events to OpenTelemetry and to a live
+// page at once. ProcessStart passes the context each returns to the next,
+// and ProcessEnd gives every one the last context. It returns nil when
+// obs holds no Observer, and the Observer itself when it holds one.
+func Observers(obs ...Observer) Observer {
+	var all multiObserver
+	for _, o := range obs {
+		if o != nil {
+			all = append(all, o)
+		}
+	}
+	switch len(all) {
+	case 0:
+		return nil
+	case 1:
+		return all[0]
+	}
+	return all
+}
+
+type multiObserver []Observer
+
+func (m multiObserver) Received(ctx context.Context, e ReceiveEvent) {
+	for _, o := range m {
+		o.Received(ctx, e)
+	}
+}
+
+func (m multiObserver) ProcessStart(ctx context.Context, msg *Message) context.Context {
+	for _, o := range m {
+		ctx = o.ProcessStart(ctx, msg)
+	}
+	return ctx
+}
+
+func (m multiObserver) ProcessEnd(ctx context.Context, msg *Message, e ProcessEvent) {
+	for _, o := range m {
+		o.ProcessEnd(ctx, msg, e)
+	}
+}
+
+func (m multiObserver) Settled(e SettleEvent) {
+	for _, o := range m {
+		o.Settled(e)
+	}
+}
+
+func (m multiObserver) LeaseLost(msg *Message, e LeaseLostEvent) {
+	for _, o := range m {
+		o.LeaseLost(msg, e)
+	}
+}
+
+func (m multiObserver) Drain(e DrainEvent) {
+	for _, o := range m {
+		o.Drain(e)
+	}
+}

@@ -47,7 +47,7 @@ type note struct {
 
 // noteFailure queues the record of l's failed call. Called with m.mu held.
 func (m *Manager) noteFailure(level slog.Level, msg string, l *Lease, err error) {
-	m.pending.notes = append(m.pending.notes, note{level, msg, l.msg.ID, err})
+	m.pending.notes = append(m.pending.notes, note{level, msg, l.msg.ID, redact(err, l.msg.ReceiptHandle)})
 }
 
 // takeReports returns what is to be reported since the last call. Called
@@ -108,7 +108,7 @@ func (m *Manager) markLost(l *Lease, reason error) {
 	if l.lost != nil {
 		return
 	}
-	l.lost = leaseLost(l.msg.ID, reason)
+	l.lost = leaseLost(l.msg.ID, redact(reason, l.msg.ReceiptHandle))
 	// Lapsed with a handler that never beat: that handler cannot keep any
 	// lease, and says nothing unless told.
 	l.neverBeat = errors.Is(reason, ErrLeaseLapsed) && l.hb != nil && l.hb.LastBeat().IsZero()
@@ -152,6 +152,28 @@ func lostReason(err error) (sqsloop.LeaseLostReason, error) {
 	}
 	return sqsloop.LostCallFailures, cause
 }
+
+// redact hides handle in err's text: SQS quotes the receipt handle in some
+// error messages ("Value … for parameter ReceiptHandle is invalid"), and a
+// receipt handle is never logged nor shown. The result still matches what
+// err matches (errors.Is, errors.As).
+func redact(err error, handle string) error {
+	if err == nil || handle == "" || !strings.Contains(err.Error(), handle) {
+		return err
+	}
+	return &redactedError{err: err, handle: handle}
+}
+
+type redactedError struct {
+	err    error
+	handle string
+}
+
+func (e *redactedError) Error() string {
+	return strings.ReplaceAll(e.err.Error(), e.handle, "[receipt handle]")
+}
+
+func (e *redactedError) Unwrap() error { return e.err }
 
 // duration is a log attribute of d as text ("25s"): slog.Duration would
 // log nanoseconds under slog.JSONHandler.

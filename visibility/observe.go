@@ -25,7 +25,7 @@ func (m *Manager) lateMargin() time.Duration { return m.cfg.Interval / 4 }
 func (m *Manager) observe(c *call, start time.Time, took time.Duration, err error) {
 	failed, late := 0, 0
 	for i, l := range c.leases {
-		e := sqsloop.SettleEntry{Message: l.msg, Err: c.errs[i]}
+		e := sqsloop.SettleEntry{Message: l.msg, Err: redact(c.errs[i], l.msg.ReceiptHandle)}
 		switch c.kind {
 		case extendCall:
 			e.Kind, e.Timeout = sqsloop.KindExtend, c.timeouts[i]
