@@ -16,7 +16,9 @@ const (
 )
 
 var page = template.Must(template.New("page").Funcs(template.FuncMap{
-	"secs": func(s float64) string { return (time.Duration(s * float64(time.Second))).Round(100 * time.Millisecond).String() },
+	"secs": func(s float64) string {
+		return (time.Duration(s * float64(time.Second))).Round(100 * time.Millisecond).String()
+	},
 	"clock": func(t time.Time) string { return t.Format("15:04:05.0") },
 	"deref": func(f *float64) float64 { return *f },
 }).Parse(`<!DOCTYPE html>

@@ -61,15 +61,15 @@ type Page struct {
 	opts Options
 	now  func() time.Time
 
-	mu       sync.Mutex
-	leases   map[*sqsloop.Message]*lease
-	outcomes [6]int64
-	lost     [4]int64
+	mu                                        sync.Mutex
+	leases                                    map[*sqsloop.Message]*lease
+	outcomes                                  [6]int64
+	lost                                      [4]int64
 	receives, receiveErrors, extensions, late int64
 	ahead, held                               int
-	drain    *sqsloop.DrainEvent
-	drainAt  time.Time
-	errs     []errorNote
+	drain                                     *sqsloop.DrainEvent
+	drainAt                                   time.Time
+	errs                                      []errorNote
 }
 
 // lease is one message in flight, as the page knows it.

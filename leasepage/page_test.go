@@ -44,9 +44,9 @@ type snapshot struct {
 		Beats        []time.Time `json:"beats"`
 		DeadlineIn   float64     `json:"deadline_in_seconds"`
 	} `json:"in_flight"`
-	Outcomes   map[string]int64 `json:"outcomes"`
-	LeasesLost map[string]int64 `json:"leases_lost"`
-	Drain      struct{ State string } `json:"drain"`
+	Outcomes   map[string]int64               `json:"outcomes"`
+	LeasesLost map[string]int64               `json:"leases_lost"`
+	Drain      struct{ State string }         `json:"drain"`
 	Errors     []struct{ What, Error string } `json:"errors"`
 }
 
