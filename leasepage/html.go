@@ -33,7 +33,7 @@ th{background:#f3f3f3}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
 tr.lease_lost td{background:#fde8e8}
 .muted{color:#777}
-code{font-size:13px}
+code{font-size:13px;white-space:nowrap}
 </style></head><body>
 <h1>{{.Title}}</h1>
 <p class="muted">{{clock .V.Now}} · reloads every {{.Refresh}} s · <a href="?format=json">JSON</a> · bars run from receive to lease deadline; ticks are beats, the blue line is now</p>

@@ -39,8 +39,9 @@
 //     Error).
 //
 // error.type is the SQS error code when the error carries one (the SDK's
-// smithy.APIError, e.g. "AWS.SimpleQueueService.NonExistentQueue"), else the
-// sqsloop sentinel it wraps ("receipt_handle_expired", "access_denied",
+// smithy.APIError, e.g. "AWS.SimpleQueueService.NonExistentQueue"), else
+// the class the error names itself (an ErrorType() string method:
+// "lease_lost" for a lost lease's error), else the sqsloop sentinel it wraps ("receipt_handle_expired", "access_denied",
 // "queue_not_found", "lease_ceiling", "mailbox_closed", "invalid_argument"),
 // "timeout" for a deadline, "panic" for a handler's panic, else the Go type
 // of the error, as semconv.ErrorType gives it.

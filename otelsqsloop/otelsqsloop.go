@@ -109,11 +109,16 @@ func (o *Observer) spanAttrs(op string, opType attribute.KeyValue, extra int) []
 }
 
 // errorType is error.type for err: the SQS error code it carries, the
-// sqsloop sentinel it wraps, "timeout", or its Go type.
+// class it names itself (ErrorType(), as a lost lease's "lease_lost"),
+// the sqsloop sentinel it wraps, "timeout", or its Go type.
 func errorType(err error) string {
 	var coded interface{ ErrorCode() string }
 	if errors.As(err, &coded) && coded.ErrorCode() != "" {
 		return coded.ErrorCode()
+	}
+	var typed interface{ ErrorType() string }
+	if errors.As(err, &typed) && typed.ErrorType() != "" {
+		return typed.ErrorType()
 	}
 	for _, s := range sentinels {
 		if errors.Is(err, s.err) {

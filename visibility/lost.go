@@ -129,6 +129,10 @@ func (e *lostError) Error() string {
 
 func (e *lostError) Unwrap() []error { return []error{ErrLeaseLost, e.reason} }
 
+// ErrorType names the error's class for instrumentation (OpenTelemetry's
+// error.type): "lease_lost".
+func (e *lostError) ErrorType() string { return "lease_lost" }
+
 // leaseLost is the error of the lease of message id, lost for reason: it
 // matches ErrLeaseLost and reason.
 func leaseLost(id string, reason error) error {
