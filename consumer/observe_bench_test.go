@@ -2,7 +2,6 @@ package consumer
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,32 +18,7 @@ func BenchmarkConsumerObserver(b *testing.B) {
 		name string
 		obs  sqsloop.Observer
 	}{{"none", nil}, {"nop", sqsloop.NopObserver{}}} {
-		b.Run("observer="+bc.name, func(b *testing.B) {
-			q := preload(b, b.N)
-			b.ReportAllocs()
-			var handled atomic.Int64
-			all := make(chan struct{})
-			c, err := New(q, func(context.Context, *sqsloop.Message) error {
-				if handled.Add(1) == int64(b.N) {
-					close(all)
-				}
-				return nil
-			}, Config{Concurrency: 16, WaitTime: time.Second, Logger: quiet, Observer: bc.obs})
-			if err != nil {
-				b.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- c.Run(context.Background()) }()
-			<-all
-			b.StopTimer()
-			if err := c.Shutdown(context.Background()); err != nil {
-				b.Fatal(err)
-			}
-			if err := <-done; err != nil {
-				b.Fatal(err)
-			}
-			report(b)
-		})
+		b.Run("observer="+bc.name, func(b *testing.B) { consumeAll(b, bc.obs) })
 	}
 }
 

@@ -152,12 +152,7 @@ func TestSpansAndMetricsOnMemmailbox(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tel := newTelemetry(t)
 		obs := tel.observer(t, "jobs")
-		b := memmailbox.NewBroker()
-		defer b.Close()
-		q, err := b.CreateQueue("jobs", memmailbox.QueueConfig{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		q := jobsQueue(t)
 		tracer := tel.tp.Tracer("test")
 		ctx, send := tracer.Start(t.Context(), "send jobs", trace.WithSpanKind(trace.SpanKindProducer))
 		traced := sqsloop.OutgoingMessage{Body: "long"}
@@ -332,6 +327,18 @@ func TestSpansAndMetricsOnMemmailbox(t *testing.T) {
 	})
 }
 
+// jobsQueue is a memmailbox queue "jobs", closed with the test.
+func jobsQueue(t *testing.T) *memmailbox.Queue {
+	t.Helper()
+	b := memmailbox.NewBroker()
+	t.Cleanup(func() { b.Close() })
+	q, err := b.CreateQueue("jobs", memmailbox.QueueConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
 func (tel *telemetry) spanByID(id trace.SpanID) sdktrace.ReadOnlySpan {
 	for _, s := range tel.spans.GetSpans().Snapshots() {
 		if s.SpanContext().SpanID() == id {
@@ -347,12 +354,7 @@ func TestLostLeaseAndLateResultOfAHandlerThatNeverBeats(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tel := newTelemetry(t)
 		obs := tel.observer(t, "jobs")
-		b := memmailbox.NewBroker()
-		defer b.Close()
-		q, err := b.CreateQueue("jobs", memmailbox.QueueConfig{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		q := jobsQueue(t)
 		if _, err := q.Send(t.Context(), []sqsloop.OutgoingMessage{{Body: "slow"}}); err != nil {
 			t.Fatal(err)
 		}

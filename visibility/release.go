@@ -25,6 +25,17 @@ type Released struct {
 	VisibleBy time.Time
 }
 
+// takeAll empties the heap and the batch queues, calling f for each lease
+// they held (not those in a call on the wire). Called with m.mu held.
+func (m *Manager) takeAll(f func(*Lease)) {
+	for _, q := range [][]*Lease{m.leases, m.acks, m.nacks} {
+		for _, l := range q {
+			f(l)
+		}
+	}
+	m.leases, m.acks, m.nacks = nil, nil, nil
+}
+
 // Release ends the Manager's work at once, for a process about to exit (a
 // second Ctrl+C): it stops serving (later decisions are ignored, nothing is
 // extended any more) and settles every lease it holds in one best-effort
@@ -54,16 +65,7 @@ func (m *Manager) Release(ctx context.Context) Released {
 			changes = append(changes, l)
 		}
 	}
-	for _, l := range m.leases {
-		take(l)
-	}
-	for _, l := range m.acks {
-		take(l)
-	}
-	for _, l := range m.nacks {
-		take(l)
-	}
-	m.leases, m.acks, m.nacks = nil, nil, nil
+	m.takeAll(take)
 	m.mu.Unlock()
 
 	r := Released{Leases: len(acks) + len(changes)}
