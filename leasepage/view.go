@@ -102,7 +102,7 @@ func (p *Page) view() view {
 			lv.State = "lease_lost"
 		}
 		if n := len(l.beats); n > 0 {
-			since := now.Sub(l.beats[n-1]).Seconds()
+			since := max(now.Sub(l.beats[n-1]).Seconds(), 0) // a beat stamped just now, after now was read
 			lv.SinceBeat = &since
 		}
 		v.InFlight = append(v.InFlight, lv)
