@@ -92,6 +92,13 @@ type Config struct {
 	// (message IDs only; receipt handles are never logged). Default
 	// slog.Default().
 	Logger *slog.Logger
+
+	// Observer, if set, receives the consumer's events (receives, handler
+	// runs, drain phases) and the lease owner's (batch calls, lost leases):
+	// see sqsloop.Observer; package otelsqsloop makes OpenTelemetry spans
+	// and metrics of them. Nil (the default) costs nothing. It is also the
+	// lease owner's, unless Visibility.Observer is set.
+	Observer sqsloop.Observer
 }
 
 func (c Config) withDefaults() Config {
@@ -112,6 +119,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Visibility.Observer == nil {
+		c.Visibility.Observer = c.Observer
 	}
 	if c.VisibilityTimeout >= time.Second && c.VisibilityTimeout <= sqsloop.MaxVisibilityTimeout {
 		// Else Validate reports VisibilityTimeout, and the lease owner

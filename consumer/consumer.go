@@ -43,8 +43,9 @@ type Consumer struct {
 	drainOne sync.Once
 	done     chan struct{} // closed when Run returns
 
-	waiting   waiting // FIFO sequences with messages waiting behind a running one
-	drainMark Stats   // counts when the drain began: set by the receive watcher, read by Run after it ended
+	waiting   waiting  // FIFO sequences with messages waiting behind a running one
+	obs       observed // handlers running, with Config.Observer
+	drainMark Stats    // counts when the drain began: set by the receive watcher, read by Run after it ended
 
 	mu             sync.Mutex
 	cancelHandlers context.CancelCauseFunc // set while Run runs
@@ -136,6 +137,8 @@ func (c *Consumer) Run(ctx context.Context) error {
 	defer close(c.done)
 	defer c.state.Store(stateStopped)
 
+	c.logStart()
+
 	// Handlers and the lease owner outlive ctx's cancellation (that is
 	// the drain), but keep its values.
 	base := context.WithoutCancel(ctx)
@@ -165,7 +168,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 
 	c.giveBackUnstarted(handlers) // sequences submitted while the drain began
 	handlers.close()
-	drainErr := c.awaitHandlers(handlers, c.cfg.ShutdownTimeout-time.Since(drainBegan))
+	drainErr := c.awaitHandlers(handlers, drainBegan, c.cfg.ShutdownTimeout-time.Since(drainBegan))
 	stopLeases()
 	<-leasesDone
 	c.drainEnded(drainBegan, drainErr)
@@ -183,6 +186,6 @@ func (c *Consumer) Stats() Stats {
 		Nacked: ls.Nacked, GivenBack: ls.GivenBack, NackFailed: ls.NackFailed,
 		ReceiveCalls: c.st.receiveCalls.Load(), ReceiveErrors: c.st.receiveErrors.Load(),
 		Extensions: ls.Extended, ExtensionCalls: ls.ExtensionCalls, LargestExtensionBatch: ls.LargestExtensionBatch,
-		LeasesLost: ls.Lost,
+		LeasesLost: ls.Lost, LeasesLostNeverBeat: ls.LostNeverBeat,
 	}
 }

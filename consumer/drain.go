@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/sqsloop/sqsloop"
 )
 
 // DrainGrace is how long handlers whose contexts were cancelled because the
@@ -38,7 +40,7 @@ func (c *Consumer) giveBackUnstarted(handlers *pool) {
 // ErrDrainTimeout), waits DrainGrace, gives back what the handlers still
 // running hold, and returns an error wrapping ErrDrainTimeout; nil when
 // every handler finished within the budget.
-func (c *Consumer) awaitHandlers(handlers *pool, budgetLeft time.Duration) error {
+func (c *Consumer) awaitHandlers(handlers *pool, drainBegan time.Time, budgetLeft time.Duration) error {
 	// idle outlives Run only while abandoned handlers run: it ends with them.
 	idle := make(chan struct{})
 	go func() { handlers.wait(); close(idle) }()
@@ -51,7 +53,8 @@ func (c *Consumer) awaitHandlers(handlers *pool, budgetLeft time.Duration) error
 	}
 	cancelled := c.st.running.Load()
 	c.cfg.Logger.Warn("consumer: drain budget exhausted; cancelling in-flight handlers",
-		slog.Duration("shutdown_timeout", c.cfg.ShutdownTimeout), slog.Int64("handlers", cancelled))
+		duration("shutdown_timeout", c.cfg.ShutdownTimeout), slog.Int64("handlers", cancelled))
+	c.observeDrain(sqsloop.DrainBudgetExhausted, drainBegan, nil)
 	c.cancelInFlight()
 	grace := time.NewTimer(DrainGrace)
 	defer grace.Stop()
@@ -64,7 +67,11 @@ func (c *Consumer) awaitHandlers(handlers *pool, budgetLeft time.Duration) error
 	c.st.abandoned.Add(abandoned)
 	c.leases.GiveBackAll()
 	c.cfg.Logger.Error("consumer: handlers ignored their cancelled context; their messages were given back and they are abandoned",
-		slog.Int64("abandoned", abandoned), slog.Duration("grace", DrainGrace))
+		slog.Int64("abandoned", abandoned), duration("grace", DrainGrace))
+	if c.cfg.Observer != nil {
+		c.observeAbandoned()
+		c.observeDrain(sqsloop.DrainAbandoned, drainBegan, nil)
+	}
 	return fmt.Errorf("consumer: %d handlers cancelled after the %v drain budget, %d of them abandoned (still running %v later; left to the process's exit): %w",
 		cancelled, c.cfg.ShutdownTimeout, abandoned, DrainGrace, ErrDrainTimeout)
 }
@@ -75,7 +82,8 @@ func (c *Consumer) awaitHandlers(handlers *pool, budgetLeft time.Duration) error
 func (c *Consumer) drainStarted() {
 	c.drainMark = c.Stats()
 	c.cfg.Logger.Info("consumer: drain began; receiving stopped",
-		slog.Int64("in_flight", c.st.running.Load()), slog.Duration("budget", c.cfg.ShutdownTimeout))
+		slog.Int64("in_flight", c.st.running.Load()), duration("budget", c.cfg.ShutdownTimeout))
+	c.observeDrain(sqsloop.DrainBegan, time.Now(), nil)
 }
 
 // drainEnded logs the end of the drain with what it did.
@@ -85,5 +93,6 @@ func (c *Consumer) drainEnded(began time.Time, err error) {
 		slog.Int64("given_back", st.GivenBack-c.drainMark.GivenBack),
 		slog.Int64("finished", st.Succeeded+st.Failed-c.drainMark.Succeeded-c.drainMark.Failed),
 		slog.Int64("abandoned", st.Abandoned),
-		slog.Duration("took", time.Since(began)), slog.Any("error", err))
+		duration("took", time.Since(began)), slog.Any("error", err))
+	c.observeDrain(sqsloop.DrainEnded, began, err)
 }

@@ -167,9 +167,16 @@ func (c *Consumer) process(s *sequence) {
 		c.st.started.Add(1)
 		c.st.running.Add(1)
 		began := time.Now()
+		if c.cfg.Observer != nil {
+			mctx = c.processStart(mctx, m, s.hb, began)
+		}
 		err := c.handler(mctx, m)
-		c.intake.handled(time.Since(began))
+		took := time.Since(began)
+		c.intake.handled(took)
 		c.st.running.Add(-1)
+		if c.cfg.Observer != nil {
+			c.processEnd(mctx, m, s.hb, lease, err, took)
+		}
 		s.hb.Beat() // a finished message is progress for the ones waiting
 		if err == nil {
 			c.st.succeeded.Add(1)
@@ -194,14 +201,20 @@ func (c *Consumer) failed(ctx context.Context, m *sqsloop.Message, lease *visibi
 		lease.GiveBack() // interrupted by the drain, not failed
 		return
 	}
-	delay := c.cfg.Backoff(m.ReceiveCount)
+	delay := c.nackDelay(m, err)
+	c.cfg.Logger.Debug("consumer: handler failed; nacking", slog.String("message_id", m.ID),
+		duration("delay", delay), slog.Any("error", err))
+	lease.Nack(delay)
+}
+
+// nackDelay is the nack delay of m, whose handler failed with err: the
+// delay err asks for (NackAfter), else Backoff(receive count).
+func (c *Consumer) nackDelay(m *sqsloop.Message, err error) time.Duration {
 	var ne *nackError
 	if errors.As(err, &ne) {
-		delay = ne.delay
+		return ne.delay
 	}
-	c.cfg.Logger.Debug("consumer: handler failed; nacking", slog.String("message_id", m.ID),
-		slog.Duration("delay", delay), slog.Any("error", err))
-	lease.Nack(delay)
+	return c.cfg.Backoff(m.ReceiveCount)
 }
 
 // waiting tracks the sequences with messages waiting behind a running

@@ -138,7 +138,11 @@ func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, tok
 			WaitTime:              c.cfg.WaitTime,
 			MessageAttributeNames: c.cfg.MessageAttributeNames,
 		})
-		c.intake.received(n, len(msgs), time.Since(began))
+		took := time.Since(began)
+		c.intake.received(n, len(msgs), took)
+		if c.cfg.Observer != nil {
+			c.observeReceive(callCtx, began, took, n, msgs, err)
+		}
 		if err != nil && recvCtx.Err() == nil {
 			// Before its room is given back, so no loop waiting for room
 			// sends a receive ahead of the back-off.

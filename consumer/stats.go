@@ -42,6 +42,10 @@ type Stats struct {
 	// the 12-hour ceiling, extensions or an ack failing until the lease
 	// ended).
 	LeasesLost int64
+	// LeasesLostNeverBeat counts, among LeasesLost, leases that lapsed
+	// while their handler had never beaten its heartbeat once (the first
+	// is logged at WARN with what to do, the others only counted).
+	LeasesLostNeverBeat int64
 }
 
 // counters are the consumer's live counts; running is a gauge of handlers

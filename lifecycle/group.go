@@ -17,7 +17,8 @@ import (
 // at the first SIGTERM or SIGINT, when its context is done, or when any loop
 // returns, then stops every loop and waits for all of them. A second signal
 // during that drain exits the process at once, as users expect from Ctrl+C
-// twice.
+// twice, after giving the loops that implement [Interrupter] at most
+// [InterruptTimeout] (1 s) for a last word.
 //
 // The zero value is ready to use: [LoopGroup.Add] the loops, then call Run
 // once. Set Signals and Exit, if at all, before Run and leave them alone
@@ -114,8 +115,9 @@ func (g *LoopGroup) Add(name string, r Runnable) error {
 //
 // Signals are counted, not shutdowns: the first one Run receives begins
 // shutdown (or lets one begun for another reason go on, as for a deploy's
-// SIGTERM while a failed loop brings the group down); the second, and every
-// later one, calls Exit.
+// SIGTERM while a failed loop brings the group down); the second gives the
+// loops that implement [Interrupter] their Interrupt call (waiting
+// [InterruptTimeout] at most), then calls Exit; every later one calls Exit.
 //
 // A loop whose Run returns nil on its own (not asked to stop) is done, not
 // failed: it shuts the group down and Run reports nothing for it. That is
@@ -176,6 +178,9 @@ func (g *LoopGroup) Run(ctx context.Context) error {
 		select {
 		case sig := <-sigs:
 			if signalled++; signalled > 1 {
+				if signalled == 2 {
+					g.interrupt(base)
+				}
 				exit(exitCode(sig))
 			}
 			why = "received signal " + sig.String()
@@ -271,6 +276,42 @@ func (g *LoopGroup) stop(base context.Context, why string, cause error, wg *sync
 		})
 	}
 	return calls
+}
+
+// interrupt calls Interrupt on every loop still running that implements
+// Interrupter, at once, with a context that ends after InterruptTimeout,
+// and waits for them until then at most: the process exits next. A panic
+// in Interrupt is recovered and ignored. A call still running at the
+// deadline is left to the process's exit (or, with an Exit that returns, to
+// finish on its own).
+func (g *LoopGroup) interrupt(base context.Context) {
+	g.mu.Lock()
+	var ints []Interrupter
+	for _, l := range g.loops {
+		if i, ok := l.r.(Interrupter); ok && !l.finished {
+			ints = append(ints, i)
+		}
+	}
+	g.mu.Unlock()
+	if len(ints) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(base, InterruptTimeout)
+	defer cancel()
+	done := make(chan struct{}, len(ints))
+	for _, i := range ints {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			_ = protect(func() error { i.Interrupt(ctx); return nil })
+		}()
+	}
+	for range ints {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // protect calls f, turning a panic into an error that carries the stack.

@@ -1,6 +1,9 @@
 package lifecycle
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Runnable is a long-lived loop. Run blocks until the loop has stopped and
 // returns nil when it stopped cleanly. Cancelling ctx asks the loop to drain
@@ -36,6 +39,25 @@ type Shutdowner interface {
 type ReadyReporter interface {
 	Ready() error
 }
+
+// Interrupter is optionally implemented by a [Runnable] that has a last
+// thing to do when its process exits before the drain ends: on the second
+// signal, [LoopGroup] calls Interrupt on every loop still running that
+// implements it, all at once, with a context that ends after
+// [InterruptTimeout], waits for them until then (not longer, whatever they
+// do), and then calls Exit. A consumer gives back the leases of its
+// in-flight messages, so they do not stay hidden until their leases end.
+// Interrupt must return when ctx is done, be safe to call while Run and
+// Shutdown run, and never block on anything but ctx-bounded calls.
+type Interrupter interface {
+	Interrupt(ctx context.Context)
+}
+
+// InterruptTimeout bounds how long [LoopGroup] waits for its loops'
+// Interrupt calls on the second signal before the process exits: 1 s, so
+// that a second Ctrl+C still exits at once to a person, and well inside
+// the grace an orchestrator gives between SIGTERM and SIGKILL.
+const InterruptTimeout = time.Second
 
 // RunnableFunc adapts a function to [Runnable]. It implements neither
 // [Shutdowner] nor [ReadyReporter]: the group stops it by cancelling ctx.

@@ -89,13 +89,26 @@ if [ -z "${SQS_ENDPOINT:-}" ]; then
   echo "test.sh: SQS_ENDPOINT=$SQS_ENDPOINT SQS_SERVER=$SQS_SERVER" >&2
 fi
 
+# The library's packages compile no SDK, exporter, browser driver or
+# container client (the examples and the integration module may).
+run bash scripts/check-deps.sh
+
 # The library's module: sqsmailbox's conformance suite runs on the server.
 run go vet ./...
 run go test -race "$@" ./...
 
+# The lease page's browser test drives Debian's chromium: installed here
+# when missing (scripts/install-chromium.sh), named by CHROMIUM.
+CHROMIUM=$(run bash scripts/install-chromium.sh)
+export CHROMIUM
+
 # The integration module: the server launcher's tests and the end-to-end
 # tests, on memmailbox and on the server. They mostly wait on the server,
-# so more of them run at once than the two cores' default.
+# so more of them run at once than the two cores' default. Test artifacts
+# (the lease page's screenshot) are kept under $TEST_ARTIFACTS (default
+# artifacts/ at the top of the repository).
+artifacts=${TEST_ARTIFACTS:-$PWD/artifacts}
+mkdir -p "$artifacts"
 cd integration
 run go vet ./...
-run go test -race -parallel 8 "$@" ./...
+run go test -race -parallel 8 -artifacts -outputdir "$artifacts" "$@" ./...

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -35,6 +36,7 @@ type call struct {
 	errBuf     [sqsloop.MaxBatchSize]error
 	handles    [sqsloop.MaxBatchSize]string
 	changes    [sqsloop.MaxBatchSize]sqsloop.VisibilityChange
+	entries    [sqsloop.MaxBatchSize]sqsloop.SettleEntry // the observer's event
 }
 
 // newCall returns an empty call of kind, made at now: a recycled one if
@@ -65,6 +67,7 @@ func (m *Manager) recycle(c *call) {
 	clear(c.errBuf[:])
 	clear(c.handles[:])
 	clear(c.changes[:])
+	clear(c.entries[:])
 	m.spare = append(m.spare, c)
 }
 
@@ -74,9 +77,10 @@ func (m *Manager) recycle(c *call) {
 func (m *Manager) plan(now time.Time) []*call {
 	flushing := m.flushing
 	var out []*call
-	if flushing {
+	switch {
+	case flushing:
 		m.dueDecisions(now)
-	} else {
+	case !m.stopped: // Interrupt stopped it: nothing is extended any more
 		out = m.extensions(now)
 	}
 	out = m.batches(out, deleteCall, &m.acks, &m.acksAt, now, flushing)
@@ -121,6 +125,12 @@ var errNoResult = errors.New("visibility: no result for entry")
 func (m *Manager) send(ctx context.Context, c *call) {
 	ctx, cancel := context.WithTimeout(ctx, min(m.cfg.Interval/2, maxCallTimeout))
 	defer cancel()
+	// Timed only for the observer, or for the DEBUG record of an extension.
+	observing := m.obs != nil || (c.kind == extendCall && m.log.Enabled(ctx, slog.LevelDebug))
+	var start time.Time
+	if observing {
+		start = time.Now()
+	}
 	var errs []error
 	var err error
 	n := len(c.leases)
@@ -145,6 +155,9 @@ func (m *Manager) send(ctx context.Context, c *call) {
 		default:
 			c.errs[i] = errNoResult
 		}
+	}
+	if observing {
+		m.observe(c, start, time.Since(start), err)
 	}
 }
 

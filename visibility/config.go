@@ -91,6 +91,12 @@ type Config struct {
 	// and the reason (see ErrLeaseLost), from the Manager's goroutine: keep
 	// it quick and never block on the network.
 	OnLeaseLost func(m *sqsloop.Message, err error)
+
+	// Observer, if set, receives an event for every batch call
+	// (sqsloop.Observer.Settled) and every lost lease (LeaseLost), from the
+	// Manager's goroutines. Nil (the default) costs nothing. A consumer
+	// sets it from its own Config.Observer.
+	Observer sqsloop.Observer
 }
 
 // withDefaults returns c with every zero field set to its default. Negative

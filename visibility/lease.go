@@ -35,12 +35,13 @@ type Lease struct {
 	capped   bool      // the last extension was clamped to the ceiling
 	lastErr  error     // the last extension's transient error, nil after a success
 
-	decided decision
-	delay   time.Duration // nack delay
-	tries   int           // failed attempts of the ack or nack
-	late    bool          // acked after the lease was lost: one attempt, counted apart
-	lost    error         // leaseLost's error once lost
-	done    bool          // no longer tracked: settled, or abandoned at the end of Run
+	decided   decision
+	delay     time.Duration // nack delay
+	tries     int           // failed attempts of the ack or nack
+	late      bool          // acked after the lease was lost: one attempt, counted apart
+	lost      error         // leaseLost's error once lost
+	neverBeat bool          // lost for want of beats, its handler never having beaten
+	done      bool          // no longer tracked: settled, or abandoned at the end of Run
 
 	seq   uint64 // its place among the leases held: 1, 2, …
 	index int    // position in the heap; -1 when not in it

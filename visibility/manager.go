@@ -57,6 +57,7 @@ type Manager struct {
 	cfg Config
 	log *slog.Logger
 	mb  Mailbox
+	obs sqsloop.Observer // cfg.Observer; nil: no events
 
 	mu       sync.Mutex
 	leases   leaseHeap // held leases not in a call nor queued, by due time
@@ -74,9 +75,10 @@ type Manager struct {
 	fatal    error     // why the Manager gave up; set once
 	failed   chan struct{}
 
-	wake    chan struct{}
-	running atomic.Bool
-	st      counters
+	wake            chan struct{}
+	running         atomic.Bool
+	warnedNeverBeat atomic.Bool // the WARN about a handler that never beat was logged
+	st              counters
 }
 
 // New returns a Manager that changes visibility and deletes through mb,
@@ -95,7 +97,7 @@ func New(mb Mailbox, cfg Config, log *slog.Logger) (*Manager, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Manager{cfg: cfg.withDefaults(), mb: mb, log: log, wake: make(chan struct{}, 1), failed: make(chan struct{})}, nil
+	return &Manager{cfg: cfg.withDefaults(), mb: mb, obs: cfg.Observer, log: log, wake: make(chan struct{}, 1), failed: make(chan struct{})}, nil
 }
 
 // Hold starts holding msg, received with visibility timeout

@@ -122,16 +122,7 @@ func (m *Manager) abandon() {
 		unsent++
 		m.finish(l)
 	}
-	for _, l := range m.leases {
-		count(l)
-	}
-	for _, l := range m.acks {
-		count(l)
-	}
-	for _, l := range m.nacks {
-		count(l)
-	}
-	m.leases, m.acks, m.nacks = nil, nil, nil
+	m.takeAll(count)
 	// Lost leases whose holders have not decided yet are in none of the
 	// above; they are no longer held either.
 	m.st.held.Store(0)

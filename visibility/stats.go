@@ -23,6 +23,10 @@ type Stats struct {
 	// the 12-hour ceiling, extension failures until the deadline, or an
 	// ack that kept failing until the lease ended.
 	Lost int64
+	// LostNeverBeat counts, among Lost, leases that lapsed while their
+	// handler had never beaten its heartbeat once: handlers that cannot
+	// keep any lease (the first is logged at WARN, the others counted).
+	LostNeverBeat int64
 
 	// DeleteCalls is the number of DeleteMessageBatch calls. Acked counts
 	// messages deleted while their lease held; LateAcked those acked after
@@ -46,7 +50,7 @@ type Stats struct {
 type counters struct {
 	held                                       atomic.Int64
 	extendCalls, extended, failures, largest   atomic.Int64
-	lost                                       atomic.Int64
+	lost, neverBeat                            atomic.Int64
 	deleteCalls, acked, lateAcked, ackFailed   atomic.Int64
 	ackRetries                                 atomic.Int64
 	changeCalls, nacked, givenBack, nackFailed atomic.Int64
@@ -58,7 +62,7 @@ func (m *Manager) Stats() Stats {
 	return Stats{
 		Held:           s.held.Load(),
 		ExtensionCalls: s.extendCalls.Load(), Extended: s.extended.Load(), ExtensionFailures: s.failures.Load(),
-		LargestExtensionBatch: s.largest.Load(), Lost: s.lost.Load(),
+		LargestExtensionBatch: s.largest.Load(), Lost: s.lost.Load(), LostNeverBeat: s.neverBeat.Load(),
 		DeleteCalls: s.deleteCalls.Load(), Acked: s.acked.Load(), LateAcked: s.lateAcked.Load(),
 		AckFailed: s.ackFailed.Load(), AckRetries: s.ackRetries.Load(),
 		NackCalls: s.changeCalls.Load(), Nacked: s.nacked.Load(), GivenBack: s.givenBack.Load(), NackFailed: s.nackFailed.Load(),

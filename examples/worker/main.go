@@ -37,6 +37,8 @@ func main() {
 	flag.StringVar(&o.queueURL, "queue-url", "", "consume this SQS queue instead of the in-memory one (AWS credentials and region from the environment)")
 	flag.StringVar(&o.endpoint, "endpoint", "", "base URL of an SQS-compatible server (LocalStack, ElasticMQ, fauxqs); empty: AWS")
 	flag.BoolVar(&o.send, "send", false, "with -queue-url: enqueue the jobs of -dir first")
+	flag.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics ("+metricsPath+"), the health probes (/livez, /readyz) and the lease page ("+leasesPath+") on this address, e.g. 127.0.0.1:9464")
+	flag.StringVar(&o.trace, "trace", "", "stdout: print the OpenTelemetry spans on standard output")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

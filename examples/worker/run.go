@@ -22,6 +22,8 @@ type options struct {
 	queueURL    string // empty: the embedded in-memory queue
 	endpoint    string // SQS-compatible server; empty: AWS
 	send        bool   // enqueue the jobs into queueURL first
+	metricsAddr string // serve metrics, probes and the lease page here; empty: not at all
+	trace       string // "stdout": print spans; empty: none
 }
 
 // lease is the visibility timeout the worker receives with, short so that
@@ -59,6 +61,18 @@ func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writ
 		fmt.Fprintf(out, "enqueued %d jobs (%d files, 1 stuck, 1 failing)\n", len(files)+2, len(files))
 	}
 
+	tel, err := startTelemetry(o, group, out)
+	if err != nil {
+		return sum, err
+	}
+	defer tel.close()
+	if tel.server != nil {
+		fmt.Fprintf(out, "serving http://%s%s, %s, %s and %s\n", tel.addr(), metricsPath, leasesPath, lifecycle.LivezPath, lifecycle.ReadyzPath)
+		if err := group.Add("telemetry", tel); err != nil {
+			return sum, err
+		}
+	}
+
 	h := &hasher{slow: o.slow, chunks: o.chunks}
 	c, err := consumer.New(q.mailbox(), h.handle, consumer.Config{
 		Concurrency:       o.concurrency,
@@ -72,6 +86,7 @@ func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writ
 		Backoff:         consumer.ExponentialBackoff(200*time.Millisecond, time.Second),
 		ShutdownTimeout: 10 * time.Second,
 		Logger:          log,
+		Observer:        tel.observer,
 	})
 	if err != nil {
 		return sum, err

@@ -1,0 +1,67 @@
+package consumer
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/visibility"
+)
+
+// logStart logs, at INFO, the configuration Run runs with: every value
+// after defaults, so that a zero VisibilityTimeout visibly means 5m0s.
+func (c *Consumer) logStart() {
+	cfg := c.cfg
+	v := cfg.Visibility
+	extension := "heartbeat-gated"
+	switch {
+	case v.Disabled:
+		extension = "disabled"
+	case v.Policy == visibility.FixedInterval:
+		extension = "fixed-interval"
+	}
+	maxExt := v.MaxExtension
+	if maxExt == 0 {
+		maxExt = sqsloop.MaxVisibilityTimeout
+	}
+	c.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "consumer: started",
+		slog.String("queue", queueName(c.mb)),
+		slog.Int("concurrency", cfg.Concurrency),
+		duration("visibility_timeout", cfg.VisibilityTimeout),
+		duration("wait_time", cfg.WaitTime),
+		slog.String("extension_policy", extension),
+		duration("interval", v.Interval),
+		duration("extension", v.Extension),
+		duration("max_extension", maxExt),
+		slog.String("backoff", describeBackoff(cfg.Backoff)),
+		duration("shutdown_timeout", cfg.ShutdownTimeout),
+		duration("drain_grace", DrainGrace),
+		slog.Bool("cancel_on_lease_lost", v.CancelOnLeaseLost),
+	)
+}
+
+// queueName names mb's queue for the log: its URL when it has one
+// (sqsmailbox), else its Go type (memmailbox).
+func queueName(mb sqsloop.Mailbox) string {
+	if u, ok := mb.(interface{ QueueURL() string }); ok {
+		return u.QueueURL()
+	}
+	return fmt.Sprintf("%T", mb)
+}
+
+// describeBackoff shows a back-off by its delays at receive counts 1, 2, 3
+// and 10: "1s 2s 4s … 8m32s" reads better than a function's address.
+func describeBackoff(b func(int) time.Duration) string {
+	var parts []string
+	for _, n := range []int{1, 2, 3} {
+		parts = append(parts, b(n).String())
+	}
+	return strings.Join(parts, " ") + " … " + b(10).String() + " (receive count 1, 2, 3 … 10)"
+}
+
+// duration is a log attribute of d as text ("25s"): slog.Duration would
+// log nanoseconds under slog.JSONHandler.
+func duration(key string, d time.Duration) slog.Attr { return slog.String(key, d.String()) }

@@ -1,0 +1,107 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/heartbeat"
+	"github.com/sqsloop/sqsloop/visibility"
+)
+
+// observed tracks, for the observer only (Config.Observer set), the
+// handlers running now, so that the drain can report the ones it abandons
+// and each run ends with exactly one ProcessEnd. Safe for concurrent use.
+type observed struct {
+	mu      sync.Mutex
+	running map[*sqsloop.Message]*run
+}
+
+// run is one handler run under observation.
+type run struct {
+	ctx   context.Context // what ProcessStart returned
+	began time.Time
+	beat0 time.Time // the heartbeat's last beat when the run began
+}
+
+// observeReceive reports a receive call to the observer.
+func (c *Consumer) observeReceive(ctx context.Context, began time.Time, took time.Duration, asked int, msgs []*sqsloop.Message, err error) {
+	c.cfg.Observer.Received(ctx, sqsloop.ReceiveEvent{
+		Start: began, Duration: took, MaxMessages: asked, Messages: msgs, Err: err,
+		Ahead: c.intake.depth(), Held: c.leases.Held() + len(msgs),
+	})
+}
+
+// processStart reports the start of m's handler, beating hb, and returns
+// the context it runs with.
+func (c *Consumer) processStart(ctx context.Context, m *sqsloop.Message, hb *heartbeat.Heartbeat, began time.Time) context.Context {
+	ctx = c.cfg.Observer.ProcessStart(ctx, m)
+	o := &c.obs
+	o.mu.Lock()
+	if o.running == nil {
+		o.running = map[*sqsloop.Message]*run{}
+	}
+	o.running[m] = &run{ctx: ctx, began: began, beat0: hb.LastBeat()}
+	o.mu.Unlock()
+	return ctx
+}
+
+// processEnd reports the end of m's handler, which returned err after
+// took, unless the drain abandoned it (and reported it) already. ctx is
+// the handler's context; lease holds m.
+func (c *Consumer) processEnd(ctx context.Context, m *sqsloop.Message, hb *heartbeat.Heartbeat, lease *visibility.Lease, err error, took time.Duration) {
+	o := &c.obs
+	o.mu.Lock()
+	r, ok := o.running[m]
+	delete(o.running, m)
+	o.mu.Unlock()
+	if !ok {
+		return // abandoned: reported by the drain
+	}
+	e := sqsloop.ProcessEvent{Err: err, Duration: took}
+	var pe *panicError
+	switch {
+	case lease.Err() != nil:
+		e.Outcome = sqsloop.OutcomeLeaseLost
+		e.NeverBeat = hb.LastBeat().Equal(r.beat0)
+	case err == nil:
+		e.Outcome = sqsloop.OutcomeAcked
+	case errors.Is(context.Cause(ctx), ErrDrainTimeout):
+		e.Outcome = sqsloop.OutcomeGivenBack
+	case errors.As(err, &pe):
+		e.Outcome, e.Delay = sqsloop.OutcomePanicked, c.nackDelay(m, err)
+	default:
+		e.Outcome, e.Delay = sqsloop.OutcomeNacked, c.nackDelay(m, err)
+	}
+	c.cfg.Observer.ProcessEnd(r.ctx, m, e)
+}
+
+// observeAbandoned reports every handler still running as abandoned: the
+// end of a drain whose grace ran out.
+func (c *Consumer) observeAbandoned() {
+	o := &c.obs
+	o.mu.Lock()
+	runs := o.running
+	o.running = nil
+	o.mu.Unlock()
+	for m, r := range runs {
+		c.cfg.Observer.ProcessEnd(r.ctx, m, sqsloop.ProcessEvent{Outcome: sqsloop.OutcomeAbandoned, Duration: time.Since(r.began)})
+	}
+}
+
+// observeDrain reports a phase of the drain, with its counts since the
+// drain began.
+func (c *Consumer) observeDrain(phase sqsloop.DrainPhase, began time.Time, err error) {
+	if c.cfg.Observer == nil {
+		return
+	}
+	st := c.Stats()
+	c.cfg.Observer.Drain(sqsloop.DrainEvent{
+		Phase: phase, Running: int(c.st.running.Load()),
+		GivenBack: int(st.GivenBack - c.drainMark.GivenBack),
+		Finished:  int(st.Succeeded + st.Failed - c.drainMark.Succeeded - c.drainMark.Failed),
+		Abandoned: int(st.Abandoned), Took: time.Since(began), Err: err,
+	})
+}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/leasepage"
+	"github.com/sqsloop/sqsloop/lifecycle"
+	"github.com/sqsloop/sqsloop/otelsqsloop"
+)
+
+// Paths the worker serves with -metrics-addr (besides lifecycle's /livez
+// and /readyz).
+const (
+	metricsPath = "/metrics"
+	leasesPath  = "/debug/sqsloop"
+)
+
+// telemetry is the worker's view from outside: OpenTelemetry metrics
+// exported for Prometheus, spans printed with -trace stdout, and, with
+// -metrics-addr, one HTTP server for the metrics, the health probes and the
+// lease page. Without either flag it observes nothing.
+type telemetry struct {
+	observer sqsloop.Observer // nil: nothing observes
+	server   *http.Server     // nil without -metrics-addr
+	listener net.Listener
+	stop     []func(context.Context) error
+}
+
+// startTelemetry sets up what o asks for, for the queue named by queueURL
+// (or the in-memory "jobs"), with group's health probes; spans go to out.
+func startTelemetry(o options, group *lifecycle.LoopGroup, out io.Writer) (*telemetry, error) {
+	t := &telemetry{}
+	if o.metricsAddr == "" && o.trace == "" {
+		return t, nil
+	}
+	cfg := otelsqsloop.Config{QueueURL: o.queueURL, Queue: queueName}
+	if o.queueURL != "" {
+		cfg.Queue = path.Base(o.queueURL)
+	}
+	switch o.trace {
+	case "":
+	case "stdout":
+		exp, err := stdouttrace.New(stdouttrace.WithWriter(out))
+		if err != nil {
+			return nil, err
+		}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(time.Second)))
+		t.stop = append(t.stop, tp.Shutdown)
+		cfg.TracerProvider = tp
+	default:
+		return nil, fmt.Errorf("-trace: want stdout or nothing, got %q", o.trace)
+	}
+	var page *leasepage.Page
+	if o.metricsAddr != "" {
+		reg := prometheus.NewRegistry()
+		exp, err := otelprom.New(otelprom.WithRegisterer(reg))
+		if err != nil {
+			return nil, err
+		}
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp))
+		t.stop = append(t.stop, mp.Shutdown)
+		cfg.MeterProvider = mp
+		page = leasepage.New(leasepage.Options{Title: "sqsloop worker: " + cfg.Queue})
+		mux := http.NewServeMux()
+		mux.Handle(metricsPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		mux.Handle(leasesPath, page)
+		health := group.HealthHandler()
+		mux.Handle(lifecycle.LivezPath, health)
+		mux.Handle(lifecycle.ReadyzPath, health)
+		ln, err := net.Listen("tcp", o.metricsAddr)
+		if err != nil {
+			return nil, fmt.Errorf("-metrics-addr: %w", err)
+		}
+		t.listener = ln
+		t.server = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	}
+	obs, err := otelsqsloop.New(cfg)
+	if err != nil {
+		t.close()
+		return nil, err
+	}
+	if page != nil {
+		t.observer = sqsloop.Observers(obs, page)
+	} else {
+		t.observer = obs
+	}
+	return t, nil
+}
+
+// addr is where the server listens ("" without -metrics-addr).
+func (t *telemetry) addr() string {
+	if t.listener == nil {
+		return ""
+	}
+	return t.listener.Addr().String()
+}
+
+// Run serves until ctx is done (the group's shutdown begins), then stops
+// the server within a second. A loop of the worker's group.
+func (t *telemetry) Run(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- t.server.Serve(t.listener) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	err := t.server.Shutdown(sctx)
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
+}
+
+// close flushes the spans and stops the providers and the listener.
+func (t *telemetry) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for _, stop := range t.stop {
+		_ = stop(ctx)
+	}
+	if t.listener != nil {
+		_ = t.listener.Close() // already closed if Run ran
+	}
+}

@@ -1,0 +1,381 @@
+package sqsloop
+
+import (
+	"context"
+	"time"
+)
+
+// Observer receives the events of the core: the receives and handler runs
+// of a consumer (package consumer), the delete and visibility-change calls
+// and lost leases of the lease owner (package visibility), and the phases
+// of a drain. Instrumentation lives beside the core, not inside it: package
+// otelsqsloop turns these events into OpenTelemetry spans and metrics, and
+// a live page can draw them; any other runner of handlers (an AWS Lambda
+// batch using a visibility.Manager) reports through the same methods.
+//
+// A nil Observer costs nothing: the core checks for nil before it builds
+// an event. Methods are called from the goroutines doing the work (receive
+// loops, handler goroutines, the lease owner's loop and its senders),
+// concurrently: an Observer must be safe for concurrent use, return
+// quickly, and never block on the network. Events and the slices in them
+// are valid only during the call (copy what you keep); a *Message may be
+// kept until the ProcessEnd of that message, and must never be modified.
+// No event carries a receipt handle that an Observer should record: read
+// Message.ID, never Message.ReceiptHandle.
+//
+// Embed NopObserver to implement only some methods.
+type Observer interface {
+	// Received reports one receive call (ReceiveMessage), made with ctx.
+	Received(ctx context.Context, e ReceiveEvent)
+
+	// ProcessStart reports that a handler is about to run m, with ctx; it
+	// returns the context the handler runs with (ctx, or one derived from
+	// it, e.g. carrying a span). Every ProcessStart is followed by one
+	// ProcessEnd of the same message, given the context returned here.
+	ProcessStart(ctx context.Context, m *Message) context.Context
+
+	// ProcessEnd reports that the handler of m returned (or was abandoned
+	// at the end of a drain), with the context ProcessStart returned.
+	ProcessEnd(ctx context.Context, m *Message, e ProcessEvent)
+
+	// Settled reports one batch call about received messages: a
+	// DeleteMessageBatch (acks) or a ChangeMessageVisibilityBatch
+	// (extensions, nacks, give-backs). Called from the lease owner's sender
+	// goroutines, as the call returns.
+	Settled(e SettleEvent)
+
+	// LeaseLost reports that the lease of m is lost: the message may be
+	// delivered again. Called once per lost lease, from the lease owner's
+	// loop.
+	LeaseLost(m *Message, e LeaseLostEvent)
+
+	// Drain reports a phase of a consumer's drain.
+	Drain(e DrainEvent)
+}
+
+// NopObserver is an Observer that does nothing; embed it in a struct to
+// implement only the methods you need. ProcessStart returns ctx unchanged.
+type NopObserver struct{}
+
+// Received does nothing.
+func (NopObserver) Received(context.Context, ReceiveEvent) {}
+
+// ProcessStart returns ctx.
+func (NopObserver) ProcessStart(ctx context.Context, _ *Message) context.Context { return ctx }
+
+// ProcessEnd does nothing.
+func (NopObserver) ProcessEnd(context.Context, *Message, ProcessEvent) {}
+
+// Settled does nothing.
+func (NopObserver) Settled(SettleEvent) {}
+
+// LeaseLost does nothing.
+func (NopObserver) LeaseLost(*Message, LeaseLostEvent) {}
+
+// Drain does nothing.
+func (NopObserver) Drain(DrainEvent) {}
+
+// ReceiveEvent is one receive call.
+type ReceiveEvent struct {
+	// Start is when the call was made; Duration how long it took (a long
+	// poll waits up to its WaitTime when the queue is empty).
+	Start    time.Time
+	Duration time.Duration
+	// MaxMessages is how many messages the call asked for, 1–10.
+	MaxMessages int
+	// Messages are those the call returned, possibly none. The consumer
+	// holds their leases from now on.
+	Messages []*Message
+	// Err is the call's error, nil on success.
+	Err error
+	// Ahead is the consumer's receive-ahead depth after this receive: how
+	// many messages it may ask for beyond its free handler slots.
+	Ahead int
+	// Held is how many leases the lease owner holds after this receive:
+	// the messages in flight (running, waiting for a handler, or being
+	// settled).
+	Held int
+}
+
+// Outcome is how a handler run ended.
+type Outcome uint8
+
+const (
+	// OutcomeAcked: the handler returned nil; the message is acked.
+	OutcomeAcked Outcome = iota
+	// OutcomeNacked: the handler returned an error; the message is nacked
+	// after ProcessEvent.Delay.
+	OutcomeNacked
+	// OutcomePanicked: the handler panicked; the message is nacked after
+	// ProcessEvent.Delay.
+	OutcomePanicked
+	// OutcomeGivenBack: the drain budget cancelled the handler's context
+	// and it returned an error; the message is given back at once
+	// (visibility 0), not counted as failed.
+	OutcomeGivenBack
+	// OutcomeLeaseLost: the handler returned after its message's lease was
+	// lost, so its result is late: another worker may run the message
+	// again (ProcessEvent.Err is what it returned).
+	OutcomeLeaseLost
+	// OutcomeAbandoned: the handler still ran when the drain ended; its
+	// message was given back and whatever it returns later is ignored.
+	OutcomeAbandoned
+)
+
+var outcomeNames = [...]string{"acked", "nacked", "panicked", "given_back", "lease_lost", "abandoned"}
+
+// String returns the outcome's name in snake case: "acked", "nacked",
+// "panicked", "given_back", "lease_lost" or "abandoned".
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return "unknown"
+}
+
+// ProcessEvent is the end of one handler run.
+type ProcessEvent struct {
+	Outcome Outcome
+	// Err is the handler's error (a panic turned into one), nil when it
+	// returned nil or was abandoned.
+	Err error
+	// Delay is the nack delay (OutcomeNacked, OutcomePanicked).
+	Delay time.Duration
+	// Duration is how long the handler ran (until the drain abandoned it,
+	// for OutcomeAbandoned).
+	Duration time.Duration
+	// NeverBeat reports, for OutcomeLeaseLost, a handler that did not beat
+	// its heartbeat once while it ran: its lease lapsed for want of beats.
+	NeverBeat bool
+}
+
+// SettleOp is the batch call a SettleEvent reports.
+type SettleOp uint8
+
+const (
+	// OpDelete is DeleteMessageBatch: acks.
+	OpDelete SettleOp = iota
+	// OpChangeVisibility is ChangeMessageVisibilityBatch: extensions,
+	// nacks and give-backs.
+	OpChangeVisibility
+)
+
+// String returns "delete" or "change_visibility" (the SQS operations, in
+// the messaging semantic conventions' snake case).
+func (o SettleOp) String() string {
+	if o == OpDelete {
+		return "delete"
+	}
+	return "change_visibility"
+}
+
+// SettleKind is what one entry of a batch call does to its message.
+type SettleKind uint8
+
+const (
+	// KindExtend keeps the message hidden: its handler beats.
+	KindExtend SettleKind = iota
+	// KindAck deletes the message.
+	KindAck
+	// KindNack makes a failed message visible after its back-off.
+	KindNack
+	// KindGiveBack makes an unstarted or drained message visible at once.
+	KindGiveBack
+)
+
+var kindNames = [...]string{"extend", "ack", "nack", "give_back"}
+
+// String returns "extend", "ack", "nack" or "give_back".
+func (k SettleKind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
+// SettleEvent is one DeleteMessageBatch or ChangeMessageVisibilityBatch
+// call of the lease owner.
+type SettleEvent struct {
+	Op SettleOp
+	// Start is when the call was made; Duration how long it took.
+	Start    time.Time
+	Duration time.Duration
+	// Entries are the call's entries, 1–10, in order; valid during the call
+	// only.
+	Entries []SettleEntry
+	// Failed is how many entries failed (Err set), whether by the call's
+	// error or their own.
+	Failed int
+	// Err is the error of the whole call (then every entry failed with it),
+	// nil when the call returned per-entry results.
+	Err error
+	// Held is how many leases the lease owner held when the call returned.
+	Held int
+}
+
+// SettleEntry is one entry of a batch call.
+type SettleEntry struct {
+	Message *Message
+	Kind    SettleKind
+	// Timeout is the visibility timeout asked for, counted from the call
+	// (OpChangeVisibility): Extension for an extension, the back-off for a
+	// nack, 0 for a give-back.
+	Timeout time.Duration
+	// Err is the entry's error, nil on success.
+	Err error
+	// Left is, for an extension, how long the lease had left before its
+	// deadline when the call was made; Late reports an extension made with
+	// less than the lease owner's margin left (see visibility.LateMargin):
+	// the lease came close to lapsing although its handler beat.
+	Left time.Duration
+	Late bool
+}
+
+// LeaseLostReason is why a lease was lost.
+type LeaseLostReason uint8
+
+const (
+	// LostNoBeats: the handler did not beat since the previous extension
+	// (or extension is disabled), and the lease lapsed.
+	LostNoBeats LeaseLostReason = iota
+	// LostReceiptHandleExpired: SQS said the receipt handle is stale
+	// (ErrReceiptHandleExpired): the message is visible again or was
+	// received by someone else.
+	LostReceiptHandleExpired
+	// LostCeiling: the lease reached the 12-hour ceiling SQS puts on a
+	// message's visibility after its receive (ErrLeaseCeiling), or the
+	// configured MaxExtension.
+	LostCeiling
+	// LostCallFailures: the extensions (or an ack) kept failing until the
+	// deadline, or failed for good.
+	LostCallFailures
+)
+
+var reasonNames = [...]string{"no_beats", "receipt_handle_expired", "ceiling", "call_failures"}
+
+// String returns "no_beats", "receipt_handle_expired", "ceiling" or
+// "call_failures".
+func (r LeaseLostReason) String() string {
+	if int(r) < len(reasonNames) {
+		return reasonNames[r]
+	}
+	return "unknown"
+}
+
+// LeaseLostEvent is a lost lease.
+type LeaseLostEvent struct {
+	Reason LeaseLostReason
+	// Err matches visibility.ErrLeaseLost and the reason's own error
+	// (errors.Is), as Lease.Err does.
+	Err error
+	// NeverBeat reports a lease lost for want of beats whose handler had
+	// started and never beat its heartbeat once.
+	NeverBeat bool
+}
+
+// DrainPhase is a step of a consumer's drain (see package consumer).
+type DrainPhase uint8
+
+const (
+	// DrainBegan: receiving stopped; unstarted messages are given back.
+	DrainBegan DrainPhase = iota
+	// DrainBudgetExhausted: the drain budget ran out; the contexts of the
+	// handlers still running are cancelled.
+	DrainBudgetExhausted
+	// DrainAbandoned: handlers still ran DrainGrace later; their messages
+	// are given back and they are abandoned.
+	DrainAbandoned
+	// DrainEnded: the drain is over; Run returns.
+	DrainEnded
+	// DrainInterrupted: a second signal; the leases still held are given
+	// back in one last round of calls and the process exits.
+	DrainInterrupted
+)
+
+var phaseNames = [...]string{"began", "budget_exhausted", "abandoned", "ended", "interrupted"}
+
+// String returns "began", "budget_exhausted", "abandoned", "ended" or
+// "interrupted".
+func (p DrainPhase) String() string {
+	if int(p) < len(phaseNames) {
+		return phaseNames[p]
+	}
+	return "unknown"
+}
+
+// DrainEvent is one phase of a drain. Counts are messages since the drain
+// began, as of the phase.
+type DrainEvent struct {
+	Phase DrainPhase
+	// Running is how many handlers were running.
+	Running int
+	// GivenBack counts messages given back, Finished handler runs that
+	// ended, Abandoned handlers abandoned.
+	GivenBack, Finished, Abandoned int
+	// Took is the time since the drain began (for DrainInterrupted: how
+	// long the last round of give-backs took).
+	Took time.Duration
+	// Err is what Run returns (DrainEnded), or the error of the last round
+	// of give-backs (DrainInterrupted).
+	Err error
+}
+
+// Observers returns an Observer that reports every event to each of obs in
+// turn (nil ones skipped): to send the events to OpenTelemetry and to a live
+// page at once. ProcessStart passes the context each returns to the next,
+// and ProcessEnd gives every one the last context. It returns nil when
+// obs holds no Observer, and the Observer itself when it holds one.
+func Observers(obs ...Observer) Observer {
+	var all multiObserver
+	for _, o := range obs {
+		if o != nil {
+			all = append(all, o)
+		}
+	}
+	switch len(all) {
+	case 0:
+		return nil
+	case 1:
+		return all[0]
+	}
+	return all
+}
+
+type multiObserver []Observer
+
+func (m multiObserver) Received(ctx context.Context, e ReceiveEvent) {
+	for _, o := range m {
+		o.Received(ctx, e)
+	}
+}
+
+func (m multiObserver) ProcessStart(ctx context.Context, msg *Message) context.Context {
+	for _, o := range m {
+		ctx = o.ProcessStart(ctx, msg)
+	}
+	return ctx
+}
+
+func (m multiObserver) ProcessEnd(ctx context.Context, msg *Message, e ProcessEvent) {
+	for _, o := range m {
+		o.ProcessEnd(ctx, msg, e)
+	}
+}
+
+func (m multiObserver) Settled(e SettleEvent) {
+	for _, o := range m {
+		o.Settled(e)
+	}
+}
+
+func (m multiObserver) LeaseLost(msg *Message, e LeaseLostEvent) {
+	for _, o := range m {
+		o.LeaseLost(msg, e)
+	}
+}
+
+func (m multiObserver) Drain(e DrainEvent) {
+	for _, o := range m {
+		o.Drain(e)
+	}
+}

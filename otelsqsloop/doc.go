@@ -1,0 +1,79 @@
+// Package otelsqsloop makes OpenTelemetry traces and metrics of sqsloop's
+// events (sqsloop.Observer), following the OpenTelemetry semantic
+// conventions for messaging and for AWS SQS (semantic-conventions v1.44.0:
+// docs/messaging/messaging-spans.md, messaging-metrics.md, sqs.md; the
+// attribute names of the Go API's semconv/v1.43.0). It depends on the
+// OpenTelemetry API only: the program chooses the SDK and the exporters.
+//
+//	obs, err := otelsqsloop.New(otelsqsloop.Config{QueueURL: queueURL})
+//	c, err := consumer.New(mailbox, handler, consumer.Config{Observer: obs})
+//
+// # Spans
+//
+// Every span has messaging.system "aws_sqs", messaging.destination.name
+// (the queue's name), aws.sqs.queue.url (when known), messaging.operation.name
+// and messaging.operation.type, and is named "{operation} {queue}":
+//
+//   - "receive jobs", kind CLIENT, type receive: one ReceiveMessage call
+//     (empty long polls too), with messaging.batch.message_count and a link to
+//     the creation context of each message it returned;
+//   - "process jobs", kind CONSUMER, type process: one handler run, a child of
+//     the consumer's context (the handler's context carries it, so the
+//     handler's own spans are its children), linked to the message's creation
+//     context (not parented on it: the conventions' default), with
+//     messaging.message.id, sqsloop.receive_count and, at its end,
+//     sqsloop.outcome ("acked", "nacked", "panicked", "given_back",
+//     "lease_lost", "abandoned") and, on failure, error.type and an error
+//     status;
+//   - "delete jobs" and "change_visibility jobs", kind CLIENT, type settle:
+//     every DeleteMessageBatch (acks) and ChangeMessageVisibilityBatch
+//     (extensions, nacks, give-backs) of the lease owner. SQS has no standard
+//     operation names for these: "delete" and "change_visibility" are the SQS
+//     actions in the conventions' snake case. They carry
+//     messaging.batch.message_count and three attributes of our own under
+//     aws.sqs.*: aws.sqs.settle.kind (what the entries do: "ack", "extend",
+//     "nack", "give_back", comma-separated in that order when a batch mixes
+//     them), aws.sqs.visibility_timeout (the seconds asked for, when every
+//     entry asks the same) and aws.sqs.batch.failed_count (entries that
+//     failed; then error.type is the first failure's and the status is
+//     Error).
+//
+// error.type is the SQS error code when the error carries one (the SDK's
+// smithy.APIError, e.g. "AWS.SimpleQueueService.NonExistentQueue"), else
+// the class the error names itself (an ErrorType() string method:
+// "lease_lost" for a lost lease's error), else the sqsloop sentinel it wraps ("receipt_handle_expired", "access_denied",
+// "queue_not_found", "lease_ceiling", "mailbox_closed", "invalid_argument"),
+// "timeout" for a deadline, "panic" for a handler's panic, else the Go type
+// of the error, as semconv.ErrorType gives it.
+//
+// # Metrics
+//
+// From the conventions (histograms with their advised buckets, 5 ms to
+// 10 s): messaging.client.operation.duration (s; receive, delete and
+// change_visibility calls), messaging.client.consumed.messages ({message};
+// messages receives returned), messaging.process.duration (s; handler runs,
+// with sqsloop.outcome). Of our own, under sqsloop.*:
+// sqsloop.lease.extensions ({extension}; extension entries, error.type on
+// failed ones), sqsloop.lease.late_extensions ({extension}; extensions sent
+// with less than a quarter of the lease owner's interval left before the
+// deadline), sqsloop.lease.lost ({lease}; by sqsloop.lease.lost_reason:
+// "no_beats", "receipt_handle_expired", "ceiling", "call_failures", and
+// sqsloop.never_beat), sqsloop.process.late_results ({message}; handlers
+// that returned after their lease was lost, by sqsloop.never_beat),
+// sqsloop.settled.messages ({message}; entries of delete and visibility
+// calls by aws.sqs.settle.kind, error.type on failed ones),
+// sqsloop.receive.errors ({call}; by error.type), and two gauges sampled at
+// every receive and batch call: sqsloop.messages.in_flight ({message}; leases
+// held) and sqsloop.receive_ahead.depth ({message}).
+//
+// # Propagation
+//
+// A message's creation context is read from its traceparent (and
+// tracestate) message attributes (W3C Trace Context, or the propagator of
+// Config.Propagator) and from its AWSTraceHeader system attribute (AWS
+// X-Ray's header, which SQS sets from the sender's X-Ray trace and which the
+// SDK can send); both become links of the process span when present.
+// InjectMessage writes the traceparent message attribute of an outgoing
+// message (a producer's hook); AWSTraceHeader formats an X-Ray header for
+// senders that set the system attribute themselves.
+package otelsqsloop

@@ -1,0 +1,144 @@
+package otelsqsloop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"path"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+// ScopeName is the instrumentation scope of the tracer and the meter:
+// this package's import path.
+const ScopeName = "github.com/sqsloop/sqsloop/otelsqsloop"
+
+// Config says which queue an Observer reports on and where its spans and
+// metrics go. At least one of Queue and QueueURL is required.
+type Config struct {
+	// QueueURL is the queue's URL, reported as aws.sqs.queue.url; its last
+	// path segment names the queue when Queue is empty.
+	QueueURL string
+	// Queue is the queue's name, messaging.destination.name and the second
+	// word of every span name. Default: the last path segment of QueueURL.
+	Queue string
+	// TracerProvider makes the spans. Default otel.GetTracerProvider().
+	TracerProvider trace.TracerProvider
+	// MeterProvider makes the metrics. Default otel.GetMeterProvider().
+	MeterProvider metric.MeterProvider
+	// Propagator reads (and InjectMessage writes) the creation context in
+	// message attributes. Default W3C Trace Context (traceparent,
+	// tracestate), whatever the global propagator is, so that a consumer
+	// and a producer agree without more setup.
+	Propagator propagation.TextMapPropagator
+}
+
+// Observer is a sqsloop.Observer that makes spans and metrics (see the
+// package doc). Give it to consumer.Config.Observer (or
+// visibility.Config.Observer). Safe for concurrent use.
+type Observer struct {
+	queue, url string
+	tracer     trace.Tracer
+	prop       propagation.TextMapPropagator
+	base       []attribute.KeyValue // system and destination
+	inst       instruments
+
+	held, ahead atomic.Int64 // the gauges' last samples
+}
+
+var _ sqsloop.Observer = (*Observer)(nil)
+
+// New returns an Observer for cfg. It returns an error wrapping
+// sqsloop.ErrInvalidArgument when neither Queue nor QueueURL is set (or
+// QueueURL is not a URL), and the meter's error if an instrument cannot be
+// made.
+func New(cfg Config) (*Observer, error) {
+	name := cfg.Queue
+	if name == "" && cfg.QueueURL != "" {
+		u, err := url.Parse(cfg.QueueURL)
+		if err != nil {
+			return nil, fmt.Errorf("otelsqsloop: QueueURL: %v: %w", err, sqsloop.ErrInvalidArgument)
+		}
+		name = path.Base(u.Path)
+	}
+	if name == "" || name == "/" || name == "." {
+		return nil, fmt.Errorf("otelsqsloop: Queue: set Queue or QueueURL (naming the queue): %w", sqsloop.ErrInvalidArgument)
+	}
+	tp, mp, prop := cfg.TracerProvider, cfg.MeterProvider, cfg.Propagator
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	if mp == nil {
+		mp = otel.GetMeterProvider()
+	}
+	if prop == nil {
+		prop = propagation.TraceContext{}
+	}
+	o := &Observer{
+		queue:  name,
+		url:    cfg.QueueURL,
+		tracer: tp.Tracer(ScopeName),
+		prop:   prop,
+		base:   []attribute.KeyValue{semconv.MessagingSystemAWSSQS, semconv.MessagingDestinationName(name)},
+	}
+	if err := o.inst.init(mp.Meter(ScopeName), o); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// spanAttrs returns the attributes every span of operation op (of type
+// opType) has, with room for more.
+func (o *Observer) spanAttrs(op string, opType attribute.KeyValue, extra int) []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, len(o.base)+3+extra)
+	attrs = append(attrs, o.base...)
+	attrs = append(attrs, semconv.MessagingOperationName(op), opType)
+	if o.url != "" {
+		attrs = append(attrs, semconv.AWSSQSQueueURL(o.url))
+	}
+	return attrs
+}
+
+// errorType is error.type for err: the SQS error code it carries, the
+// class it names itself (ErrorType(), as a lost lease's "lease_lost"),
+// the sqsloop sentinel it wraps, "timeout", or its Go type.
+func errorType(err error) string {
+	var coded interface{ ErrorCode() string }
+	if errors.As(err, &coded) && coded.ErrorCode() != "" {
+		return coded.ErrorCode()
+	}
+	var typed interface{ ErrorType() string }
+	if errors.As(err, &typed) && typed.ErrorType() != "" {
+		return typed.ErrorType()
+	}
+	for _, s := range sentinels {
+		if errors.Is(err, s.err) {
+			return s.name
+		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "timeout"
+	}
+	return semconv.ErrorType(err).Value.AsString()
+}
+
+var sentinels = []struct {
+	err  error
+	name string
+}{
+	{sqsloop.ErrReceiptHandleExpired, "receipt_handle_expired"},
+	{sqsloop.ErrAccessDenied, "access_denied"},
+	{sqsloop.ErrQueueNotFound, "queue_not_found"},
+	{sqsloop.ErrLeaseCeiling, "lease_ceiling"},
+	{sqsloop.ErrMailboxClosed, "mailbox_closed"},
+	{sqsloop.ErrInvalidArgument, "invalid_argument"},
+}

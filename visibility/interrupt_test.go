@@ -1,0 +1,91 @@
+package visibility
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/heartbeat"
+)
+
+// Interrupt settles every lease in one round of calls made at once: decided
+// acks deleted, decided nacks made visible after their back-off, holding
+// leases given back at once; a call that outlasts the context counts as
+// not settled, with the latest deadline; later decisions are ignored and
+// nothing more is extended.
+func TestInterruptSettlesEveryLeaseInOneRound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		m := newManager(t, rec, Config{Interval: time.Second, Extension: 5 * time.Second})
+		var held []*Lease
+		for i := range 25 {
+			held = append(held, m.Hold(message(string(rune('a'+i)), 5*time.Second), heartbeat.New(), nil))
+		}
+		acked, nacked := message("acked", 5*time.Second), message("nacked", 5*time.Second)
+		m.Hold(acked, heartbeat.New(), nil).Ack()
+		m.Hold(nacked, heartbeat.New(), nil).Nack(time.Minute)
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		r := m.Interrupt(ctx)
+		if r.Leases != 27 || r.Acked != 1 || r.GivenBack != 26 || r.Failed != 0 || !r.VisibleBy.IsZero() {
+			t.Errorf("Interrupted %+v, want 27 leases: 1 acked, 26 given back", r)
+		}
+		deletes, changes := rec.snapshot(opDelete), rec.snapshot(opChange)
+		if len(deletes) != 1 || !slices.Equal(deletes[0].handles, []string{acked.ReceiptHandle}) {
+			t.Errorf("deletes %+v, want the decided ack", deletes)
+		}
+		entries := 0
+		for _, c := range changes {
+			entries += len(c.handles)
+			if len(c.handles) > sqsloop.MaxBatchSize {
+				t.Errorf("a batch of %d", len(c.handles))
+			}
+			for i, h := range c.handles {
+				want := time.Duration(0)
+				if h == nacked.ReceiptHandle {
+					want = time.Minute
+				}
+				if c.timeouts[i] != want {
+					t.Errorf("%s given back with timeout %v, want %v", h, c.timeouts[i], want)
+				}
+			}
+		}
+		if len(changes) != 3 || entries != 26 {
+			t.Errorf("%d visibility calls with %d entries, want 3 with 26", len(changes), entries)
+		}
+		held[0].Ack() // ignored: the Manager stopped serving
+		if m.Interrupt(ctx).Leases != 0 {
+			t.Error("a second Interrupt found leases to settle")
+		}
+		stop := start(t, m)
+		time.Sleep(10 * time.Second)
+		stop()
+		if n := len(rec.snapshot(opDelete)) + len(rec.snapshot(opChange)); n != 4 {
+			t.Errorf("%d calls after Interrupt and a Run, want the 4 of the round", n)
+		}
+	})
+}
+
+// A round whose calls outlast the context returns at its end, counting
+// them as not settled and saying when their messages reappear.
+func TestInterruptIsBoundedByItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{hang: func(op) bool { return true }}
+		m := newManager(t, rec, Config{Interval: time.Second, Extension: 5 * time.Second})
+		msg := message("stuck", 30*time.Second)
+		m.Hold(msg, heartbeat.New(), nil)
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		began := time.Now()
+		r := m.Interrupt(ctx)
+		if took := time.Since(began); took != time.Second {
+			t.Errorf("Interrupt took %v, want its context's 1s", took)
+		}
+		if r.Leases != 1 || r.Failed != 1 || !r.VisibleBy.Equal(msg.ReceivedAt.Add(30*time.Second)) {
+			t.Errorf("Interrupted %+v, want 1 not settled, visible by its deadline", r)
+		}
+	})
+}
