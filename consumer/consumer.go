@@ -76,7 +76,7 @@ func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
 	return &Consumer{
 		mb:       mb,
 		cfg:      cfg,
-		handler:  chain(h, append([]Middleware{recoverPanics(cfg.Logger)}, cfg.Middleware...)...),
+		handler:  Wrap(h, cfg.Logger, cfg.Middleware...),
 		leases:   leases,
 		intake:   newIntake(cfg.Concurrency),
 		drainReq: make(chan struct{}),

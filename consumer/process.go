@@ -210,11 +210,7 @@ func (c *Consumer) failed(ctx context.Context, m *sqsloop.Message, lease *visibi
 // nackDelay is the nack delay of m, whose handler failed with err: the
 // delay err asks for (NackAfter), else Backoff(receive count).
 func (c *Consumer) nackDelay(m *sqsloop.Message, err error) time.Duration {
-	var ne *nackError
-	if errors.As(err, &ne) {
-		return ne.delay
-	}
-	return c.cfg.Backoff(m.ReceiveCount)
+	return RetryDelay(err, m.ReceiveCount, c.cfg.Backoff)
 }
 
 // waiting tracks the sequences with messages waiting behind a running
