@@ -38,19 +38,12 @@ type memQueue struct {
 
 func newMemQueue() (*memQueue, error) {
 	b := memmailbox.NewBroker()
-	dlq, err := b.CreateQueue(dlqName, memmailbox.QueueConfig{})
+	q, err := b.CreateQueue(sqsloop.QueueSpec{Name: queueName, VisibilityTimeout: lease, MaxReceiveCount: maxReceiveCount})
 	if err != nil {
 		b.Close()
 		return nil, err
 	}
-	q, err := b.CreateQueue(queueName, memmailbox.QueueConfig{
-		VisibilityTimeout: lease, MaxReceiveCount: maxReceiveCount, DeadLetterQueue: dlqName,
-	})
-	if err != nil {
-		b.Close()
-		return nil, err
-	}
-	return &memQueue{broker: b, q: q, dlq: dlq}, nil
+	return &memQueue{broker: b, q: q, dlq: b.Queue(dlqName)}, nil
 }
 
 func (m *memQueue) mailbox() sqsloop.Mailbox { return m.q }
