@@ -37,7 +37,7 @@ func (m *Mailbox) QueueAttributes(ctx context.Context) (sqsloop.QueueAttributes,
 	}
 	start := time.Now()
 	out, err := m.client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
-		QueueUrl: aws.String(m.queueURL),
+		QueueUrl:       aws.String(m.queueURL),
 		AttributeNames: attributeNames,
 	}, callOptions...)
 	m.observe(start, err)
