@@ -46,6 +46,8 @@ type Consumer struct {
 	waiting   waiting // FIFO sequences with messages waiting behind a running one
 	drainMark Stats   // counts when the drain began: set by the receive watcher, read by Run after it ended
 
+	dead deadLetters // the dead-letter queue of Permanent failures (poison.go)
+
 	mu             sync.Mutex
 	cancelHandlers context.CancelCauseFunc // set while Run runs
 }
@@ -135,6 +137,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	}
 	defer close(c.done)
 	defer c.state.Store(stateStopped)
+	defer c.dead.close()
 
 	// Handlers and the lease owner outlive ctx's cancellation (that is
 	// the drain), but keep its values.
@@ -183,6 +186,6 @@ func (c *Consumer) Stats() Stats {
 		Nacked: ls.Nacked, GivenBack: ls.GivenBack, NackFailed: ls.NackFailed,
 		ReceiveCalls: c.st.receiveCalls.Load(), ReceiveErrors: c.st.receiveErrors.Load(),
 		Extensions: ls.Extended, ExtensionCalls: ls.ExtensionCalls, LargestExtensionBatch: ls.LargestExtensionBatch,
-		LeasesLost: ls.Lost,
+		LeasesLost: ls.Lost, Poisoned: c.st.poisoned.Load(),
 	}
 }

@@ -194,6 +194,9 @@ func (c *Consumer) failed(ctx context.Context, m *sqsloop.Message, lease *visibi
 		lease.GiveBack() // interrupted by the drain, not failed
 		return
 	}
+	if c.deadLetter(ctx, m, lease, err) { // Permanent: to the DLQ at once (poison.go)
+		return
+	}
 	delay := c.cfg.Backoff(m.ReceiveCount)
 	var ne *nackError
 	if errors.As(err, &ne) {

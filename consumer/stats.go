@@ -42,6 +42,9 @@ type Stats struct {
 	// the 12-hour ceiling, extensions or an ack failing until the lease
 	// ended).
 	LeasesLost int64
+	// Poisoned counts messages whose handler failed with Permanent and
+	// that were copied to the dead-letter queue (their acks are in Acked).
+	Poisoned int64
 }
 
 // counters are the consumer's live counts; running is a gauge of handlers
@@ -50,4 +53,5 @@ type counters struct {
 	received, redelivered, started, succeeded, failed, panics atomic.Int64
 	running, abandoned                                        atomic.Int64
 	receiveCalls, receiveErrors                               atomic.Int64
+	poisoned                                                  atomic.Int64
 }
