@@ -197,7 +197,7 @@ func TestPoisonCopyComesBeforeTheDelete(t *testing.T) {
 				c := mustNew(t, mb, func(context.Context, *sqsloop.Message) error { return Permanent(errors.New("never")) }, cfg)
 				stop := start(t, c)
 				time.Sleep(time.Second)
-				_ = stop() // the flush of the dead process fails
+				_ = stop()                                         // the flush of the dead process fails
 				time.Sleep(cfg.VisibilityTimeout + 35*time.Second) // every lease and nack delay over
 				src, dlq := receiveAll(t, q), receiveAll(t, b.Queue("jobs-dlq"))
 				if len(src) != 1 || src[0].Body != "poison" {
