@@ -15,15 +15,17 @@ type queue interface {
 	// approximate).
 	backlog(ctx context.Context) (int, error)
 	// deadLettered counts the messages this run added to the dead-letter
-	// queue (on SQS: approximate).
+	// queue, by the redrive policy and as poison messages (on SQS:
+	// approximate).
 	deadLettered(ctx context.Context) (int, error)
 	// exact reports whether backlog is exact (in memory) or approximate (SQS).
 	exact() bool
 	close()
 }
 
-// Settings of the in-memory queue: short leases so extensions show, and a
-// redrive policy so the failing job reaches the dead-letter queue.
+// Settings of the queue the worker sets up (in memory, or with -endpoint):
+// short leases so extensions show, and a redrive policy so the failing job
+// reaches the dead-letter queue.
 const (
 	queueName       = "jobs"
 	dlqName         = "jobs-dlq"
