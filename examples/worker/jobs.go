@@ -72,20 +72,25 @@ func enqueue(ctx context.Context, mb sqsloop.Mailbox, files []string) (int, erro
 		}
 		errs = append(errs, err)
 	}
+	sent := 0
+	wait := func() {
+		for _, pd := range pending {
+			if _, err := pd.Wait(ctx); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			sent++
+		}
+		pending = pending[:0]
+	}
 	add(producer.JSON(job{Kind: kindStuck}, sqsloop.OutgoingMessage{}))
 	add(producer.JSON(job{Kind: kindFail}, sqsloop.OutgoingMessage{}))
 	add(sqsloop.OutgoingMessage{Body: malformedJob}, nil)
+	wait() // in the queue before the files: the batches of a producer race each other
 	for _, f := range files {
 		add(producer.JSON(job{Kind: kindFile, File: f}, sqsloop.OutgoingMessage{}))
 	}
-	sent := 0
-	for _, pd := range pending {
-		if _, err := pd.Wait(ctx); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		sent++
-	}
+	wait()
 	errs = append(errs, p.Close(ctx))
 	if err := errors.Join(errs...); err != nil {
 		return sent, fmt.Errorf("enqueue: %d of %d jobs sent: %w", sent, len(files)+3, err)
