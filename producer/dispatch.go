@@ -23,7 +23,7 @@ func (p *Producer) dispatch() {
 		now := time.Now()
 		if p.aborted != nil {
 			for _, it := range p.q.takeAll() {
-				p.conclude(it, Result{}, p.aborted, now)
+				p.conclude(it, Result{}, p.aborted)
 			}
 		}
 		p.q.dueRetries(now)
@@ -95,7 +95,7 @@ func (p *Producer) send(batch []*item) {
 		for _, it := range batch {
 			it.onWire = false
 			if it.dead {
-				p.finish(it, now)
+				p.finish(it)
 				continue
 			}
 			it.attempts--
@@ -112,21 +112,21 @@ func (p *Producer) send(batch []*item) {
 			if r := results[i]; r.Err != nil {
 				p.failed(it, r.Err, now, jitter)
 			} else {
-				p.sent(it, Result{MessageID: r.MessageID, SequenceNumber: r.SequenceNumber}, now)
+				p.sent(it, Result{MessageID: r.MessageID, SequenceNumber: r.SequenceNumber})
 			}
 		}
 	}
 }
 
 // sent settles a message the queue accepted.
-func (p *Producer) sent(it *item, res Result, now time.Time) {
+func (p *Producer) sent(it *item, res Result) {
 	it.onWire = false
 	p.st.Sent++
 	if it.dead {
-		p.finish(it, now) // its Send returned already, with its context's error
+		p.finish(it) // its Send returned already, with its context's error
 		return
 	}
-	p.conclude(it, res, nil, now)
+	p.conclude(it, res, nil)
 }
 
 // failed settles, or schedules for a retry, a message whose attempt failed
@@ -135,13 +135,13 @@ func (p *Producer) failed(it *item, err error, now time.Time, jitter float64) {
 	it.onWire = false
 	switch {
 	case it.dead:
-		p.finish(it, now)
+		p.finish(it)
 	case permanent(err):
-		p.conclude(it, Result{}, err, now)
+		p.conclude(it, Result{}, err)
 	case p.aborted != nil:
-		p.conclude(it, Result{}, fmt.Errorf("%w; the last attempt: %w", p.aborted, err), now)
+		p.conclude(it, Result{}, fmt.Errorf("%w; the last attempt: %w", p.aborted, err))
 	case it.attempts >= p.cfg.MaxAttempts:
-		p.conclude(it, Result{}, fmt.Errorf("producer: not sent after %d attempts (the last failed, its message may have been applied): %w", it.attempts, err), now)
+		p.conclude(it, Result{}, fmt.Errorf("producer: not sent after %d attempts (the last failed, its message may have been applied): %w", it.attempts, err))
 	default:
 		it.due = now.Add(time.Duration(float64(backoff(it.attempts)) * jitter))
 		heap.Push(&p.q.retry, it)
@@ -171,7 +171,6 @@ func (p *Producer) withdraw(it *item, ctx context.Context) {
 	if it.notified {
 		return
 	}
-	now := time.Now()
 	var err error
 	switch {
 	case it.onWire:
@@ -184,16 +183,16 @@ func (p *Producer) withdraw(it *item, ctx context.Context) {
 	p.notify(it, Result{}, err)
 	it.dead = true
 	if !it.onWire {
-		p.finish(it, now) // left in its list, skipped when met
+		p.finish(it) // left in its list, skipped when met
 	}
 	p.poke()
 }
 
 // conclude tells the message's sender its outcome and forgets it.
-func (p *Producer) conclude(it *item, res Result, err error, now time.Time) {
+func (p *Producer) conclude(it *item, res Result, err error) {
 	p.notify(it, res, err)
 	it.dead = true
-	p.finish(it, now)
+	p.finish(it)
 }
 
 // notify gives the message's Send or Pending its outcome, once.
@@ -219,12 +218,12 @@ func (p *Producer) notify(it *item, res Result, err error) {
 }
 
 // finish releases a message's room and lets its group go on.
-func (p *Producer) finish(it *item, now time.Time) {
+func (p *Producer) finish(it *item) {
 	p.pending--
 	p.pendingBytes -= it.size
 	close(p.room)
 	p.room = make(chan struct{})
 	if it.group != "" {
-		p.q.advance(it, now)
+		p.q.advance(it)
 	}
 }

@@ -24,7 +24,8 @@ type item struct {
 	onWire    bool // in a call under way
 	alone     bool // goes in a call of its own (its batch was refused whole as malformed)
 	attempts  int
-	readyAt   time.Time   // when it joined the ready list
+	since     time.Time   // when it was accepted
+	readyAt   time.Time   // when it joined the ready list (since, for a group's next: it has waited)
 	due       time.Time   // in the retry heap: when it may go again
 	hidx      int         // index in the retry heap
 	stopWatch func() bool // stops the AfterFunc watching ctx
@@ -49,8 +50,10 @@ type queue struct {
 
 func newQueue() queue { return queue{groups: map[string]*group{}} }
 
-// add adds a new message: ready, unless its group has a head already.
+// add adds a new message, accepted now: ready, unless its group has a head
+// already.
 func (q *queue) add(it *item, now time.Time) {
+	it.since = now
 	if it.group != "" {
 		if g := q.groups[it.group]; g != nil {
 			g.waiting = append(g.waiting, it)
@@ -158,7 +161,7 @@ func (q *queue) next(linger time.Duration) (time.Time, bool) {
 
 // advance makes the next live message of it's group ready once it, the
 // group's head, is finished; the group is forgotten when none is left.
-func (q *queue) advance(it *item, now time.Time) {
+func (q *queue) advance(it *item) {
 	g := q.groups[it.group]
 	if g == nil || g.head != it {
 		return
@@ -169,7 +172,7 @@ func (q *queue) advance(it *item, now time.Time) {
 		g.waiting = g.waiting[1:]
 		if !next.dead {
 			g.head = next
-			q.push(next, now)
+			q.push(next, next.since) // it has waited behind the head: no linger on top
 			return
 		}
 	}
