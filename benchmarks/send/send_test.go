@@ -189,7 +189,9 @@ func viaProducer(g int) way {
 			return err
 		}
 		defer p.Close(ctx)
-		msg := func(i int) sqsloop.OutgoingMessage { return sqsloop.OutgoingMessage{Body: body(i), MessageGroupID: group} }
+		msg := func(i int) sqsloop.OutgoingMessage {
+			return sqsloop.OutgoingMessage{Body: body(i), MessageGroupID: group}
+		}
 		if g > 0 {
 			return work(n, g, func(i int) error {
 				_, err := p.Send(ctx, msg(i))
