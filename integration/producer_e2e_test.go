@@ -97,14 +97,19 @@ func (f *faultySender) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage)
 	return out, nil
 }
 
-// drainBodies receives and deletes everything mb holds, with long polls of
-// wait, until one comes back empty, and counts the bodies.
-func drainBodies(ctx context.Context, t *testing.T, mb sqsloop.Mailbox, wait time.Duration) (map[string]int, []*sqsloop.Message) {
+// drainBodies receives and deletes everything mb holds, until a long poll
+// longer than its lease comes back empty, and counts each body's messages
+// by message ID: a message received twice (a receive whose answer was lost
+// on a loaded machine: it comes back after its short lease) counts once;
+// copies a sender made have IDs of their own. It returns the messages
+// received, each once, in the order first received.
+func drainBodies(ctx context.Context, t *testing.T, mb sqsloop.Mailbox) (map[string]int, []*sqsloop.Message) {
 	t.Helper()
 	got := map[string]int{}
+	seen := map[string]bool{}
 	var all []*sqsloop.Message
 	for {
-		msgs, err := mb.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: sqsloop.MaxBatchSize, VisibilityTimeout: longLease, WaitTime: wait})
+		msgs, err := mb.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: sqsloop.MaxBatchSize, VisibilityTimeout: shortLease, WaitTime: shortLease + time.Second})
 		if err != nil {
 			t.Fatalf("Receive: %v", err)
 		}
@@ -113,10 +118,13 @@ func drainBodies(ctx context.Context, t *testing.T, mb sqsloop.Mailbox, wait tim
 		}
 		hs := make([]string, len(msgs))
 		for i, m := range msgs {
-			got[m.Body]++
+			if !seen[m.ID] {
+				seen[m.ID] = true
+				got[m.Body]++
+				all = append(all, m)
+			}
 			hs[i] = m.ReceiptHandle
 		}
-		all = append(all, msgs...)
 		if _, err := mb.Delete(ctx, hs); err != nil {
 			t.Fatalf("Delete: %v", err)
 		}
@@ -192,7 +200,7 @@ func TestE2EProducerSendsEachOnce(t *testing.T) {
 		if err := p.Close(ctx); err != nil {
 			t.Errorf("Close: %v", err)
 		}
-		got, all := drainBodies(ctx, t, q.Mailbox, time.Second)
+		got, all := drainBodies(ctx, t, q.Mailbox)
 		st := p.Stats()
 		t.Logf("%s: %d messages from %d goroutines in %v: %d SendMessageBatch calls (%.2f entries each); stats %+v",
 			h.Name(), n, senders, took.Round(time.Millisecond), log.calls, float64(st.Entries)/float64(st.Calls), st)
@@ -240,7 +248,7 @@ func TestE2EProducerUnderFaults(t *testing.T) {
 		if err := p.Close(ctx); err != nil {
 			t.Errorf("Close: %v", err)
 		}
-		got, _ := drainBodies(ctx, t, q.Mailbox, time.Second)
+		got, _ := drainBodies(ctx, t, q.Mailbox)
 		failed, copies, lostButArrived := 0, 0, 0
 		for i := range n {
 			body := fmt.Sprint("p-", i)
@@ -322,7 +330,7 @@ func TestE2EProducerFIFOOrderUnderFaults(t *testing.T) {
 		if err := p.Close(ctx); err != nil {
 			t.Errorf("Close: %v", err)
 		}
-		_, all := drainBodies(ctx, t, q.Mailbox, time.Second)
+		_, all := drainBodies(ctx, t, q.Mailbox)
 		next := map[string]int{}
 		for _, m := range all {
 			want := fmt.Sprintf("%s-%03d", m.MessageGroupID, next[m.MessageGroupID])
@@ -374,7 +382,7 @@ func TestE2EProducerSizeLimits(t *testing.T) {
 		if err := p.Close(ctx); err != nil {
 			t.Error(err)
 		}
-		got, _ := drainBodies(ctx, t, q.Mailbox, time.Second)
+		got, _ := drainBodies(ctx, t, q.Mailbox)
 		if log.calls != 2 || len(got) != 3 {
 			t.Errorf("%s: %d calls, %d messages arrived; want 2 calls (1.2 MiB split), 3 messages", h.Name(), log.calls, len(got))
 		}

@@ -28,7 +28,7 @@ func (p *Producer) dispatch() {
 		}
 		p.q.dueRetries(now)
 		for p.calls < p.cfg.MaxCalls {
-			batch := p.q.take(now, p.cfg.Linger, p.closing)
+			batch := p.q.take(now, p.cfg.Linger, p.closing, p.calls > 0, p.lastReturn)
 			if batch == nil {
 				break
 			}
@@ -46,7 +46,7 @@ func (p *Producer) dispatch() {
 			p.mu.Unlock()
 			return
 		}
-		at, ok := p.q.next(p.cfg.Linger)
+		at, ok := p.q.next(p.cfg.Linger, p.calls > 0, p.lastReturn)
 		if p.calls >= p.cfg.MaxCalls {
 			ok = false // a call's return pokes
 		}
@@ -77,6 +77,7 @@ func (p *Producer) send(batch []*item) {
 	defer p.mu.Unlock()
 	now := time.Now()
 	p.calls--
+	p.lastReturn = now
 	p.st.Calls++
 	p.st.Entries += int64(len(batch))
 	if err == nil && len(results) != len(batch) {
@@ -102,7 +103,7 @@ func (p *Producer) send(batch []*item) {
 			it.alone = true
 			again = append(again, it)
 		}
-		p.q.pushFront(again, now.Add(-p.cfg.Linger))
+		p.q.pushFront(again, now)
 	case err != nil:
 		for _, it := range batch {
 			p.failed(it, err, now, jitter)

@@ -47,6 +47,7 @@ type Producer struct {
 	pendingBytes int           // their sizes
 	room         chan struct{} // closed and replaced when pending shrinks
 	calls        int           // SendMessageBatch calls on the wire
+	lastReturn   time.Time     // when the last of them returned
 	closing      bool
 	closingCh    chan struct{} // closed when Close begins
 	aborted      error         // set when Close's context ended: fails what is left

@@ -23,6 +23,7 @@ type item struct {
 	dead      bool // notified while queued or on the wire: skipped, never sent again
 	onWire    bool // in a call under way
 	alone     bool // goes in a call of its own (its batch was refused whole as malformed)
+	waited    bool // ready again after a wait (behind its group's head, for a retry, a split): goes without a linger
 	attempts  int
 	since     time.Time   // when it was accepted
 	readyAt   time.Time   // when it joined the ready list (since, for a group's next: it has waited)
@@ -71,12 +72,12 @@ func (q *queue) push(it *item, now time.Time) {
 	q.readyBytes += it.size
 }
 
-// pushFront puts items back at the front of the ready list, in order,
-// counted as ready since at.
-func (q *queue) pushFront(items []*item, at time.Time) {
+// pushFront puts items back at the front of the ready list, in order, to
+// go without a linger.
+func (q *queue) pushFront(items []*item, now time.Time) {
 	front := make([]*item, 0, len(items)+len(q.ready))
 	for _, it := range items {
-		it.readyAt = at
+		it.readyAt, it.waited = now, true
 		q.readyBytes += it.size
 		front = append(front, it)
 	}
@@ -99,17 +100,54 @@ func (q *queue) dropDead() {
 	}
 }
 
-// take returns the next batch to send: up to 10 ready messages (one alone,
-// if it must go alone) of at most 1 MiB in all, the oldest first; nil when
-// none is due: a batch that is not full waits until its oldest message has
-// lingered, unless flush.
-func (q *queue) take(now time.Time, linger time.Duration, flush bool) []*item {
+// maxLingerFactor bounds how long a batch that is not full waits for
+// company while calls are on the wire: 10 lingers (50 ms by default).
+const maxLingerFactor = 10
+
+// due returns when the batch at the front of the ready list may go (ok is
+// false when the list is empty): at once when it is full (10 entries or
+// 1 MiB) or holds a message that has waited already (a group's next, a
+// retry); else once its oldest message has lingered, and, since messages
+// come from senders a call's return frees, while calls are on the wire
+// (busy) not before one returns and has given its senders a linger to add
+// theirs (Nagle's rule), but never more than maxLingerFactor lingers.
+func (q *queue) due(linger time.Duration, busy bool, lastReturn time.Time) (time.Time, bool) {
 	q.dropDead()
 	if len(q.ready) == 0 {
-		return nil
+		return time.Time{}, false
 	}
-	full := len(q.ready) >= sqsloop.MaxBatchSize || q.readyBytes >= sqsloop.MaxMessageSize
-	if !flush && !full && now.Sub(q.ready[0].readyAt) < linger {
+	if len(q.ready) >= sqsloop.MaxBatchSize || q.readyBytes >= sqsloop.MaxMessageSize {
+		return time.Time{}, true
+	}
+	var oldest *item
+	for _, it := range q.ready {
+		switch {
+		case it.dead:
+		case it.waited:
+			return time.Time{}, true
+		case oldest == nil:
+			oldest = it
+		}
+	}
+	at, limit := oldest.readyAt.Add(linger), oldest.readyAt.Add(maxLingerFactor*linger)
+	switch {
+	case busy:
+		at = limit
+	case lastReturn.Add(linger).After(at):
+		at = lastReturn.Add(linger)
+		if at.After(limit) {
+			at = limit
+		}
+	}
+	return at, true
+}
+
+// take returns the next batch to send: up to 10 ready messages (one alone,
+// if it must go alone) of at most 1 MiB in all, the oldest first; nil when
+// none is due (see due), unless flush.
+func (q *queue) take(now time.Time, linger time.Duration, flush, busy bool, lastReturn time.Time) []*item {
+	at, ok := q.due(linger, busy, lastReturn)
+	if !ok || (!flush && now.Before(at)) {
 		return nil
 	}
 	var batch []*item
@@ -134,25 +172,21 @@ func (q *queue) take(now time.Time, linger time.Duration, flush bool) []*item {
 	return batch
 }
 
-// dueRetries makes the retries due by now ready, lingering from their due
-// time for company like new messages.
+// dueRetries makes the retries due by now ready, to go at once (those of
+// one failed call share their due time, so they go together).
 func (q *queue) dueRetries(now time.Time) {
 	for len(q.retry) > 0 && !q.retry[0].due.After(now) {
 		it := heap.Pop(&q.retry).(*item)
 		if !it.dead {
-			q.push(it, it.due)
+			it.waited = true
+			q.push(it, now)
 		}
 	}
 }
 
 // next returns when take or dueRetries may next have something to do.
-func (q *queue) next(linger time.Duration) (time.Time, bool) {
-	q.dropDead()
-	var at time.Time
-	ok := false
-	if len(q.ready) > 0 {
-		at, ok = q.ready[0].readyAt.Add(linger), true
-	}
+func (q *queue) next(linger time.Duration, busy bool, lastReturn time.Time) (time.Time, bool) {
+	at, ok := q.due(linger, busy, lastReturn)
 	if len(q.retry) > 0 && (!ok || q.retry[0].due.Before(at)) {
 		at, ok = q.retry[0].due, true
 	}
@@ -172,7 +206,8 @@ func (q *queue) advance(it *item) {
 		g.waiting = g.waiting[1:]
 		if !next.dead {
 			g.head = next
-			q.push(next, next.since) // it has waited behind the head: no linger on top
+			next.waited = true // it has waited behind the head: no linger on top
+			q.push(next, next.since)
 			return
 		}
 	}
