@@ -97,6 +97,18 @@ func (f *faultySender) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage)
 	return out, nil
 }
 
+// newProducer returns a producer (of cfg) sending to mb through a
+// faultySender failing rate of calls and entries (0: none, only counting).
+func newProducer(t *testing.T, mb sqsloop.Mailbox, rate float64, seed uint64, cfg producer.Config) (*producer.Producer, *faultySender) {
+	t.Helper()
+	fs := &faultySender{faultyMailbox: newFaultyMailbox(mb, rate, seed), log: newSendLog()}
+	p, err := producer.New(fs, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, fs
+}
+
 // drainBodies receives and deletes everything mb holds, until a long poll
 // longer than its lease comes back empty, and counts each body's messages
 // by message ID: a message received twice (a receive whose answer was lost
@@ -173,12 +185,8 @@ func TestE2EProducerSendsEachOnce(t *testing.T) {
 		ctx := t.Context()
 		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{})
 		defer cleanup()
-		log := newSendLog()
-		counted := &faultySender{faultyMailbox: newFaultyMailbox(q.Mailbox, 0, 1), log: log}
-		p, err := producer.New(counted, producer.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p, counted := newProducer(t, q.Mailbox, 0, 1, producer.Config{})
+		log := counted.log
 		const n, senders = 10_000, 32
 		ids := make([]string, n)
 		var next atomic.Int64
@@ -235,12 +243,8 @@ func TestE2EProducerUnderFaults(t *testing.T) {
 		ctx := t.Context()
 		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{})
 		defer cleanup()
-		log := newSendLog()
-		fs := &faultySender{faultyMailbox: newFaultyMailbox(q.Mailbox, faultRate, 20261125), log: log}
-		p, err := producer.New(fs, producer.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p, fs := newProducer(t, q.Mailbox, faultRate, 20261125, producer.Config{})
+		log := fs.log
 		const n, senders = 10_000, 32
 		began := time.Now()
 		errs := sendFrom(ctx, p, n, senders)
@@ -298,11 +302,7 @@ func TestE2EProducerFIFOOrderUnderFaults(t *testing.T) {
 		ctx := t.Context()
 		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{FIFO: true, ContentBasedDeduplication: true})
 		defer cleanup()
-		fs := &faultySender{faultyMailbox: newFaultyMailbox(q.Mailbox, faultRate, 7), log: newSendLog()}
-		p, err := producer.New(fs, producer.Config{MaxAttempts: producer.MaxMaxAttempts})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p, fs := newProducer(t, q.Mailbox, faultRate, 7, producer.Config{MaxAttempts: producer.MaxMaxAttempts})
 		const groups, each = 8, 25 // a group's messages go one per round trip, retries included: about 25 s on fauxqs
 		var wg sync.WaitGroup
 		began := time.Now()
@@ -356,13 +356,9 @@ func TestE2EProducerSizeLimits(t *testing.T) {
 		ctx := t.Context()
 		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{})
 		defer cleanup()
-		log := newSendLog()
-		counted := &faultySender{faultyMailbox: newFaultyMailbox(q.Mailbox, 0, 1), log: log}
-		p, err := producer.New(counted, producer.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = p.Send(ctx, sqsloop.OutgoingMessage{Body: strings.Repeat("x", sqsloop.MaxMessageSize+1)})
+		p, counted := newProducer(t, q.Mailbox, 0, 1, producer.Config{})
+		log := counted.log
+		_, err := p.Send(ctx, sqsloop.OutgoingMessage{Body: strings.Repeat("x", sqsloop.MaxMessageSize+1)})
 		if !errors.Is(err, sqsloop.ErrInvalidArgument) || !strings.Contains(err.Error(), "got 1048577") {
 			t.Errorf("%s: Send of 1 MiB + 1 byte = %v, want ErrInvalidArgument naming the size", h.Name(), err)
 		}
