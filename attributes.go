@@ -65,7 +65,8 @@ type DeadLetterQueueOpener interface {
 	// from the queue's redrive policy at the time of the call. The caller
 	// owns it and closes it; closing it leaves this Mailbox open, and
 	// closing this Mailbox may close it. It returns an error wrapping
-	// ErrNoDeadLetterQueue when the queue has no redrive policy, and
+	// ErrNoDeadLetterQueue, naming the queue (its URL or name), when the
+	// queue has no redrive policy, and
 	// otherwise the errors of a Mailbox method (ErrQueueNotFound,
 	// ErrAccessDenied, ErrMailboxClosed, transient errors). Safe for
 	// concurrent use.

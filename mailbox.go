@@ -65,10 +65,27 @@ type OutgoingMessage struct {
 	DeduplicationID string
 }
 
+// Size returns how many bytes m counts toward MaxMessageSize, as SQS counts
+// them: the body plus, for every message attribute, its name, data type and
+// value. A queue may set a lower cap (QueueAttributes.MaxMessageSize).
+func (m OutgoingMessage) Size() int {
+	size := len(m.Body)
+	for name, a := range m.MessageAttributes {
+		size += len(name) + len(a.DataType) + len(a.StringValue) + len(a.BinaryValue)
+	}
+	return size
+}
+
 // SendResult is the outcome of one entry of a Send batch.
 type SendResult struct {
-	// MessageID is the ID the queue assigned, set when Err is nil.
+	// MessageID is the ID the queue assigned, set when Err is nil. A FIFO
+	// send dropped by deduplication reports the first message's ID.
 	MessageID string
+	// SequenceNumber is the FIFO sequence number the queue assigned (SQS
+	// SequenceNumber: digits, increasing within a message group), set when
+	// Err is nil on a FIFO queue; empty on a standard queue, and from a
+	// Mailbox that does not report it.
+	SequenceNumber string
 	// Err is this entry's failure, nil on success.
 	Err error
 }

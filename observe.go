@@ -120,12 +120,16 @@ const (
 	// OutcomeAbandoned: the handler still ran when the drain ended; its
 	// message was given back and whatever it returns later is ignored.
 	OutcomeAbandoned
+	// OutcomeDeadLettered: the handler failed with an error that says the
+	// message can never succeed (consumer.Permanent); a copy was sent to
+	// the queue's dead-letter queue and the original is acked.
+	OutcomeDeadLettered
 )
 
-var outcomeNames = [...]string{"acked", "nacked", "panicked", "given_back", "lease_lost", "abandoned"}
+var outcomeNames = [...]string{"acked", "nacked", "panicked", "given_back", "lease_lost", "abandoned", "dead_lettered"}
 
 // String returns the outcome's name in snake case: "acked", "nacked",
-// "panicked", "given_back", "lease_lost" or "abandoned".
+// "panicked", "given_back", "lease_lost", "abandoned" or "dead_lettered".
 func (o Outcome) String() string {
 	if int(o) < len(outcomeNames) {
 		return outcomeNames[o]

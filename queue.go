@@ -202,3 +202,52 @@ func appendQueueName(errs []error, where, name string, fifo bool) []error {
 	}
 	return errs
 }
+
+// Match returns nil when a, the attributes of an existing queue, are those
+// s sets up (after WithDefaults): the same visibility timeout, delay,
+// retention period, maximum message size, type, content-based
+// deduplication and redrive policy (maxReceiveCount, and a dead-letter
+// queue named DeadLetterQueueName, by name or by an ARN ending in
+// ":"+name). A zero RetentionPeriod or MaxMessageSize in a, which a mailbox
+// that does not report it leaves, matches anything. Otherwise it returns an
+// error wrapping ErrInvalidArgument that names the queue and every
+// attribute that differs, with both values: what a queue-setup call returns
+// for a queue that exists with other attributes.
+func (s QueueSpec) Match(a QueueAttributes) error {
+	w := s.WithDefaults()
+	var diffs []string
+	differ := func(name string, have, want any) {
+		diffs = append(diffs, fmt.Sprintf("%s is %v, the spec asks for %v", name, have, want))
+	}
+	if a.VisibilityTimeout != w.VisibilityTimeout {
+		differ("VisibilityTimeout", a.VisibilityTimeout, w.VisibilityTimeout)
+	}
+	if a.Delay != w.Delay {
+		differ("Delay", a.Delay, w.Delay)
+	}
+	if a.RetentionPeriod != 0 && a.RetentionPeriod != w.RetentionPeriod {
+		differ("RetentionPeriod", a.RetentionPeriod, w.RetentionPeriod)
+	}
+	if a.MaxMessageSize != 0 && a.MaxMessageSize != w.MaxMessageSize {
+		differ("MaxMessageSize", a.MaxMessageSize, w.MaxMessageSize)
+	}
+	if a.FIFO != w.FIFO {
+		differ("FIFO", a.FIFO, w.FIFO)
+	}
+	if a.ContentBasedDeduplication != w.ContentBasedDeduplication {
+		differ("ContentBasedDeduplication", a.ContentBasedDeduplication, w.ContentBasedDeduplication)
+	}
+	if a.MaxReceiveCount != w.MaxReceiveCount {
+		differ("MaxReceiveCount", a.MaxReceiveCount, w.MaxReceiveCount)
+	}
+	if w.MaxReceiveCount > 0 {
+		dlq := w.DeadLetterQueueName()
+		if a.DeadLetterQueue != dlq && !strings.HasSuffix(a.DeadLetterQueue, ":"+dlq) {
+			differ("DeadLetterQueue", quote(a.DeadLetterQueue), quote(dlq))
+		}
+	}
+	if len(diffs) == 0 {
+		return nil
+	}
+	return invalid("QueueSpec: the queue %s exists with other attributes: %s", quote(s.Name), strings.Join(diffs, "; "))
+}

@@ -92,3 +92,39 @@ func TestQueueSpecWithDefaults(t *testing.T) {
 		t.Errorf("WithDefaults is not idempotent: %+v then %+v", got, again)
 	}
 }
+
+func TestQueueSpecMatch(t *testing.T) {
+	spec := sqsloop.QueueSpec{Name: "jobs", VisibilityTimeout: 2 * time.Second, MaxReceiveCount: 3}
+	same := sqsloop.QueueAttributes{VisibilityTimeout: 2 * time.Second, RetentionPeriod: 4 * 24 * time.Hour,
+		MaxMessageSize: 1 << 20, MaxReceiveCount: 3, DeadLetterQueue: "arn:aws:sqs:us-east-1:000000000000:jobs-dlq",
+		ApproximateMessages: 7}
+	if err := spec.Match(same); err != nil {
+		t.Errorf("Match(an ARN of jobs-dlq, counts ignored) = %v, want nil", err)
+	}
+	same.DeadLetterQueue, same.RetentionPeriod, same.MaxMessageSize = "jobs-dlq", 0, 0
+	if err := spec.Match(same); err != nil {
+		t.Errorf("Match(by name, retention and size not reported) = %v, want nil", err)
+	}
+	other := sqsloop.QueueAttributes{VisibilityTimeout: 30 * time.Second, RetentionPeriod: time.Hour, MaxReceiveCount: 5,
+		DeadLetterQueue: "arn:aws:sqs:us-east-1:000000000000:other-dlq"}
+	err := spec.Match(other)
+	if !errors.Is(err, sqsloop.ErrInvalidArgument) {
+		t.Fatalf("Match(other) = %v, want ErrInvalidArgument", err)
+	}
+	for _, w := range []string{`"jobs" exists with other attributes`, "VisibilityTimeout is 30s, the spec asks for 2s",
+		"RetentionPeriod is 1h0m0s, the spec asks for 96h0m0s", "MaxReceiveCount is 5, the spec asks for 3",
+		`DeadLetterQueue is "arn:aws:sqs:us-east-1:000000000000:other-dlq", the spec asks for "jobs-dlq"`} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("Match(other) = %q\nwant it to contain %q", err, w)
+		}
+	}
+}
+
+func TestOutgoingMessageSize(t *testing.T) {
+	m := sqsloop.OutgoingMessage{Body: "12345", MessageAttributes: map[string]sqsloop.MessageAttribute{
+		"ab": {DataType: "String", StringValue: "xyz"}, "c": {DataType: "Binary", BinaryValue: []byte{1, 2}},
+	}}
+	if got, want := m.Size(), 5+(2+6+3)+(1+6+2); got != want {
+		t.Errorf("Size() = %d, want %d", got, want)
+	}
+}

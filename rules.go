@@ -239,7 +239,7 @@ func checkMessage(i int, m OutgoingMessage) (int, error) {
 	if n := len(m.MessageAttributes); n > MaxMessageAttributes {
 		errs = append(errs, invalid("%s: must hold at most %d attributes, got %d", field{i: i, name: ".MessageAttributes"}, MaxMessageAttributes, n))
 	}
-	size := len(m.Body)
+	size := m.Size()
 	var buf [MaxMessageAttributes]string
 	names := buf[:0]
 	for name := range m.MessageAttributes {
@@ -247,9 +247,7 @@ func checkMessage(i int, m OutgoingMessage) (int, error) {
 	}
 	slices.Sort(names) // the same problems in the same order, every time
 	for _, name := range names {
-		a := m.MessageAttributes[name]
-		size += len(name) + len(a.DataType) + len(a.StringValue) + len(a.BinaryValue)
-		errs = appendAttr(errs, i, name, a)
+		errs = appendAttr(errs, i, name, m.MessageAttributes[name])
 	}
 	if size > MaxMessageSize {
 		errs = append(errs, invalid("%s: must take at most %d bytes, body and message attributes together (SQS message size limit), got %d",

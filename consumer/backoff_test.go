@@ -9,12 +9,11 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/memmailbox"
 )
 
 func TestNackAfterOverridesTheBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, "later")
 		var mu sync.Mutex
 		var attempts []time.Time

@@ -17,7 +17,7 @@ func preload(b *testing.B, n int) *memmailbox.Queue {
 	defer b.StartTimer()
 	broker := memmailbox.NewBroker()
 	b.Cleanup(func() { broker.Close() })
-	q, err := broker.CreateQueue("bench", memmailbox.QueueConfig{})
+	q, err := broker.CreateQueue(sqsloop.QueueSpec{Name: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/memmailbox"
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
@@ -51,7 +50,7 @@ func TestShutdownInterruptsTheQueueCheck(t *testing.T) {
 	for _, how := range []string{"Shutdown", "cancel"} {
 		t.Run(how, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				mb := &hangingAttributes{Mailbox: newQueue(t, memmailbox.QueueConfig{})}
+				mb := &hangingAttributes{Mailbox: newQueue(t, sqsloop.QueueSpec{})}
 				c := mustNew(t, mb, func(context.Context, *sqsloop.Message) error { return nil }, fast())
 				ctx, cancel := context.WithCancel(t.Context())
 				defer cancel()
@@ -84,7 +83,7 @@ func TestShutdownInterruptsTheQueueCheck(t *testing.T) {
 // GetQueueAttributes does not hold back the first message.
 func TestQueueCheckDoesNotDelayReceiving(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, "first")
 		mb := &hangingAttributes{Mailbox: q}
 		handled := make(chan time.Time, 1)

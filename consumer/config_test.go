@@ -8,13 +8,12 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/memmailbox"
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
 // Every invalid config returns an error that names the field.
 func TestInvalidConfigNamesTheField(t *testing.T) {
-	q := newQueue(t, memmailbox.QueueConfig{})
+	q := newQueue(t, sqsloop.QueueSpec{})
 	noop := func(context.Context, *sqsloop.Message) error { return nil }
 	for _, tc := range []struct {
 		cfg   Config

@@ -47,6 +47,8 @@ type Consumer struct {
 	obs       observed // handlers running, with Config.Observer
 	drainMark Stats    // counts when the drain began: set by the receive watcher, read by Run after it ended
 
+	dead deadLetters // the dead-letter queue of Permanent failures (poison.go)
+
 	mu             sync.Mutex
 	cancelHandlers context.CancelCauseFunc // set while Run runs
 }
@@ -136,6 +138,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	}
 	defer close(c.done)
 	defer c.state.Store(stateStopped)
+	defer c.dead.close()
 
 	c.logStart()
 
@@ -186,6 +189,6 @@ func (c *Consumer) Stats() Stats {
 		Nacked: ls.Nacked, GivenBack: ls.GivenBack, NackFailed: ls.NackFailed,
 		ReceiveCalls: c.st.receiveCalls.Load(), ReceiveErrors: c.st.receiveErrors.Load(),
 		Extensions: ls.Extended, ExtensionCalls: ls.ExtensionCalls, LargestExtensionBatch: ls.LargestExtensionBatch,
-		LeasesLost: ls.Lost, LeasesLostNeverBeat: ls.LostNeverBeat,
+		LeasesLost: ls.Lost, LeasesLostNeverBeat: ls.LostNeverBeat, Poisoned: c.st.poisoned.Load(),
 	}
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/heartbeat"
-	"github.com/sqsloop/sqsloop/memmailbox"
 )
 
 // deniedDeletes is a mailbox whose deletes are all denied.
@@ -29,7 +28,7 @@ func (d *deniedDeletes) Delete(ctx context.Context, handles []string) ([]error, 
 // error, instead of re-running every message each visibility timeout.
 func TestDeniedAcksEndRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, bodies(3)...)
 		mb := &deniedDeletes{Mailbox: q}
 		var runs atomic.Int32
@@ -51,7 +50,7 @@ func TestDeniedAcksEndRun(t *testing.T) {
 // error; Run still completes.
 func TestShutdownContextDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, "endless")
 		c := mustNew(t, q, func(ctx context.Context, m *sqsloop.Message) error {
 			return beatFor(ctx, time.Hour, time.Second, func() { heartbeat.Beat(ctx) })
@@ -75,7 +74,7 @@ func TestShutdownContextDeadline(t *testing.T) {
 
 func TestShutdownBeforeRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, "x")
 		c := mustNew(t, q, func(context.Context, *sqsloop.Message) error { return nil }, fast())
 		if err := c.Shutdown(context.Background()); err != nil {
@@ -92,7 +91,7 @@ func TestShutdownBeforeRun(t *testing.T) {
 
 func TestSecondRunIsAnError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		c := mustNew(t, q, func(context.Context, *sqsloop.Message) error { return nil }, fast())
 		stop := start(t, c)
 		synctest.Wait()

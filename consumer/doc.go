@@ -36,5 +36,10 @@
 // rest of the group is given back unprocessed, so order holds. The
 // receive-ahead never reorders a group: a group's messages travel together.
 //
+// A message that can never succeed (a poison message) need not wait for
+// maxReceiveCount: a handler that returns Permanent(err) sends it to the
+// queue's dead-letter queue at once (a copy saying why, then the delete),
+// and JSON's typed handlers do so for a body that does not decode.
+//
 // Delivery is at least once: a handler must tolerate seeing a message twice.
 package consumer

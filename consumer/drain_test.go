@@ -13,7 +13,6 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/heartbeat"
-	"github.com/sqsloop/sqsloop/memmailbox"
 )
 
 // hangingMailbox: extension calls (Timeout > 0) hang until release closes.
@@ -35,7 +34,7 @@ func (h *hangingMailbox) ChangeVisibility(ctx context.Context, ch []sqsloop.Visi
 
 func TestHungExtensionDoesNotHoldRunPastTheBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, "a")
 		mb := &hangingMailbox{Mailbox: q, release: make(chan struct{})}
 		cfg := fast()
@@ -61,7 +60,7 @@ func TestHungExtensionDoesNotHoldRunPastTheBudget(t *testing.T) {
 
 func TestShutdownWithADoneContextStillGivesBackUnstarted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, bodies(20)...)
 		mb := &lateMailbox{Mailbox: q, release: make(chan struct{})}
 		cfg := fast()
@@ -90,7 +89,7 @@ func TestShutdownWithADoneContextStillGivesBackUnstarted(t *testing.T) {
 // one of their group, and receiving stops as soon as it begins.
 func TestShutdownGivesBackWaitingFIFOMessagesAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{FIFO: true, ContentBasedDeduplication: true})
+		q := newQueue(t, sqsloop.QueueSpec{FIFO: true, ContentBasedDeduplication: true})
 		var out []sqsloop.OutgoingMessage
 		for i := range 4 {
 			out = append(out, sqsloop.OutgoingMessage{Body: string(rune('a' + i)), MessageGroupID: "g"})
@@ -132,7 +131,7 @@ func TestShutdownGivesBackWaitingFIFOMessagesAtOnce(t *testing.T) {
 // abandoned, and what the handler returns later acks nothing.
 func TestRunEndsOnTimeWhenAHandlerIgnoresItsContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, "stubborn")
 		cfg := fast()
 		cfg.ShutdownTimeout = 3 * time.Second
@@ -197,7 +196,7 @@ func (l *lateMailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) (
 // again at once, lets the in-flight ones finish and ack, and Run returns.
 func TestShutdownGivesBackUnstartedAndFinishesInFlight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, bodies(20)...)
 		mb := &lateMailbox{Mailbox: q, release: make(chan struct{})}
 		cfg := fast()
@@ -252,7 +251,7 @@ func TestShutdownGivesBackUnstartedAndFinishesInFlight(t *testing.T) {
 // visibility timeout during the drain is not redelivered.
 func TestDrainKeepsExtendingLeases(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, "long")
 		c := mustNew(t, q, func(ctx context.Context, m *sqsloop.Message) error {
 			return beatFor(ctx, 20*time.Second, time.Second, func() { heartbeat.Beat(ctx) })
@@ -272,7 +271,7 @@ func TestDrainKeepsExtendingLeases(t *testing.T) {
 // ErrDrainTimeout, their messages given back at once, and Run says so.
 func TestDrainBudgetCancelsHandlers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, "endless")
 		cfg := fast()
 		cfg.ShutdownTimeout = 5 * time.Second
@@ -304,7 +303,7 @@ func TestDrainBudgetCancelsHandlers(t *testing.T) {
 // did: messages given back, handlers that finished, handlers abandoned.
 func TestDrainIsLoggedWithItsCounts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, bodies(20)...)
 		mb := &lateMailbox{Mailbox: q, release: make(chan struct{})}
 		var logs bytes.Buffer // the handler serialises its writes

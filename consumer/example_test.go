@@ -19,7 +19,7 @@ func Example() {
 	ctx := context.Background()
 	broker := memmailbox.NewBroker()
 	defer broker.Close()
-	queue, err := broker.CreateQueue("jobs", memmailbox.QueueConfig{})
+	queue, err := broker.CreateQueue(sqsloop.QueueSpec{Name: "jobs"})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/memmailbox"
 )
 
 // flakyReceives fails receives while down is set.
@@ -31,7 +30,7 @@ func (f *flakyReceives) Receive(ctx context.Context, req sqsloop.ReceiveRequest)
 // shutdown begins.
 func TestReadyReportsReceivesFailing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mb := &flakyReceives{Mailbox: newQueue(t, memmailbox.QueueConfig{})}
+		mb := &flakyReceives{Mailbox: newQueue(t, sqsloop.QueueSpec{})}
 		c := mustNew(t, mb, func(context.Context, *sqsloop.Message) error { return nil }, fast())
 		if c.Ready() == nil {
 			t.Fatal("Ready() = nil before Run")

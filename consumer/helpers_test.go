@@ -32,20 +32,19 @@ func fast() Config {
 	}
 }
 
-func newQueue(t *testing.T, cfg memmailbox.QueueConfig) *memmailbox.Queue {
+// newQueue sets up spec, named "jobs" (or "jobs.fifo") unless it has a
+// name, on a broker of its own, closed at the end of the test.
+func newQueue(t *testing.T, spec sqsloop.QueueSpec) *memmailbox.Queue {
 	t.Helper()
 	b := memmailbox.NewBroker()
 	t.Cleanup(func() { b.Close() })
-	if cfg.MaxReceiveCount > 0 {
-		if _, err := b.CreateQueue(cfg.DeadLetterQueue, memmailbox.QueueConfig{FIFO: cfg.FIFO}); err != nil {
-			t.Fatal(err)
+	if spec.Name == "" {
+		spec.Name = "jobs"
+		if spec.FIFO {
+			spec.Name += sqsloop.FIFOSuffix
 		}
 	}
-	name := "jobs"
-	if cfg.FIFO {
-		name = "jobs.fifo"
-	}
-	q, err := b.CreateQueue(name, cfg)
+	q, err := b.CreateQueue(spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/heartbeat"
-	"github.com/sqsloop/sqsloop/memmailbox"
 )
 
 // The receive-ahead depth is Little's law on what was measured: slots ×
@@ -104,7 +103,7 @@ func (d delayedReceives) Receive(ctx context.Context, req sqsloop.ReceiveRequest
 // given back at once, never started, while the running ones finish.
 func TestShutdownGivesBackTheBuffer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, bodies(300)...)
 		release := make(chan struct{})
 		var started atomic.Int32
@@ -149,7 +148,7 @@ func TestShutdownGivesBackTheBuffer(t *testing.T) {
 // depth stays 0), and no job is received twice.
 func TestLongJobsAreNotOverPulled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, bodies(40)...)
 		var mu sync.Mutex
 		counts := map[string]int{}
@@ -205,7 +204,7 @@ func TestLongJobsAreNotOverPulled(t *testing.T) {
 // more.
 func TestStalledHandlersStopTheReceives(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, bodies(500)...)
 		release := make(chan struct{})
 		var started atomic.Int32

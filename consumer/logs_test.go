@@ -61,7 +61,7 @@ func TestLogsSayWhatHappenedAndNoSecrets(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := memmailbox.NewBroker()
 		defer b.Close()
-		q, err := b.CreateQueue("jobs", memmailbox.QueueConfig{})
+		q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/heartbeat"
-	"github.com/sqsloop/sqsloop/visibility"
 )
 
 // observed tracks, for the observer only (Config.Observer set), the
@@ -50,8 +49,10 @@ func (c *Consumer) processStart(ctx context.Context, m *sqsloop.Message, hb *hea
 
 // processEnd reports the end of m's handler, which returned err after
 // took, unless the drain abandoned it (and reported it) already. ctx is
-// the handler's context; lease holds m.
-func (c *Consumer) processEnd(ctx context.Context, m *sqsloop.Message, hb *heartbeat.Heartbeat, lease *visibility.Lease, err error, took time.Duration) {
+// the handler's context; lastBeat is its heartbeat's last beat when it
+// returned, lost tells a lease lost by then, deadLettered a message sent
+// to the dead-letter queue.
+func (c *Consumer) processEnd(ctx context.Context, m *sqsloop.Message, lastBeat time.Time, lost bool, err error, took time.Duration, deadLettered bool) {
 	o := &c.obs
 	o.mu.Lock()
 	r, ok := o.running[m]
@@ -63,13 +64,15 @@ func (c *Consumer) processEnd(ctx context.Context, m *sqsloop.Message, hb *heart
 	e := sqsloop.ProcessEvent{Err: err, Duration: took}
 	var pe *panicError
 	switch {
-	case lease.Err() != nil:
+	case lost:
 		e.Outcome = sqsloop.OutcomeLeaseLost
-		e.NeverBeat = hb.LastBeat().Equal(r.beat0)
+		e.NeverBeat = lastBeat.Equal(r.beat0)
 	case err == nil:
 		e.Outcome = sqsloop.OutcomeAcked
 	case errors.Is(context.Cause(ctx), ErrDrainTimeout):
 		e.Outcome = sqsloop.OutcomeGivenBack
+	case deadLettered:
+		e.Outcome = sqsloop.OutcomeDeadLettered
 	case errors.As(err, &pe):
 		e.Outcome, e.Delay = sqsloop.OutcomePanicked, c.nackDelay(m, err)
 	default:

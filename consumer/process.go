@@ -174,24 +174,34 @@ func (c *Consumer) process(s *sequence) {
 		took := time.Since(began)
 		c.intake.handled(took)
 		c.st.running.Add(-1)
+		var lost bool          // the lease was lost before the decision, which ends it
+		var lastBeat time.Time // before the beat below
 		if c.cfg.Observer != nil {
-			c.processEnd(mctx, m, s.hb, lease, err, took)
+			lost, lastBeat = lease.Err() != nil, s.hb.LastBeat()
 		}
 		s.hb.Beat() // a finished message is progress for the ones waiting
+		deadLettered := false
 		if err == nil {
 			c.st.succeeded.Add(1)
 			lease.Ack()
-			continue
+		} else {
+			deadLettered = c.failed(mctx, m, lease, err)
 		}
-		c.failed(mctx, m, lease, err)
-		s.giveBack() // keep the group's order for the next receiver
+		if c.cfg.Observer != nil {
+			c.processEnd(mctx, m, lastBeat, lost, err, took, deadLettered)
+		}
+		if err != nil {
+			s.giveBack() // keep the group's order for the next receiver
+		}
 	}
 }
 
 // failed accounts for a handler's error (or panic) and decides its nack:
 // after the delay the error asks for (NackAfter), else Backoff(receive
-// count); at once when the drain interrupted it.
-func (c *Consumer) failed(ctx context.Context, m *sqsloop.Message, lease *visibility.Lease, err error) {
+// count); at once when the drain interrupted it. A Permanent error sends
+// the message to the dead-letter queue instead, when it can: then failed
+// reports true.
+func (c *Consumer) failed(ctx context.Context, m *sqsloop.Message, lease *visibility.Lease, err error) (deadLettered bool) {
 	c.st.failed.Add(1)
 	var pe *panicError
 	if errors.As(err, &pe) {
@@ -199,12 +209,16 @@ func (c *Consumer) failed(ctx context.Context, m *sqsloop.Message, lease *visibi
 	}
 	if errors.Is(context.Cause(ctx), ErrDrainTimeout) {
 		lease.GiveBack() // interrupted by the drain, not failed
-		return
+		return false
+	}
+	if c.deadLetter(ctx, m, lease, err) { // Permanent: to the DLQ at once (poison.go)
+		return true
 	}
 	delay := c.nackDelay(m, err)
 	c.cfg.Logger.Debug("consumer: handler failed; nacking", slog.String("message_id", m.ID),
 		duration("delay", delay), slog.Any("error", err))
 	lease.Nack(delay)
+	return false
 }
 
 // nackDelay is the nack delay of m, whose handler failed with err: the

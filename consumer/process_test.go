@@ -21,11 +21,11 @@ func TestFailingMessageGoesToTheDLQ(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := memmailbox.NewBroker()
 		defer b.Close()
-		dlq, _ := b.CreateQueue("dlq", memmailbox.QueueConfig{})
-		q, err := b.CreateQueue("jobs", memmailbox.QueueConfig{MaxReceiveCount: 3, DeadLetterQueue: "dlq"})
+		q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs", MaxReceiveCount: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
+		dlq := b.Queue("jobs-dlq")
 		send(t, q, "poison")
 		var mu sync.Mutex
 		var attempts []time.Time
@@ -67,7 +67,7 @@ func TestFailingMessageGoesToTheDLQ(t *testing.T) {
 // groups run in parallel.
 func TestFIFOGroupsKeepOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{FIFO: true, ContentBasedDeduplication: true})
+		q := newQueue(t, sqsloop.QueueSpec{FIFO: true, ContentBasedDeduplication: true})
 		var out []sqsloop.OutgoingMessage
 		for i := range 10 {
 			out = append(out, sqsloop.OutgoingMessage{Body: fmt.Sprint(i), MessageGroupID: fmt.Sprint("g", i%2)})
@@ -107,7 +107,7 @@ func TestFIFOGroupsKeepOrder(t *testing.T) {
 // (allowed: each finishes well inside the visibility timeout).
 func TestFIFOMessagesWaitingBehindTheirGroupKeepTheirLeases(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{FIFO: true, ContentBasedDeduplication: true})
+		q := newQueue(t, sqsloop.QueueSpec{FIFO: true, ContentBasedDeduplication: true})
 		var out []sqsloop.OutgoingMessage
 		for i := range 4 {
 			out = append(out, sqsloop.OutgoingMessage{Body: string(rune('a' + i)), MessageGroupID: "g"})
@@ -150,7 +150,7 @@ func TestFIFOMessagesWaitingBehindTheirGroupKeepTheirLeases(t *testing.T) {
 // of virtual time is never redelivered, while a second consumer polls.
 func TestBeatingHandlerIsNeverRedelivered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, "long")
 		var s seen
 		worker := mustNew(t, q, func(ctx context.Context, m *sqsloop.Message) error {
@@ -192,7 +192,7 @@ func TestBeatingHandlerIsNeverRedelivered(t *testing.T) {
 // within visibility timeout + interval of its last beat.
 func TestStuckHandlerLosesItsMessage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, "stuck")
 		var lastBeat time.Time
 		release := make(chan struct{})
@@ -257,7 +257,7 @@ func (c *countingMailbox) ChangeVisibility(ctx context.Context, ch []sqsloop.Vis
 // batch calls per interval.
 func TestHundredHandlersAtMostTenCallsPerInterval(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, bodies(100)...)
 		mb := &countingMailbox{Mailbox: q}
 		cfg := fast()
@@ -291,7 +291,7 @@ func TestHundredHandlersAtMostTenCallsPerInterval(t *testing.T) {
 // fires OnLeaseLost, and the handler still completes.
 func TestExpiredReceiptHandleDuringProcessing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, "x")
 		var mu sync.Mutex
 		var lost []error
@@ -344,7 +344,7 @@ func TestExpiredReceiptHandleDuringProcessing(t *testing.T) {
 
 func TestCancelOnLeaseLostCancelsTheHandler(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, "y")
 		cfg := fast()
 		cfg.Visibility.CancelOnLeaseLost = true
@@ -397,7 +397,7 @@ func (f *flakyDeletes) Delete(ctx context.Context, handles []string) ([]error, e
 // once and ends deleted, however long the deletes keep failing.
 func TestFailedAckIsRetriedWhileTheLeaseHolds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, "job")
 		mb := &flakyDeletes{Mailbox: q, failures: 40} // retries back off to Interval/2: ~20 s of failures
 		var mu sync.Mutex
@@ -431,7 +431,7 @@ func TestFailedAckIsRetriedWhileTheLeaseHolds(t *testing.T) {
 // retry finds the message gone.
 func TestAckWhoseAnswerWasLostRunsOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, bodies(10)...)
 		mb := &flakyDeletes{Mailbox: q, failures: 3, applied: true}
 		var s seen

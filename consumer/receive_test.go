@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/memmailbox"
 )
 
 // failingMailbox fails every receive with a transient error.
@@ -28,7 +27,7 @@ func (f *failingMailbox) Receive(context.Context, sqsloop.ReceiveRequest) ([]*sq
 
 func TestReceiveErrorsBackOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mb := &failingMailbox{Mailbox: newQueue(t, memmailbox.QueueConfig{}), err: errors.New("connection reset")}
+		mb := &failingMailbox{Mailbox: newQueue(t, sqsloop.QueueSpec{}), err: errors.New("connection reset")}
 		c := mustNew(t, mb, func(context.Context, *sqsloop.Message) error { return nil }, fast())
 		stop := start(t, c)
 		time.Sleep(60 * time.Second)
@@ -45,7 +44,7 @@ func TestReceiveErrorsBackOff(t *testing.T) {
 
 func TestClosedMailboxEndsRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mb := &failingMailbox{Mailbox: newQueue(t, memmailbox.QueueConfig{}), err: fmt.Errorf("x: %w", sqsloop.ErrMailboxClosed)}
+		mb := &failingMailbox{Mailbox: newQueue(t, sqsloop.QueueSpec{}), err: fmt.Errorf("x: %w", sqsloop.ErrMailboxClosed)}
 		c := mustNew(t, mb, func(context.Context, *sqsloop.Message) error { return nil }, fast())
 		if err := c.Run(context.Background()); !errors.Is(err, sqsloop.ErrMailboxClosed) {
 			t.Fatalf("Run = %v, want ErrMailboxClosed", err)
@@ -76,7 +75,7 @@ func (s *slowReceives) Receive(ctx context.Context, req sqsloop.ReceiveRequest) 
 // 10 = 4), up to maxReceivers; handlers never exceed Concurrency.
 func TestReceiveAheadFillsTheRoundTrip(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, bodies(2000)...)
 		mb := &slowReceives{Mailbox: q}
 		cfg := fast()
@@ -129,7 +128,7 @@ func (g greedyMailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) 
 
 func TestOverfullReceiveIsGivenBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, bodies(30)...)
 		cfg := fast()
 		cfg.Concurrency = 2
@@ -156,7 +155,7 @@ func TestOverfullReceiveIsGivenBack(t *testing.T) {
 // error, instead of retrying forever.
 func TestDeniedReceivesEndRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mb := &failingMailbox{Mailbox: newQueue(t, memmailbox.QueueConfig{}), err: errors.Join(errors.New("AccessDenied"), sqsloop.ErrAccessDenied)}
+		mb := &failingMailbox{Mailbox: newQueue(t, sqsloop.QueueSpec{}), err: errors.Join(errors.New("AccessDenied"), sqsloop.ErrAccessDenied)}
 		c := mustNew(t, mb, func(context.Context, *sqsloop.Message) error { return nil }, fast())
 		if err := c.Run(t.Context()); !errors.Is(err, sqsloop.ErrAccessDenied) {
 			t.Fatalf("Run = %v, want ErrAccessDenied", err)
@@ -174,7 +173,7 @@ func TestDeniedReceivesEndRun(t *testing.T) {
 // message attributes asked for.
 func TestMessageAttributeNamesReachTheReceive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		if _, err := q.Send(t.Context(), []sqsloop.OutgoingMessage{{Body: "x", MessageAttributes: map[string]sqsloop.MessageAttribute{
 			"keep.me": {DataType: "String", StringValue: "1"},
 			"drop":    {DataType: "String", StringValue: "2"},

@@ -10,12 +10,11 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/memmailbox"
 )
 
 func TestPanicIsAFailureAndTheLoopGoesOn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, "boom", "fine")
 		var handled atomic.Int32
 		c := mustNew(t, q, func(ctx context.Context, m *sqsloop.Message) error {
@@ -49,7 +48,7 @@ func TestRecoverMakesAPanicError(t *testing.T) {
 // Backoff(receive count), not a moment.
 func TestPanicWaitsForTheBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{})
+		q := newQueue(t, sqsloop.QueueSpec{})
 		send(t, q, "boom")
 		var mu sync.Mutex
 		var attempts []time.Time

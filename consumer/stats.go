@@ -46,6 +46,9 @@ type Stats struct {
 	// while their handler had never beaten its heartbeat once (the first
 	// is logged at WARN with what to do, the others only counted).
 	LeasesLostNeverBeat int64
+	// Poisoned counts messages whose handler failed with Permanent and
+	// that were copied to the dead-letter queue (their acks are in Acked).
+	Poisoned int64
 }
 
 // counters are the consumer's live counts; running is a gauge of handlers
@@ -54,4 +57,5 @@ type counters struct {
 	received, redelivered, started, succeeded, failed, panics atomic.Int64
 	running, abandoned                                        atomic.Int64
 	receiveCalls, receiveErrors                               atomic.Int64
+	poisoned                                                  atomic.Int64
 }

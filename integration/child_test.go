@@ -37,6 +37,7 @@ type childConfig struct {
 	Endpoint, Region, QueueURL string
 	DummyCredentials           bool
 	Lease, Hold                time.Duration
+	Poison                     bool // run poisonChildMain instead (poison_e2e_test.go)
 }
 
 // childMain is the child process's main. It writes "start ID" when a
@@ -66,6 +67,9 @@ func childMain(raw string) int {
 		out.Lock()
 		defer out.Unlock()
 		fmt.Printf(format+"\n", args...)
+	}
+	if cfg.Poison {
+		return poisonChildMain(cfg, mb, say)
 	}
 	c, err := consumer.New(mb, func(ctx context.Context, m *sqsloop.Message) error {
 		say("start %s", m.ID)

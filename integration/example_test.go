@@ -5,16 +5,15 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/integration"
 	"github.com/sqsloop/sqsloop/sqsmailbox"
 )
 
 // Start the SQS-compatible server this machine can give (SQS_ENDPOINT, else
 // LocalStack when a Docker engine answers, else fauxqs from the directory
-// `npm ci --prefix integration` installed it in), create a queue on it and
-// open an sqsmailbox on that queue. It needs a server, so it is compiled but
+// `npm ci --prefix integration` installed it in) and set up a queue on it,
+// with its dead-letter queue and redrive policy, as an sqsmailbox. It needs a server, so it is compiled but
 // not run.
 func ExampleStartSQSServer() {
 	ctx := context.Background()
@@ -28,11 +27,7 @@ func ExampleStartSQSServer() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	out, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("jobs")})
-	if err != nil {
-		log.Fatal(err)
-	}
-	mb, err := sqsmailbox.New(client, *out.QueueUrl)
+	mb, err := sqsmailbox.CreateQueue(ctx, client, sqsloop.QueueSpec{Name: "jobs", MaxReceiveCount: 5})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func TestLeasePageInChromium(t *testing.T) {
 	browser := chromium(t)
 	b := memmailbox.NewBroker()
 	defer b.Close()
-	q, err := b.CreateQueue("jobs", memmailbox.QueueConfig{})
+	q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package integration
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,24 +15,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/sqsmailbox"
 )
 
-// The main job on a real SQS-compatible server: the worker binary, pointed
-// at a queue with a redrive policy, enqueues its jobs (-send), processes
-// them, and prints the same summary as on the in-memory mailbox: every
-// normal job acked, multi-entry extension batches, the stuck job's lease
-// lost and the job redelivered, the failing job dead-lettered.
+// The main job on a real SQS-compatible server, both ways to give it a
+// queue: set up by the worker on -endpoint (sqsmailbox.CreateQueue, with
+// its dead-letter queue), and an existing one with a redrive policy named
+// by -queue-url with -send. The worker binary enqueues its jobs with the
+// producer (JSON, plus one malformed job), processes them, and prints the
+// same summary as on the in-memory mailbox: every normal job acked,
+// multi-entry extension batches, the stuck job's lease lost and the job
+// redelivered, the failing job dead-lettered, the malformed one moved to
+// the dead-letter queue on its first delivery.
 func TestWorkerOnSQS(t *testing.T) {
 	t.Parallel()
 	h := sqsServerHarness(t)
 	srv := sqsServer(t)
-	ctx := t.Context()
-	q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: 2 * time.Second, MaxReceiveCount: 3})
-	defer cleanup()
-	url := q.Mailbox.(*sqsmailbox.Mailbox).QueueURL()
-
 	dir := t.TempDir()
 	for i := range 12 {
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprint("file", i)), bytes.Repeat([]byte{byte('a' + i)}, 4096*(i+1)), 0o600); err != nil {
@@ -39,15 +43,37 @@ func TestWorkerOnSQS(t *testing.T) {
 	}
 	bin := filepath.Join(t.TempDir(), "worker")
 	// Built in the library's module, with its go.mod, as a user builds it.
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./examples/worker")
+	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./examples/worker")
 	build.Dir = ".."
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	for _, setup := range []bool{true, false} {
+		t.Run(map[bool]string{true: "queue set up by the worker", false: "queue-url and send"}[setup], func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			args := []string{"-endpoint", srv.Endpoint}
+			if setup {
+				var r [4]byte
+				_, _ = rand.Read(r[:])
+				name := "sqsloop-worker-" + hex.EncodeToString(r[:])
+				args = append(args, "-queue", name)
+				t.Cleanup(func() { deleteQueues(t, srv, name, name+sqsloop.DeadLetterSuffix) })
+			} else {
+				q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: 2 * time.Second, MaxReceiveCount: 3})
+				defer cleanup()
+				args = append(args, "-queue-url", q.Mailbox.(*sqsmailbox.Mailbox).QueueURL(), "-send")
+			}
+			runWorker(t, h.Name(), bin, srv, append(args, "-dir", dir, "-slow", "50ms", "-chunks", "48", "-concurrency", "8"))
+		})
+	}
+}
+
+// runWorker runs the worker binary with args on srv and checks its summary.
+func runWorker(t *testing.T, name, bin string, srv *SQSServer, args []string) {
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-endpoint", srv.Endpoint, "-queue-url", url, "-send",
-		"-dir", dir, "-slow", "50ms", "-chunks", "48", "-concurrency", "8")
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), "AWS_REGION="+srv.Region)
 	if srv.staticCreds {
 		cmd.Env = append(cmd.Env, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_SESSION_TOKEN=")
@@ -58,7 +84,7 @@ func TestWorkerOnSQS(t *testing.T) {
 		t.Fatalf("worker: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
 	out := stdout.String()
-	t.Logf("worker on %s:\n%s", h.Name(), out)
+	t.Logf("worker on %s:\n%s", name, out)
 
 	_, summary, ok := strings.Cut(out, "sqsloop worker summary")
 	if !ok {
@@ -73,11 +99,11 @@ func TestWorkerOnSQS(t *testing.T) {
 		n, _ := strconv.Atoi(m[1])
 		return n
 	}
-	if n := field(`jobs enqueued\s+(\d+)`); n != 14 {
-		t.Errorf("jobs enqueued %d, want 14", n)
+	if n := field(`jobs enqueued\s+(\d+) \(12 files, 1 stuck, 1 failing, 1 malformed\)`); n != 15 {
+		t.Errorf("jobs enqueued %d, want 15", n)
 	}
-	if n := field(`acked\s+(\d+) \(every normal job acked: yes\)`); n != 13 {
-		t.Errorf("acked %d, want 13 (12 files and the stuck job)", n)
+	if n := field(`acked\s+(\d+) \(every normal job acked: yes\)`); n != 14 {
+		t.Errorf("acked %d, want 14 (12 files, the stuck job, the malformed one after its copy)", n)
 	}
 	if n := field(`largest batch: (\d+) entries`); n < 2 {
 		t.Errorf("largest extension batch %d, want > 1", n)
@@ -91,7 +117,30 @@ func TestWorkerOnSQS(t *testing.T) {
 	if n := field(`dead-lettered\s+(\d+)`); n != 1 {
 		t.Errorf("dead-lettered %d, want the failing job", n)
 	}
+	if n := field(`poison\s+(\d+) moved to the dead-letter queue at once \(receive counts: 1\)`); n != 1 {
+		t.Errorf("poison %d, want the malformed job, on its first delivery", n)
+	}
 	if !regexp.MustCompile(`queue drained\s+yes`).MatchString(summary) {
 		t.Errorf("the queue was not drained")
+	}
+}
+
+// deleteQueues deletes the queues named on srv, if they exist.
+func deleteQueues(t *testing.T, srv *SQSServer, names ...string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 10*time.Second)
+	defer cancel()
+	client, err := srv.NewClient(ctx)
+	if err != nil {
+		t.Logf("deleting queues: %v", err)
+		return
+	}
+	for _, n := range names {
+		out, err := client.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(n)})
+		if err == nil {
+			_, err = client.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: out.QueueUrl})
+		}
+		if err != nil {
+			t.Logf("deleting queue %s: %v", n, err)
+		}
 	}
 }

@@ -22,7 +22,7 @@ var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 func Example() {
 	broker := memmailbox.NewBroker()
 	defer broker.Close()
-	q, _ := broker.CreateQueue("jobs", memmailbox.QueueConfig{})
+	q, _ := broker.CreateQueue(sqsloop.QueueSpec{Name: "jobs"})
 	page := leasepage.New(leasepage.Options{Title: "jobs"})
 	otel, _ := otelsqsloop.New(otelsqsloop.Config{Queue: "jobs"})
 	_, err := consumer.New(q, func(ctx context.Context, m *sqsloop.Message) error { return nil },

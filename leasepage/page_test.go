@@ -58,7 +58,7 @@ func TestPageFollowsAConsumer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := memmailbox.NewBroker()
 		defer b.Close()
-		q, err := b.CreateQueue("jobs", memmailbox.QueueConfig{})
+		q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs"})
 		if err != nil {
 			t.Fatal(err)
 		}

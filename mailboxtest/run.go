@@ -31,6 +31,7 @@ var scenarios = []scenario{
 	{"TestConcurrentReceiversNeverShareAMessage", testConcurrentReceiversNeverShareAMessage},
 	{"TestCloseStopsEveryCall", testCloseStopsEveryCall},
 	{"TestQueueAttributes", testQueueAttributes},
+	{"TestOpenDeadLetterQueue", testOpenDeadLetterQueue},
 }
 
 // ScenarioNames returns the names of the conformance scenarios, in the order

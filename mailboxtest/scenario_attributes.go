@@ -8,7 +8,10 @@ import (
 )
 
 // testQueueAttributes: an AttributesReader reports the queue's visibility
-// timeout, delay, redrive policy and type as the queue was created.
+// timeout, delay, retention period and maximum message size (the defaults,
+// or 0 where it does not report them), redrive policy and type as the
+// queue was created, and its approximate counts: visible, in flight,
+// delayed.
 func testQueueAttributes(t *testing.T, h Harness) {
 	ctx := t.Context()
 	f := h.Features()
@@ -27,6 +30,18 @@ func testQueueAttributes(t *testing.T, h Harness) {
 		}
 		return a
 	}
+	// settings returns a's settings, RetentionPeriod and MaxMessageSize
+	// taken as their defaults when not reported (0).
+	settings := func(a sqsloop.QueueAttributes) sqsloop.QueueAttributes {
+		if a.RetentionPeriod == 0 {
+			a.RetentionPeriod = sqsloop.DefaultRetentionPeriod
+		}
+		if a.MaxMessageSize == 0 {
+			a.MaxMessageSize = sqsloop.MaxMessageSize
+		}
+		a.ApproximateMessages, a.ApproximateMessagesInFlight, a.ApproximateMessagesDelayed = 0, 0, 0
+		return a
+	}
 
 	opts := QueueOptions{VisibilityTimeout: 7 * time.Second, Delay: 2 * time.Second}
 	if f.DLQ {
@@ -37,10 +52,12 @@ func testQueueAttributes(t *testing.T, h Harness) {
 	want := sqsloop.QueueAttributes{
 		VisibilityTimeout: 7 * time.Second,
 		Delay:             2 * time.Second,
+		RetentionPeriod:   sqsloop.DefaultRetentionPeriod,
+		MaxMessageSize:    sqsloop.MaxMessageSize,
 		MaxReceiveCount:   opts.MaxReceiveCount,
 		DeadLetterQueue:   q.DeadLetterQueue,
 	}
-	if got := read(q.Mailbox); got != want {
+	if got := settings(read(q.Mailbox)); got != want {
 		t.Errorf("QueueAttributes = %+v, want %+v", got, want)
 	}
 	if f.DLQ {
@@ -52,13 +69,33 @@ func testQueueAttributes(t *testing.T, h Harness) {
 		}
 	}
 
+	// Two messages, delayed 2 s by the queue; one received after its delay.
+	SendBodies(ctx, t, q.Mailbox, "counted 1", "counted 2")
+	m := receiveOne(ctx, t, q.Mailbox, patience, longLease)
+	counts := func(a sqsloop.QueueAttributes) [3]int {
+		return [3]int{a.ApproximateMessages, a.ApproximateMessagesInFlight, a.ApproximateMessagesDelayed}
+	}
+	wantCounts := [3]int{1, 1, 0}
+	got := counts(read(q.Mailbox))
+	// SQS's counts are eventually consistent: look again for a while.
+	for end := time.Now().Add(patience); got != wantCounts && time.Now().Before(end); got = counts(read(q.Mailbox)) {
+		if err := h.Sleep(ctx, 500*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got != wantCounts {
+		t.Errorf("approximate counts (visible, in flight, delayed) = %v, want %v", got, wantCounts)
+	}
+	AckAll(ctx, t, q.Mailbox, m)
+
 	if !f.FIFO {
 		return
 	}
 	fq, fcleanup := h.NewQueue(ctx, t, QueueOptions{FIFO: true})
 	defer fcleanup()
-	want = sqsloop.QueueAttributes{VisibilityTimeout: 30 * time.Second, FIFO: true}
-	if got := read(fq.Mailbox); got != want {
+	want = sqsloop.QueueAttributes{VisibilityTimeout: 30 * time.Second, RetentionPeriod: sqsloop.DefaultRetentionPeriod,
+		MaxMessageSize: sqsloop.MaxMessageSize, FIFO: true}
+	if got := settings(read(fq.Mailbox)); got != want {
 		t.Errorf("FIFO queue's QueueAttributes = %+v, want %+v", got, want)
 	}
 }

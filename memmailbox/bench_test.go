@@ -40,7 +40,7 @@ func receiveDelete(b *testing.B, q *memmailbox.Queue, handles []string) {
 // BenchmarkReceiveDelete is the consumer's steady state: receive 10, ack the
 // batch. One op is one receive plus one delete batch (10 messages).
 func BenchmarkReceiveDelete(b *testing.B) {
-	_, q := newQueue(b, "bench", memmailbox.QueueConfig{})
+	_, q := newQueue(b, sqsloop.QueueSpec{Name: "bench"})
 	const stock = 10_000
 	refill(b, q, stock)
 	handles := make([]string, 10)
@@ -61,7 +61,7 @@ func BenchmarkReceiveDelete(b *testing.B) {
 func BenchmarkReceiveWithManyInFlight(b *testing.B) {
 	for _, inFlight := range []int{200, 20_000} {
 		b.Run("inflight="+strconv.Itoa(inFlight), func(b *testing.B) {
-			_, q := newQueue(b, "bench", memmailbox.QueueConfig{})
+			_, q := newQueue(b, sqsloop.QueueSpec{Name: "bench"})
 			refill(b, q, inFlight)
 			for q.Stats().InFlight < inFlight {
 				if _, err := q.Receive(context.Background(), sqsloop.ReceiveRequest{MaxMessages: 10, VisibilityTimeout: 12 * time.Hour}); err != nil {
@@ -89,7 +89,7 @@ func BenchmarkReceiveWithManyInFlight(b *testing.B) {
 
 // BenchmarkSend is one SendMessageBatch of 10 small messages.
 func BenchmarkSend(b *testing.B) {
-	_, q := newQueue(b, "bench", memmailbox.QueueConfig{})
+	_, q := newQueue(b, sqsloop.QueueSpec{Name: "bench"})
 	batch := bodies("0123456789", "0123456789", "0123456789", "0123456789", "0123456789",
 		"0123456789", "0123456789", "0123456789", "0123456789", "0123456789")
 	ctx := context.Background()
@@ -104,7 +104,7 @@ func BenchmarkSend(b *testing.B) {
 // BenchmarkReceiveDeleteParallel runs receive + ack from GOMAXPROCS
 // goroutines on one queue, as a consumer's pollers do.
 func BenchmarkReceiveDeleteParallel(b *testing.B) {
-	_, q := newQueue(b, "bench", memmailbox.QueueConfig{})
+	_, q := newQueue(b, sqsloop.QueueSpec{Name: "bench"})
 	batch := bodies("0123456789", "0123456789", "0123456789", "0123456789", "0123456789",
 		"0123456789", "0123456789", "0123456789", "0123456789", "0123456789")
 	b.ReportAllocs()

@@ -1,12 +1,17 @@
 package memmailbox
 
 import (
-	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/sqsloop/sqsloop"
 )
+
+// deduplicationInterval is how long a FIFO queue remembers a deduplication
+// ID: a send with the same ID within 5 minutes is accepted but not enqueued
+// again (SQS's deduplication interval).
+const deduplicationInterval = 5 * time.Minute
 
 // Broker holds named queues in memory, like one SQS account and region. The
 // zero value is not usable; call NewBroker. Safe for concurrent use.
@@ -21,49 +26,57 @@ func NewBroker() *Broker {
 	return &Broker{queues: make(map[string]*queueState)}
 }
 
-// CreateQueue creates the queue name with cfg and returns a handle to it. Like
-// SQS's CreateQueue it is idempotent: for an existing queue with the same
-// configuration (after defaults) it returns a new handle to that queue.
+// CreateQueue sets up the queue spec describes and returns a handle to it:
+// with spec.MaxReceiveCount above 0, first its dead-letter queue
+// (spec.DeadLetterSpec(): named spec.DeadLetterQueueName(), the same type,
+// 14 days' retention) and a redrive policy to it. Like SQS's CreateQueue
+// it is idempotent: a queue (or dead-letter queue) that exists with the
+// attributes spec gives it (zero fields meaning their defaults) is reused,
+// its messages kept, and a new handle returned. The DLQ is reachable with
+// Queue.OpenDeadLetterQueue or Broker.Queue(spec.DeadLetterQueueName()).
 //
-// Errors wrap sqsloop.ErrInvalidArgument and name the field and its range
-// when name or cfg is invalid (see QueueConfig.Validate; a name is 1–80
-// letters, digits, '-' and '_', and a FIFO queue's ends in ".fifo"), and
-// when name exists with a different configuration (SQS:
-// QueueAlreadyExists); they also wrap sqsloop.ErrQueueNotFound when
-// cfg.DeadLetterQueue does not exist. After Close, the error wraps
-// sqsloop.ErrMailboxClosed.
-func (b *Broker) CreateQueue(name string, cfg QueueConfig) (*Queue, error) {
-	if err := errors.Join(validateQueueName(name, cfg.FIFO), cfg.Validate()); err != nil {
+// Errors: spec.Validate's (wrapping sqsloop.ErrInvalidArgument, naming each
+// field and its range); spec.Match's when the queue or its dead-letter queue
+// exists with other attributes (wrapping sqsloop.ErrInvalidArgument, naming
+// each attribute that differs; SQS: QueueAlreadyExists); after Close, an
+// error wrapping sqsloop.ErrMailboxClosed. Nothing is created on an error
+// but a dead-letter queue made before the queue's own problem was found, as
+// on SQS.
+func (b *Broker) CreateQueue(spec sqsloop.QueueSpec) (*Queue, error) {
+	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return nil, fmt.Errorf("memmailbox: CreateQueue %q: broker closed: %w", name, sqsloop.ErrMailboxClosed)
-	}
-	if s, ok := b.queues[name]; ok {
-		if s.cfg != cfg {
-			return nil, fmt.Errorf("memmailbox: CreateQueue %q: the queue exists with another configuration: have %+v, asked for %+v: %w",
-				name, s.cfg, cfg, sqsloop.ErrInvalidArgument)
-		}
-		return newQueue(name, s), nil
+		return nil, fmt.Errorf("memmailbox: CreateQueue %q: broker closed: %w", spec.Name, sqsloop.ErrMailboxClosed)
 	}
 	var dlq *queueState
-	if cfg.DeadLetterQueue != "" {
-		dlq = b.queues[cfg.DeadLetterQueue]
-		if dlq == nil {
-			return nil, fmt.Errorf("memmailbox: CreateQueue %q: QueueConfig.DeadLetterQueue %q: no such queue (create the DLQ first): %w: %w",
-				name, cfg.DeadLetterQueue, sqsloop.ErrInvalidArgument, sqsloop.ErrQueueNotFound)
-		}
-		if dlq.cfg.FIFO != cfg.FIFO {
-			return nil, fmt.Errorf("memmailbox: CreateQueue %q: QueueConfig.DeadLetterQueue %q: a FIFO queue needs a FIFO DLQ and a standard queue a standard one: %w",
-				name, cfg.DeadLetterQueue, sqsloop.ErrInvalidArgument)
+	if spec.MaxReceiveCount > 0 {
+		var err error
+		if dlq, err = b.create(spec.DeadLetterSpec(), nil); err != nil {
+			return nil, err
 		}
 	}
-	s := newQueueState(name, cfg, dlq)
-	b.queues[name] = s
-	return newQueue(name, s), nil
+	s, err := b.create(spec, dlq)
+	if err != nil {
+		return nil, err
+	}
+	return newQueue(spec.Name, s), nil
+}
+
+// create returns the queue spec names, made with dlq as its dead-letter
+// queue unless it exists with spec's attributes. b.mu is held.
+func (b *Broker) create(spec sqsloop.QueueSpec, dlq *queueState) (*queueState, error) {
+	if s, ok := b.queues[spec.Name]; ok {
+		if err := spec.Match(s.attributes()); err != nil {
+			return nil, fmt.Errorf("memmailbox: CreateQueue: %w", err)
+		}
+		return s, nil
+	}
+	s := newQueueState(spec.WithDefaults(), dlq)
+	b.queues[spec.Name] = s
+	return s, nil
 }
 
 // Queue returns a new handle to the queue name. For a queue that does not

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
@@ -14,87 +15,129 @@ import (
 func TestCreateQueueRejectsBadInput(t *testing.T) {
 	b := memmailbox.NewBroker()
 	defer b.Close()
-	for _, tc := range []struct {
-		name  string
-		queue string
-		cfg   memmailbox.QueueConfig
-		words []string
-	}{
-		{"empty name", "", memmailbox.QueueConfig{}, []string{"queue name", "1–80"}},
-		{"long name", strings.Repeat("q", 81), memmailbox.QueueConfig{}, []string{"length 81", "1–80"}},
-		{"bad character", "my queue", memmailbox.QueueConfig{}, []string{"' '"}},
-		{"dot in standard name", "jobs.fifo", memmailbox.QueueConfig{}, []string{"'.'"}},
-		{"FIFO without suffix", "jobs", memmailbox.QueueConfig{FIFO: true}, []string{".fifo"}},
-		{"FIFO suffix only", ".fifo", memmailbox.QueueConfig{FIFO: true}, []string{"1–80"}},
-		{"visibility timeout negative", "q", memmailbox.QueueConfig{VisibilityTimeout: -time.Second}, []string{"VisibilityTimeout", "0–12h"}},
-		{"visibility timeout too long", "q", memmailbox.QueueConfig{VisibilityTimeout: 12*time.Hour + time.Second}, []string{"VisibilityTimeout", "0–12h"}},
-		{"delay too long", "q", memmailbox.QueueConfig{Delay: 16 * time.Minute}, []string{"Delay", "0–15m"}},
-		{"max receive count too big", "q", memmailbox.QueueConfig{MaxReceiveCount: 1001, DeadLetterQueue: "dlq"}, []string{"MaxReceiveCount", "1–1000"}},
-		{"max receive count without DLQ", "q", memmailbox.QueueConfig{MaxReceiveCount: 3}, []string{"DeadLetterQueue", "both"}},
-		{"DLQ without max receive count", "q", memmailbox.QueueConfig{DeadLetterQueue: "dlq"}, []string{"MaxReceiveCount", "both"}},
-		{"content dedup on standard", "q", memmailbox.QueueConfig{ContentBasedDeduplication: true}, []string{"ContentBasedDeduplication", "FIFO"}},
-		{"DLQ does not exist", "q", memmailbox.QueueConfig{MaxReceiveCount: 3, DeadLetterQueue: "nope"}, []string{"DeadLetterQueue", `"nope"`}},
+	for _, spec := range []sqsloop.QueueSpec{
+		{},
+		{Name: "my queue"},
+		{Name: "jobs", FIFO: true},
+		{Name: "q", VisibilityTimeout: 12*time.Hour + time.Second, Delay: 16 * time.Minute, MaxReceiveCount: 1001},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			q, err := b.CreateQueue(tc.queue, tc.cfg)
-			if q != nil {
-				t.Errorf("CreateQueue returned a queue with error %v", err)
-			}
-			wantErr(t, err, sqsloop.ErrInvalidArgument, tc.words...)
-		})
-	}
-}
-
-func TestValidateJoinsEveryProblem(t *testing.T) {
-	err := memmailbox.QueueConfig{VisibilityTimeout: -1, Delay: -1, MaxReceiveCount: -1}.Validate()
-	wantErr(t, err, sqsloop.ErrInvalidArgument, "VisibilityTimeout", "Delay", "MaxReceiveCount")
-	if err := (memmailbox.QueueConfig{}).Validate(); err != nil {
-		t.Errorf("zero config: %v", err)
+		q, err := b.CreateQueue(spec)
+		if q != nil {
+			t.Errorf("CreateQueue(%+v) returned a queue with error %v", spec, err)
+		}
+		// The spec's own rules, with their text: the same as sqsmailbox's.
+		if want := spec.Validate(); err == nil || err.Error() != want.Error() {
+			t.Errorf("CreateQueue(%+v) = %v, want QueueSpec.Validate's error %v", spec, err, want)
+		}
+		wantErr(t, err, sqsloop.ErrInvalidArgument, "QueueSpec.")
 	}
 }
 
 func TestCreateQueueIsIdempotent(t *testing.T) {
 	b := memmailbox.NewBroker()
 	defer b.Close()
-	q1, err := b.CreateQueue("jobs", memmailbox.QueueConfig{})
+	q1, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs", MaxReceiveCount: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The default visibility timeout spelled out is the same configuration.
-	q2, err := b.CreateQueue("jobs", memmailbox.QueueConfig{VisibilityTimeout: 30 * time.Second})
+	// The defaults spelled out are the same attributes.
+	q2, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs", MaxReceiveCount: 3, VisibilityTimeout: 30 * time.Second,
+		RetentionPeriod: 4 * 24 * time.Hour, MaxMessageSize: 1 << 20})
 	if err != nil {
-		t.Fatalf("same config again: %v", err)
+		t.Fatalf("same spec again: %v", err)
 	}
 	send(t, q1, bodies("hello")...)
 	if got := bodiesOf(receive(t, q2, 1, time.Minute)); len(got) != 1 || got[0] != "hello" {
 		t.Fatalf("second handle received %q, want the message sent on the first", got)
 	}
-	_, err = b.CreateQueue("jobs", memmailbox.QueueConfig{Delay: time.Second})
-	wantErr(t, err, sqsloop.ErrInvalidArgument, `"jobs"`, "exists with another configuration")
+	_, err = b.CreateQueue(sqsloop.QueueSpec{Name: "jobs", MaxReceiveCount: 3, Delay: time.Second})
+	wantErr(t, err, sqsloop.ErrInvalidArgument, `"jobs" exists with other attributes`, "Delay is 0s, the spec asks for 1s")
+	// A dead-letter queue made by hand with other attributes is refused too.
+	if _, err := b.CreateQueue(sqsloop.QueueSpec{Name: "other-dlq"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.CreateQueue(sqsloop.QueueSpec{Name: "other", MaxReceiveCount: 2})
+	wantErr(t, err, sqsloop.ErrInvalidArgument, `"other-dlq" exists with other attributes`, "RetentionPeriod is 96h0m0s")
 }
 
-func TestCreateQueueDLQRules(t *testing.T) {
+func TestCreateQueueWithDeadLetterQueue(t *testing.T) {
 	b := memmailbox.NewBroker()
 	defer b.Close()
-	_, err := b.CreateQueue("jobs", memmailbox.QueueConfig{MaxReceiveCount: 3, DeadLetterQueue: "jobs-dlq"})
-	wantErr(t, err, sqsloop.ErrQueueNotFound, "jobs-dlq")
-	if _, err := b.CreateQueue("jobs-dlq", memmailbox.QueueConfig{}); err != nil {
-		t.Fatal(err)
-	}
-	_, err = b.CreateQueue("jobs.fifo", memmailbox.QueueConfig{FIFO: true, MaxReceiveCount: 3, DeadLetterQueue: "jobs-dlq"})
-	wantErr(t, err, sqsloop.ErrInvalidArgument, "FIFO DLQ")
-	q, err := b.CreateQueue("jobs", memmailbox.QueueConfig{MaxReceiveCount: 3, DeadLetterQueue: "jobs-dlq"})
+	ctx := context.Background()
+	q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs.fifo", FIFO: true, VisibilityTimeout: time.Minute, MaxMessageSize: 2048, MaxReceiveCount: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	attrs, err := q.QueueAttributes(context.Background())
+	attrs, err := q.QueueAttributes(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := sqsloop.QueueAttributes{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 3, DeadLetterQueue: "jobs-dlq"}
+	want := sqsloop.QueueAttributes{VisibilityTimeout: time.Minute, RetentionPeriod: 4 * 24 * time.Hour, MaxMessageSize: 2048,
+		MaxReceiveCount: 3, DeadLetterQueue: "jobs-dlq.fifo", FIFO: true}
 	if attrs != want {
 		t.Errorf("QueueAttributes = %+v, want %+v", attrs, want)
 	}
+	mb, err := q.OpenDeadLetterQueue(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dlq := mb.(*memmailbox.Queue)
+	attrs, err = dlq.QueueAttributes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = sqsloop.QueueAttributes{VisibilityTimeout: 30 * time.Second, RetentionPeriod: 14 * 24 * time.Hour, MaxMessageSize: 2048, FIFO: true}
+	if attrs != want {
+		t.Errorf("DLQ's QueueAttributes = %+v, want %+v", attrs, want)
+	}
+	_, err = dlq.OpenDeadLetterQueue(ctx)
+	wantErr(t, err, sqsloop.ErrNoDeadLetterQueue, `"jobs-dlq.fifo"`)
+	if err := dlq.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Closing the DLQ's handle leaves the queue's open, and the other way round.
+	send(t, q, sqsloop.OutgoingMessage{Body: "x", MessageGroupID: "g", DeduplicationID: "1"})
+	_, err = dlq.OpenDeadLetterQueue(ctx)
+	wantErr(t, err, sqsloop.ErrMailboxClosed)
+}
+
+func TestQueueAttributesCountTheQueue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
+		ctx := context.Background()
+		send(t, q, bodies("a", "b", "c", "d")...)
+		send(t, q, sqsloop.OutgoingMessage{Body: "later", Delay: time.Minute})
+		receive(t, q, 1, 10*time.Second)
+		count := func() [3]int {
+			a, err := q.QueueAttributes(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return [3]int{a.ApproximateMessages, a.ApproximateMessagesInFlight, a.ApproximateMessagesDelayed}
+		}
+		if got, want := count(), [3]int{3, 1, 1}; got != want {
+			t.Errorf("visible, in flight, delayed = %v, want %v", got, want)
+		}
+		time.Sleep(time.Minute) // the lease lapses, the delay ends
+		if got, want := count(), [3]int{5, 0, 0}; got != want {
+			t.Errorf("a minute later: visible, in flight, delayed = %v, want %v", got, want)
+		}
+	})
+}
+
+func TestQueueMaxMessageSize(t *testing.T) {
+	_, q := newQueue(t, sqsloop.QueueSpec{Name: "small", MaxMessageSize: 1024})
+	res, err := q.Send(context.Background(), []sqsloop.OutgoingMessage{
+		{Body: strings.Repeat("x", 1024)},
+		{Body: strings.Repeat("x", 1020), MessageAttributes: map[string]sqsloop.MessageAttribute{"a": {DataType: "String", StringValue: "b"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Err != nil {
+		t.Errorf("a message of 1024 bytes on a queue of 1024: %v", res[0].Err)
+	}
+	wantErr(t, res[1].Err, sqsloop.ErrInvalidArgument, "msgs[1]", "at most 1024 bytes", `"small"`, "got 1028")
 }
 
 func TestMissingQueueBehavesLikeOne(t *testing.T) {
@@ -129,7 +172,7 @@ func TestMissingQueueBehavesLikeOne(t *testing.T) {
 }
 
 func TestBrokerCloseClosesEveryHandle(t *testing.T) {
-	b, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	b, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 	send(t, q, bodies("a", "b")...)
 	other := b.Queue("jobs")
 	if err := b.Close(); err != nil {
@@ -149,14 +192,14 @@ func TestBrokerCloseClosesEveryHandle(t *testing.T) {
 		_, err = h.ChangeVisibility(ctx, []sqsloop.VisibilityChange{{ReceiptHandle: "h"}})
 		wantErr(t, err, sqsloop.ErrMailboxClosed)
 	}
-	_, err := b.CreateQueue("more", memmailbox.QueueConfig{})
+	_, err := b.CreateQueue(sqsloop.QueueSpec{Name: "more"})
 	wantErr(t, err, sqsloop.ErrMailboxClosed)
 	// Closing loses nothing: the messages are still counted.
 	wantStats(t, q, 2, 0, 0)
 }
 
 func TestClosingOneHandleLeavesOthersOpen(t *testing.T) {
-	b, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	b, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 	other := b.Queue("jobs")
 	send(t, q, bodies("a")...)
 	if err := q.Close(); err != nil {
@@ -175,7 +218,7 @@ func TestClosingOneHandleLeavesOthersOpen(t *testing.T) {
 }
 
 func TestCanceledContextFailsEveryCall(t *testing.T) {
-	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 	send(t, q, bodies("a")...)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -199,7 +242,7 @@ func TestMissingQueueHandleStaysMissing(t *testing.T) {
 	b := memmailbox.NewBroker()
 	defer b.Close()
 	early := b.Queue("late")
-	if _, err := b.CreateQueue("late", memmailbox.QueueConfig{}); err != nil {
+	if _, err := b.CreateQueue(sqsloop.QueueSpec{Name: "late"}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := early.Send(context.Background(), bodies("x"))
@@ -209,7 +252,7 @@ func TestMissingQueueHandleStaysMissing(t *testing.T) {
 
 func TestQueueAttributesAfterBrokerClose(t *testing.T) {
 	b := memmailbox.NewBroker()
-	q, err := b.CreateQueue("attrs", memmailbox.QueueConfig{})
+	q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "attrs"})
 	if err != nil {
 		t.Fatal(err)
 	}

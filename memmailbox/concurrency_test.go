@@ -14,16 +14,13 @@ import (
 // Many receivers at once: each message is in flight to one of them only, so
 // with an ack right away every message is received exactly once.
 func TestConcurrentReceiversGetEachMessageOnce(t *testing.T) {
-	for _, tc := range []struct {
-		queue string
-		cfg   memmailbox.QueueConfig
-	}{
-		{"jobs", memmailbox.QueueConfig{}},
-		{"jobs.fifo", memmailbox.QueueConfig{FIFO: true, ContentBasedDeduplication: true}},
+	for _, spec := range []sqsloop.QueueSpec{
+		{Name: "jobs"},
+		{Name: "jobs.fifo", FIFO: true, ContentBasedDeduplication: true},
 	} {
-		t.Run(tc.queue, func(t *testing.T) {
-			fifo := tc.cfg.FIFO
-			_, q := newQueue(t, tc.queue, tc.cfg)
+		t.Run(spec.Name, func(t *testing.T) {
+			fifo := spec.FIFO
+			_, q := newQueue(t, spec)
 			const messages, receivers = 2000, 16
 			out := make([]sqsloop.OutgoingMessage, messages)
 			for i := range out {
@@ -99,11 +96,11 @@ func TestConcurrentReceiversGetEachMessageOnce(t *testing.T) {
 func TestConcurrentChurnLosesNothing(t *testing.T) {
 	b := memmailbox.NewBroker()
 	defer b.Close()
-	dlq, _ := b.CreateQueue("dlq", memmailbox.QueueConfig{})
-	q, err := b.CreateQueue("jobs", memmailbox.QueueConfig{MaxReceiveCount: 3, DeadLetterQueue: "dlq"})
+	q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs", MaxReceiveCount: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
+	dlq := b.Queue("jobs-dlq")
 	const messages = 500
 	out := make([]sqsloop.OutgoingMessage, messages)
 	for i := range out {

@@ -6,12 +6,11 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/memmailbox"
 )
 
 func TestQueueDelay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{Delay: 5 * time.Second})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs", Delay: 5 * time.Second})
 		send(t, q, bodies("a")...)
 		if got := receive(t, q, 1, time.Minute); len(got) != 0 {
 			t.Fatalf("received %q during the delay", bodiesOf(got))
@@ -26,7 +25,7 @@ func TestQueueDelay(t *testing.T) {
 
 func TestMessageDelayOverridesQueueDelay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{Delay: 10 * time.Second})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs", Delay: 10 * time.Second})
 		send(t, q,
 			sqsloop.OutgoingMessage{Body: "short", Delay: 2 * time.Second},
 			sqsloop.OutgoingMessage{Body: "queue default"},
@@ -50,7 +49,7 @@ func TestMessageDelayOverridesQueueDelay(t *testing.T) {
 
 func TestDelayedMessagesTurnVisibleInOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 		for _, d := range []int{5, 1, 4, 2, 3} {
 			send(t, q, sqsloop.OutgoingMessage{Body: string(rune('0' + d)), Delay: time.Duration(d) * time.Second})
 		}

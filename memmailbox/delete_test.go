@@ -12,7 +12,7 @@ import (
 )
 
 func TestDeletePerEntry(t *testing.T) {
-	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 	send(t, q, bodies("a", "b")...)
 	msgs := receive(t, q, 2, time.Minute)
 	errs, err := q.Delete(context.Background(), []string{msgs[0].ReceiptHandle, "no-such-handle", "", msgs[1].ReceiptHandle, msgs[0].ReceiptHandle})
@@ -54,7 +54,7 @@ func wantAccounted(t testing.TB, q *memmailbox.Queue) memmailbox.Stats {
 // with such a handle still fails.
 func TestStaleDeleteOnStandardQueueSucceedsAndDeletesNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 		ctx := context.Background()
 		ids := send(t, q, bodies("a")...)
 		first := receive(t, q, 1, 5*time.Second)[0]
@@ -110,12 +110,12 @@ func TestStaleDeleteOnStandardQueueSucceedsAndDeletesNothing(t *testing.T) {
 // ErrReceiptHandleExpired (SQS: ReceiptHandleIsInvalid), on either queue
 // type: made up, altered, or issued by another queue.
 func TestDeleteWithHandleNotIssuedFails(t *testing.T) {
-	b, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
-	other, err := b.CreateQueue("other", memmailbox.QueueConfig{})
+	b, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
+	other, err := b.CreateQueue(sqsloop.QueueSpec{Name: "other"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fifo, err := b.CreateQueue("jobs.fifo", memmailbox.QueueConfig{FIFO: true, ContentBasedDeduplication: true})
+	fifo, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs.fifo", FIFO: true, ContentBasedDeduplication: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestDeleteWithHandleNotIssuedFails(t *testing.T) {
 }
 
 func TestBatchSizeIsOneToTen(t *testing.T) {
-	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 	ctx := context.Background()
 	for _, n := range []int{0, 11} {
 		_, err := q.Delete(ctx, make([]string, n))
@@ -169,7 +169,7 @@ func TestBatchSizeIsOneToTen(t *testing.T) {
 // newest receipt handle (as SQS does), but no longer changes its visibility.
 func TestNewestHandleDeletesAfterLapseOnStandardQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 		send(t, q, bodies("a")...)
 		m := receive(t, q, 1, 5*time.Second)[0]
 		time.Sleep(6 * time.Second)
@@ -190,7 +190,7 @@ func TestNewestHandleDeletesAfterLapseOnStandardQueue(t *testing.T) {
 // fails too.
 func TestHandleExpiresWithLeaseOnFIFOQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs.fifo", memmailbox.QueueConfig{FIFO: true, ContentBasedDeduplication: true})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs.fifo", FIFO: true, ContentBasedDeduplication: true})
 		send(t, q, sqsloop.OutgoingMessage{Body: "a", MessageGroupID: "g"})
 		m := receive(t, q, 1, 5*time.Second)[0]
 		time.Sleep(5 * time.Second)
@@ -211,7 +211,7 @@ func TestHandleExpiresWithLeaseOnFIFOQueue(t *testing.T) {
 
 func TestDeleteEveryState(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 		send(t, q, bodies("in flight", "returned")...)
 		msgs := receive(t, q, 2, time.Hour)
 		if err := change(q, msgs[1], 0); err != nil {

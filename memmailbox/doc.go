@@ -1,10 +1,12 @@
 // Package memmailbox is an in-memory [sqsloop.Mailbox] with SQS semantics:
 // the embedded default queue of sqsloop and the test double of its consumer.
 //
-// A [Broker] holds named queues. [Broker.CreateQueue] creates one (or returns
-// a handle to an existing one with the same [QueueConfig]); [Broker.Queue]
-// returns a handle by name. A *[Queue] implements sqsloop.Mailbox and
-// sqsloop.AttributesReader.
+// A [Broker] holds named queues. [Broker.CreateQueue] sets one up from a
+// [sqsloop.QueueSpec], with its dead-letter queue and redrive policy (or
+// returns a handle to an existing one with the same attributes);
+// [Broker.Queue] returns a handle by name. A *[Queue] implements
+// sqsloop.Mailbox, sqsloop.AttributesReader (with exact approximate counts)
+// and sqsloop.DeadLetterQueueOpener.
 //
 // What it keeps from SQS:
 //
@@ -30,15 +32,16 @@
 //     FIFO queues only.
 //   - Limits: batches of 1–10 entries, bodies of 1 byte to 1 MiB
 //     (sqsloop.MaxMessageSize, body and message attributes together; a whole
-//     Send batch too) of the characters SQS accepts, at most 10 message
-//     attributes.
+//     Send batch too; a queue's MaxMessageSize may set less) of the
+//     characters SQS accepts, at most 10 message attributes.
 //
 // Like SQS, it counts every duration in whole seconds, rounded up
 // (sqsloop.WholeSeconds): a 1.5 s visibility timeout hides a message for 2 s.
 // It checks requests with sqsloop's request rules (sqsloop.ValidateSend and
 // its siblings), so it rejects what sqsmailbox rejects, with the same error.
 //
-// What differs: nothing expires by retention period; the queue is never
+// What differs: nothing expires by retention period (the queue reports
+// its RetentionPeriod, and keeps every message); the queue is never
 // eventually consistent (a deleted message never comes back); a fair queue
 // does nothing for dwell time across message groups (there is no noisy
 // neighbour to shield a tenant from: every receive takes the oldest visible

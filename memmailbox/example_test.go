@@ -16,7 +16,7 @@ func Example() {
 	broker := memmailbox.NewBroker()
 	defer broker.Close()
 
-	q, err := broker.CreateQueue("orders", memmailbox.QueueConfig{})
+	q, err := broker.CreateQueue(sqsloop.QueueSpec{Name: "orders"})
 	if err != nil {
 		panic(err)
 	}
@@ -52,8 +52,12 @@ func ExampleBroker_CreateQueue_redrive() {
 	broker := memmailbox.NewBroker()
 	defer broker.Close()
 
-	dlq, _ := broker.CreateQueue("orders-dlq", memmailbox.QueueConfig{})
-	q, err := broker.CreateQueue("orders", memmailbox.QueueConfig{MaxReceiveCount: 2, DeadLetterQueue: "orders-dlq"})
+	// The dead-letter queue "orders-dlq" and the redrive policy come with it.
+	q, err := broker.CreateQueue(sqsloop.QueueSpec{Name: "orders", MaxReceiveCount: 2})
+	if err != nil {
+		panic(err)
+	}
+	dlq, err := q.OpenDeadLetterQueue(ctx)
 	if err != nil {
 		panic(err)
 	}
@@ -83,7 +87,7 @@ func ExampleQueue_Receive_fifo() {
 	broker := memmailbox.NewBroker()
 	defer broker.Close()
 
-	q, _ := broker.CreateQueue("payments.fifo", memmailbox.QueueConfig{FIFO: true, ContentBasedDeduplication: true})
+	q, _ := broker.CreateQueue(sqsloop.QueueSpec{Name: "payments.fifo", FIFO: true, ContentBasedDeduplication: true})
 	_, _ = q.Send(ctx, []sqsloop.OutgoingMessage{
 		{Body: "alice: debit", MessageGroupID: "alice"},
 		{Body: "alice: credit", MessageGroupID: "alice"},

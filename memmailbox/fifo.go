@@ -63,6 +63,7 @@ func (l *groupList) popFront() *group {
 type dedupEntry struct {
 	key       string
 	messageID string
+	seq       string // the message's sequence number
 	expires   time.Time
 }
 
@@ -76,23 +77,25 @@ type dedupWindow struct {
 	base  int // sequence number of queue[0]
 }
 
-// lookup returns the message ID sent with key within the interval.
-func (w *dedupWindow) lookup(key string, now time.Time) (string, bool) {
+// lookup returns the entry of the message sent with key within the
+// interval.
+func (w *dedupWindow) lookup(key string, now time.Time) (dedupEntry, bool) {
 	w.prune(now)
 	n, ok := w.byKey[key]
 	if !ok {
-		return "", false
+		return dedupEntry{}, false
 	}
-	return w.queue[n-w.base].messageID, true
+	return w.queue[n-w.base], true
 }
 
-// add remembers key for deduplicationInterval from now.
-func (w *dedupWindow) add(key, messageID string, now time.Time) {
+// add remembers key, the message ID and sequence number sent with it, for
+// deduplicationInterval from now.
+func (w *dedupWindow) add(key, messageID, seq string, now time.Time) {
 	if w.byKey == nil {
 		w.byKey = make(map[string]int)
 	}
 	w.byKey[key] = w.base + len(w.queue)
-	w.queue = append(w.queue, dedupEntry{key: key, messageID: messageID, expires: now.Add(deduplicationInterval)})
+	w.queue = append(w.queue, dedupEntry{key: key, messageID: messageID, seq: seq, expires: now.Add(deduplicationInterval)})
 }
 
 func (w *dedupWindow) prune(now time.Time) {

@@ -13,7 +13,7 @@ import (
 
 func newFIFO(t testing.TB) *memmailbox.Queue {
 	t.Helper()
-	_, q := newQueue(t, "jobs.fifo", memmailbox.QueueConfig{FIFO: true, ContentBasedDeduplication: true})
+	_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs.fifo", FIFO: true, ContentBasedDeduplication: true})
 	return q
 }
 
@@ -107,7 +107,7 @@ func TestFIFONackUnblocksGroupOnlyWhenNothingElseInFlight(t *testing.T) {
 
 func TestFIFODeduplication(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs.fifo", memmailbox.QueueConfig{FIFO: true})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs.fifo", FIFO: true})
 		first := send(t, q, sqsloop.OutgoingMessage{Body: "x", MessageGroupID: "g", DeduplicationID: "order-1"})
 		time.Sleep(4 * time.Minute)
 		dup := send(t, q,
@@ -141,7 +141,7 @@ func TestFIFOContentBasedDeduplication(t *testing.T) {
 }
 
 func TestFIFORejectsBadSends(t *testing.T) {
-	_, noCBD := newQueue(t, "plain.fifo", memmailbox.QueueConfig{FIFO: true})
+	_, noCBD := newQueue(t, sqsloop.QueueSpec{Name: "plain.fifo", FIFO: true})
 	q := newFIFO(t)
 	for _, tc := range []struct {
 		q     *memmailbox.Queue

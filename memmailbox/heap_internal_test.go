@@ -52,20 +52,20 @@ func TestDedupWindowForgetsInOrderAndCompacts(t *testing.T) {
 	var w dedupWindow
 	t0 := time.Unix(0, 0)
 	for i := range 100 {
-		w.add(string(rune('a'+i%26))+string(rune('0'+i/26)), "id", t0.Add(time.Duration(i)*time.Second))
+		w.add(string(rune('a'+i%26))+string(rune('0'+i/26)), "id", "seq", t0.Add(time.Duration(i)*time.Second))
 	}
 	now := t0.Add(deduplicationInterval + 59*time.Second) // entries 0..59 expired
 	if _, ok := w.lookup("a0", now); ok {
 		t.Error("entry 0 still remembered after the interval")
 	}
-	if id, ok := w.lookup("i2", now); !ok || id != "id" { // entry 60
+	if e, ok := w.lookup("i2", now); !ok || e.messageID != "id" || e.seq != "seq" { // entry 60
 		t.Error("entry 60 forgotten too early")
 	}
 	if len(w.queue) != 40 || w.head != 0 {
 		t.Errorf("queue len %d head %d, want compacted to 40", len(w.queue), w.head)
 	}
-	w.add("new", "id2", now)
-	if id, ok := w.lookup("new", now); !ok || id != "id2" {
+	w.add("new", "id2", "seq2", now)
+	if e, ok := w.lookup("new", now); !ok || e.messageID != "id2" {
 		t.Error("entry added after compaction not found")
 	}
 }

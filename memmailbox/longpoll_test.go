@@ -42,7 +42,7 @@ func wantBlocked(t *testing.T, ch <-chan result) {
 
 func TestLongPollReturnsWhenMessageSent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 		ch := poll(context.Background(), q, time.Minute)
 		time.Sleep(5 * time.Second)
 		wantBlocked(t, ch)
@@ -56,7 +56,7 @@ func TestLongPollReturnsWhenMessageSent(t *testing.T) {
 
 func TestLongPollTimesOutEmpty(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 		r := <-poll(context.Background(), q, time.Minute)
 		if r.err != nil || len(r.msgs) != 0 || r.at != 20*time.Second {
 			t.Fatalf("poll = %d messages, %v, after %v; want none, nil, after 20s", len(r.msgs), r.err, r.at)
@@ -66,7 +66,7 @@ func TestLongPollTimesOutEmpty(t *testing.T) {
 
 func TestLongPollReturnsWhenDelayEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 		send(t, q, sqsloop.OutgoingMessage{Body: "a", Delay: 3 * time.Second})
 		r := <-poll(context.Background(), q, time.Minute)
 		if r.err != nil || len(r.msgs) != 1 || r.at != 3*time.Second {
@@ -77,7 +77,7 @@ func TestLongPollReturnsWhenDelayEnds(t *testing.T) {
 
 func TestLongPollReturnsWhenLeaseLapses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 		send(t, q, bodies("a")...)
 		receive(t, q, 1, 7*time.Second)
 		r := <-poll(context.Background(), q, time.Minute)
@@ -89,7 +89,7 @@ func TestLongPollReturnsWhenLeaseLapses(t *testing.T) {
 
 func TestLongPollReturnsOnNack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 		send(t, q, bodies("a")...)
 		held := receive(t, q, 1, time.Hour)[0]
 		ch := poll(context.Background(), q, time.Minute)
@@ -107,7 +107,7 @@ func TestLongPollReturnsOnNack(t *testing.T) {
 
 func TestLongPollWakesWhenALeaseIsShortened(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 		send(t, q, bodies("a")...)
 		held := receive(t, q, 1, time.Hour)[0]
 		ch := poll(context.Background(), q, time.Minute)
@@ -124,7 +124,7 @@ func TestLongPollWakesWhenALeaseIsShortened(t *testing.T) {
 
 func TestLongPollWakesForAnotherReceiversZeroVisibility(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 		ch := poll(context.Background(), q, time.Minute)
 		wantBlocked(t, ch)
 		send(t, q, bodies("a")...)
@@ -140,7 +140,7 @@ func TestLongPollWakesForAnotherReceiversZeroVisibility(t *testing.T) {
 
 func TestLongPollCanceledTakesNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 		send(t, q, sqsloop.OutgoingMessage{Body: "a", Delay: 10 * time.Second})
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
 		defer cancel()
@@ -160,7 +160,7 @@ func TestLongPollReturnsAtOnceOnClose(t *testing.T) {
 	for _, closer := range []string{"handle", "broker"} {
 		t.Run(closer, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				b, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+				b, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 				ch := poll(context.Background(), q, time.Minute)
 				time.Sleep(2 * time.Second)
 				wantBlocked(t, ch)
@@ -181,7 +181,7 @@ func TestLongPollReturnsAtOnceOnClose(t *testing.T) {
 
 func TestLongPollOfOneHandleIgnoresClosingAnother(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+		b, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 		other := b.Queue("jobs")
 		ch := poll(context.Background(), q, time.Minute)
 		_ = other.Close()
@@ -195,7 +195,7 @@ func TestLongPollOfOneHandleIgnoresClosingAnother(t *testing.T) {
 
 func TestManyLongPollsShareMessages(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 		const n = 8
 		chs := make([]<-chan result, n)
 		for i := range chs {

@@ -15,15 +15,15 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// newQueue returns a new queue named name on a new broker, closed at the end
-// of the test.
-func newQueue(t testing.TB, name string, cfg memmailbox.QueueConfig) (*memmailbox.Broker, *memmailbox.Queue) {
+// newQueue returns a new queue set up by spec on a new broker, closed at
+// the end of the test.
+func newQueue(t testing.TB, spec sqsloop.QueueSpec) (*memmailbox.Broker, *memmailbox.Queue) {
 	t.Helper()
 	b := memmailbox.NewBroker()
 	t.Cleanup(func() { _ = b.Close() })
-	q, err := b.CreateQueue(name, cfg)
+	q, err := b.CreateQueue(spec)
 	if err != nil {
-		t.Fatalf("CreateQueue(%q): %v", name, err)
+		t.Fatalf("CreateQueue(%q): %v", spec.Name, err)
 	}
 	return b, q
 }

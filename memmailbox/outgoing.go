@@ -10,13 +10,18 @@ import (
 )
 
 // prepare applies the rules of a queue configured as cfg to msgs[i] of a
-// Send, which passed sqsloop.ValidateSend (the rules of every queue), and
+// Send, which passed sqsloop.ValidateSend (the rules of every queue): its
+// MaxMessageSize, FIFO's rules, the queue's delay. It
 // returns the record to enqueue (without ID or times) and its delay, rounded
 // up to whole seconds as SQS counts DelaySeconds. Errors wrap
 // sqsloop.ErrInvalidArgument, in the grammar of sqsloop's request rules.
-func prepare(i int, m sqsloop.OutgoingMessage, cfg QueueConfig) (*record, time.Duration, error) {
+func prepare(i int, m sqsloop.OutgoingMessage, cfg sqsloop.QueueSpec) (*record, time.Duration, error) {
 	bad := func(field, rule string) error {
 		return fmt.Errorf("%w: Send: msgs[%d].%s: %s", sqsloop.ErrInvalidArgument, i, field, rule)
+	}
+	if size := m.Size(); size > cfg.MaxMessageSize {
+		return nil, 0, fmt.Errorf("%w: Send: msgs[%d]: must take at most %d bytes on queue %q (its MaxMessageSize), body and message attributes together, got %d",
+			sqsloop.ErrInvalidArgument, i, cfg.MaxMessageSize, cfg.Name, size)
 	}
 	r := &record{body: m.Body, attrs: copyAttrs(m.MessageAttributes, nil)}
 	delay := cfg.Delay

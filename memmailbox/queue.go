@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sqsloop/sqsloop"
 )
@@ -27,8 +28,9 @@ type Queue struct {
 }
 
 var (
-	_ sqsloop.Mailbox          = (*Queue)(nil)
-	_ sqsloop.AttributesReader = (*Queue)(nil)
+	_ sqsloop.Mailbox               = (*Queue)(nil)
+	_ sqsloop.AttributesReader      = (*Queue)(nil)
+	_ sqsloop.DeadLetterQueueOpener = (*Queue)(nil)
 )
 
 func newQueue(name string, s *queueState) *Queue {
@@ -76,8 +78,12 @@ func (q *Queue) Close() error {
 	return nil
 }
 
-// QueueAttributes reports the queue's configuration (VisibilityTimeout with
-// its default applied, Delay, MaxReceiveCount, DeadLetterQueue by name, FIFO).
+// QueueAttributes reports the queue's configuration, as CreateQueue's
+// spec set it up with its defaults applied (VisibilityTimeout, Delay,
+// RetentionPeriod, MaxMessageSize, MaxReceiveCount, DeadLetterQueue by
+// name, FIFO, ContentBasedDeduplication), and its depth now, after
+// sweeping what is due: ApproximateMessages (visible, as Stats.Visible),
+// ApproximateMessagesInFlight and ApproximateMessagesDelayed, exact here.
 // Errors wrap sqsloop.ErrQueueNotFound or sqsloop.ErrMailboxClosed, or are
 // ctx's error when ctx is done.
 func (q *Queue) QueueAttributes(ctx context.Context) (sqsloop.QueueAttributes, error) {
@@ -91,13 +97,33 @@ func (q *Queue) QueueAttributes(ctx context.Context) (sqsloop.QueueAttributes, e
 	if err := q.lock(s); err != nil { // closed by Broker.Close
 		return sqsloop.QueueAttributes{}, err
 	}
-	c := s.cfg
+	s.sweep(time.Now())
+	a := s.attributes()
+	a.ApproximateMessages, a.ApproximateMessagesInFlight, a.ApproximateMessagesDelayed = s.nVisible, len(s.inflight), len(s.delayed)
 	s.mu.Unlock()
-	return sqsloop.QueueAttributes{
-		VisibilityTimeout: c.VisibilityTimeout,
-		Delay:             c.Delay,
-		MaxReceiveCount:   c.MaxReceiveCount,
-		DeadLetterQueue:   c.DeadLetterQueue,
-		FIFO:              c.FIFO,
-	}, nil
+	return a, nil
+}
+
+// OpenDeadLetterQueue returns a new handle to the queue's dead-letter queue
+// (see sqsloop.DeadLetterQueueOpener), which the caller closes; closing
+// either handle leaves the other open. Errors: one wrapping
+// sqsloop.ErrNoDeadLetterQueue and naming the queue when it has no
+// redrive policy; sqsloop.ErrQueueNotFound, sqsloop.ErrMailboxClosed, or
+// ctx's error. Safe for concurrent use.
+func (q *Queue) OpenDeadLetterQueue(ctx context.Context) (sqsloop.Mailbox, error) {
+	s, err := q.state()
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := q.lock(s); err != nil {
+		return nil, err
+	}
+	s.mu.Unlock()
+	if s.dlq == nil {
+		return nil, fmt.Errorf("memmailbox: queue %q: %w", q.name, sqsloop.ErrNoDeadLetterQueue)
+	}
+	return newQueue(s.dlq.name, s.dlq), nil
 }

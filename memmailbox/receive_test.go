@@ -10,11 +10,10 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/memmailbox"
 )
 
 func TestReceiveRejectsBadRequest(t *testing.T) {
-	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 	send(t, q, bodies("a")...)
 	for _, tc := range []struct {
 		req   sqsloop.ReceiveRequest
@@ -38,7 +37,7 @@ func TestReceiveRejectsBadRequest(t *testing.T) {
 
 func TestReceiveFillsEveryField(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 		sentAt := time.Now()
 		ids := send(t, q, sqsloop.OutgoingMessage{
 			Body: "hello",
@@ -87,7 +86,7 @@ func TestReceiveFillsEveryField(t *testing.T) {
 }
 
 func TestReceivedMessagesShareNothingWithTheQueue(t *testing.T) {
-	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 	blob := []byte("abc")
 	attrs := map[string]sqsloop.MessageAttribute{"blob": {DataType: "Binary", BinaryValue: blob}}
 	send(t, q, sqsloop.OutgoingMessage{Body: "x", MessageAttributes: attrs})
@@ -109,7 +108,7 @@ func TestReceivedMessagesShareNothingWithTheQueue(t *testing.T) {
 }
 
 func TestReceiveTakesAtMostMaxMessages(t *testing.T) {
-	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 	var out []sqsloop.OutgoingMessage
 	for i := range 25 {
 		out = append(out, sqsloop.OutgoingMessage{Body: strconv.Itoa(i)})
@@ -126,7 +125,7 @@ func TestReceiveTakesAtMostMaxMessages(t *testing.T) {
 
 func TestVisibilityTimeoutLapses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 		ids := send(t, q, bodies("a")...)
 		first := receive(t, q, 1, 10*time.Second)[0]
 		time.Sleep(10*time.Second - time.Nanosecond)
@@ -161,7 +160,7 @@ func TestVisibilityTimeoutLapses(t *testing.T) {
 }
 
 func TestZeroVisibilityTimeoutRevealsAtOnce(t *testing.T) {
-	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 	send(t, q, bodies("a")...)
 	for i := 1; i <= 3; i++ {
 		msgs := receive(t, q, 10, 0)
@@ -172,7 +171,7 @@ func TestZeroVisibilityTimeoutRevealsAtOnce(t *testing.T) {
 }
 
 func TestReceiptHandlesAreUnique(t *testing.T) {
-	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 	send(t, q, bodies("a", "b", "c")...)
 	seen := map[string]bool{}
 	for range 50 {
@@ -194,7 +193,7 @@ func TestReceiptHandlesAreUnique(t *testing.T) {
 // TestReceiveChoosesMessageAttributes covers nil, empty, a prefix and one
 // name.)
 func TestReceiveMessageAttributeNamesAsSQSReadsThem(t *testing.T) {
-	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 	send(t, q, sqsloop.OutgoingMessage{Body: "x", MessageAttributes: map[string]sqsloop.MessageAttribute{
 		"order.id": {DataType: "String", StringValue: "o-1"},
 		"orderly":  {DataType: "String", StringValue: "no"},

@@ -11,14 +11,11 @@ import (
 func TestRedriveAfterMaxReceiveCount(t *testing.T) {
 	b := memmailbox.NewBroker()
 	defer b.Close()
-	dlq, err := b.CreateQueue("jobs-dlq", memmailbox.QueueConfig{})
+	q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs", MaxReceiveCount: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := b.CreateQueue("jobs", memmailbox.QueueConfig{MaxReceiveCount: 2, DeadLetterQueue: "jobs-dlq"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dlq := b.Queue("jobs-dlq")
 	ids := send(t, q, bodies("poison", "fine")...)
 	for i := 1; i <= 2; i++ {
 		got := receive(t, q, 10, 0) // visible again at once: a failed attempt
@@ -48,11 +45,11 @@ func TestRedriveAfterMaxReceiveCount(t *testing.T) {
 func TestRedriveOnlyWhatIsDue(t *testing.T) {
 	b := memmailbox.NewBroker()
 	defer b.Close()
-	dlq, _ := b.CreateQueue("dlq", memmailbox.QueueConfig{})
-	q, err := b.CreateQueue("jobs", memmailbox.QueueConfig{MaxReceiveCount: 1, DeadLetterQueue: "dlq"})
+	q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs", MaxReceiveCount: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
+	dlq := b.Queue("jobs-dlq")
 	send(t, q, bodies("old")...)
 	receive(t, q, 1, 0) // "old" has had its one receive
 	send(t, q, bodies("new")...)
@@ -66,11 +63,11 @@ func TestRedriveOnlyWhatIsDue(t *testing.T) {
 func TestRedriveFIFOKeepsGroups(t *testing.T) {
 	b := memmailbox.NewBroker()
 	defer b.Close()
-	dlq, _ := b.CreateQueue("dlq.fifo", memmailbox.QueueConfig{FIFO: true})
-	q, err := b.CreateQueue("jobs.fifo", memmailbox.QueueConfig{FIFO: true, ContentBasedDeduplication: true, MaxReceiveCount: 1, DeadLetterQueue: "dlq.fifo"})
+	q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs.fifo", FIFO: true, ContentBasedDeduplication: true, MaxReceiveCount: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
+	dlq := b.Queue("jobs-dlq.fifo")
 	send(t, q,
 		sqsloop.OutgoingMessage{Body: "a1", MessageGroupID: "a"},
 		sqsloop.OutgoingMessage{Body: "a2", MessageGroupID: "a"},

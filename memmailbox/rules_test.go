@@ -33,7 +33,7 @@ func TestDurationsCountWholeSeconds(t *testing.T) {
 	}
 	t.Run("visibility timeout", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+			_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 			send(t, q, bodies("a")...)
 			m := receive(t, q, 1, 1500*time.Millisecond)
 			if len(m) != 1 {
@@ -47,7 +47,7 @@ func TestDurationsCountWholeSeconds(t *testing.T) {
 	})
 	t.Run("visibility change", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+			_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 			send(t, q, bodies("a")...)
 			m := receive(t, q, 1, time.Minute)
 			if err := change(q, m[0], time.Nanosecond); err != nil {
@@ -58,7 +58,7 @@ func TestDurationsCountWholeSeconds(t *testing.T) {
 	})
 	t.Run("delay", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			_, q := newQueue(t, "jobs", memmailbox.QueueConfig{Delay: 100 * time.Millisecond})
+			_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs", Delay: 100 * time.Millisecond})
 			send(t, q, sqsloop.OutgoingMessage{Body: "own", Delay: 1200 * time.Millisecond}, sqsloop.OutgoingMessage{Body: "queue's"})
 			if got := q.Stats().Delayed; got != 2 {
 				t.Fatalf("Delayed = %d, want 2", got)
@@ -78,7 +78,7 @@ func TestDurationsCountWholeSeconds(t *testing.T) {
 	})
 	t.Run("long poll", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+			_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 			start := time.Now()
 			msgs, err := q.Receive(context.Background(), sqsloop.ReceiveRequest{MaxMessages: 1, WaitTime: 100 * time.Millisecond})
 			if err != nil || len(msgs) != 0 {

@@ -8,8 +8,8 @@ import (
 )
 
 // Send enqueues 1–10 messages (SendMessageBatch) and returns one result per
-// message, in order, with the message ID SQS-style (a UUID) or the entry's
-// error. A message is visible at once, or after its Delay (0–15 min, rounded
+// message, in order, with the message ID SQS-style (a UUID) and, on a FIFO
+// queue, the sequence number, or the entry's error. A message is visible at once, or after its Delay (0–15 min, rounded
 // up to whole seconds with sqsloop.WholeSeconds, as SQS counts
 // DelaySeconds; 0 means the queue's Delay). Body and message attributes are
 // copied.
@@ -30,7 +30,8 @@ import (
 // sqsloop.ValidateSend's error, unchanged, for a message SQS would reject on
 // any queue (empty or oversized body, characters SQS rejects, more than 10 or
 // malformed message attributes, Delay out of range, a malformed
-// MessageGroupID or DeduplicationID); else this queue's own rule: a FIFO
+// MessageGroupID or DeduplicationID); else this queue's own rule: a
+// message over the queue's MaxMessageSize fails, naming its size; a FIFO
 // queue takes no per-message Delay and needs a MessageGroupID, and a
 // DeduplicationID unless ContentBasedDeduplication; a standard queue takes
 // no DeduplicationID. The call as a whole fails with ValidateSend's error for
@@ -75,8 +76,8 @@ func (q *Queue) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]sqs
 			continue
 		}
 		if s.cfg.FIFO {
-			if id, dup := s.dedup.lookup(r.dedupID, now); dup {
-				results[i].MessageID = id
+			if first, dup := s.dedup.lookup(r.dedupID, now); dup {
+				results[i].MessageID, results[i].SequenceNumber = first.messageID, first.seq
 				s.stats.Duplicates++
 				continue
 			}
@@ -84,12 +85,12 @@ func (q *Queue) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]sqs
 		r.id = s.ids.messageID()
 		r.sentAt = now
 		r.sentTS = millis(now)
+		s.enqueue(r, delays[i], now) // gives a FIFO message its sequence number
 		if s.cfg.FIFO {
-			s.dedup.add(r.dedupID, r.id, now)
+			s.dedup.add(r.dedupID, r.id, r.seq, now)
 		}
-		s.enqueue(r, delays[i], now)
 		s.stats.Sent++
-		results[i].MessageID = r.id
+		results[i].MessageID, results[i].SequenceNumber = r.id, r.seq
 	}
 	return results, nil
 }

@@ -8,11 +8,10 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/memmailbox"
 )
 
 func TestSendRejectsBadMessagesPerEntry(t *testing.T) {
-	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 	str := func(v string) sqsloop.MessageAttribute {
 		return sqsloop.MessageAttribute{DataType: "String", StringValue: v}
 	}
@@ -60,7 +59,7 @@ func TestSendRejectsBadMessagesPerEntry(t *testing.T) {
 }
 
 func TestSendAcceptsWhatSQSAccepts(t *testing.T) {
-	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 	// SQS takes 1 MiB (1,048,576 bytes), body and message attributes together.
 	ids := send(t, q, sqsloop.OutgoingMessage{Body: strings.Repeat("x", 1<<20)})
 	ids = append(ids, send(t, q, sqsloop.OutgoingMessage{Body: strings.Repeat("x", 1<<20-12), MessageAttributes: map[string]sqsloop.MessageAttribute{
@@ -88,7 +87,7 @@ func TestSendAcceptsWhatSQSAccepts(t *testing.T) {
 }
 
 func TestSendBatchOverSizeFailsTheCall(t *testing.T) {
-	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 	// SQS caps a whole SendMessageBatch at 1 MiB too (the sum of its
 	// messages), not at 10 times a message.
 	half := strings.Repeat("x", 1<<19)
@@ -103,7 +102,7 @@ func TestSendBatchOverSizeFailsTheCall(t *testing.T) {
 // together and in flight together), and the received message reports it.
 // SequenceNumber and MessageDeduplicationId stay FIFO-only.
 func TestStandardQueueTakesMessageGroupID(t *testing.T) {
-	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 	send(t, q,
 		sqsloop.OutgoingMessage{Body: "a1", MessageGroupID: "tenant-a"},
 		sqsloop.OutgoingMessage{Body: "a2", MessageGroupID: "tenant-a"},

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/sqsloop/sqsloop"
 )
 
 // queueState is one queue's messages. Every field below mu is guarded by it.
@@ -14,8 +16,8 @@ import (
 // delete, whatever its state, which keeps the group's order.
 type queueState struct {
 	name string
-	cfg  QueueConfig // with defaults applied
-	dlq  *queueState // nil without a redrive policy
+	cfg  sqsloop.QueueSpec // with defaults applied (WithDefaults)
+	dlq  *queueState       // nil without a redrive policy
 
 	mu       sync.Mutex
 	closed   bool          // by Broker.Close
@@ -35,9 +37,9 @@ type queueState struct {
 	stats    Stats // cumulative counters; gauges are filled in by snapshot
 }
 
-func newQueueState(name string, cfg QueueConfig, dlq *queueState) *queueState {
+func newQueueState(cfg sqsloop.QueueSpec, dlq *queueState) *queueState {
 	s := &queueState{
-		name:    name,
+		name:    cfg.Name,
 		cfg:     cfg,
 		dlq:     dlq,
 		done:    make(chan struct{}),
@@ -230,6 +232,25 @@ func (s *queueState) acceptDeadLetters(rs []*record) {
 		s.enqueue(r, 0, now)
 		s.stats.DeadLetteredIn++
 	}
+}
+
+// attributes returns the queue's configuration as QueueAttributes report
+// it, without the approximate counts. The configuration never changes, so
+// s.mu need not be held.
+func (s *queueState) attributes() sqsloop.QueueAttributes {
+	a := sqsloop.QueueAttributes{
+		VisibilityTimeout:         s.cfg.VisibilityTimeout,
+		Delay:                     s.cfg.Delay,
+		RetentionPeriod:           s.cfg.RetentionPeriod,
+		MaxMessageSize:            s.cfg.MaxMessageSize,
+		MaxReceiveCount:           s.cfg.MaxReceiveCount,
+		FIFO:                      s.cfg.FIFO,
+		ContentBasedDeduplication: s.cfg.ContentBasedDeduplication,
+	}
+	if s.dlq != nil {
+		a.DeadLetterQueue = s.dlq.name
+	}
+	return a
 }
 
 // snapshot returns the counters, with the gauges filled in.

@@ -7,12 +7,11 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/memmailbox"
 )
 
 func TestExtendCountsFromNow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 		send(t, q, bodies("a")...)
 		m := receive(t, q, 1, 10*time.Second)[0]
 		time.Sleep(8 * time.Second)
@@ -28,7 +27,7 @@ func TestExtendCountsFromNow(t *testing.T) {
 
 func TestShortenLease(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 		send(t, q, bodies("a")...)
 		m := receive(t, q, 1, time.Hour)[0]
 		if err := change(q, m, time.Second); err != nil {
@@ -40,7 +39,7 @@ func TestShortenLease(t *testing.T) {
 }
 
 func TestNackRevealsAtOnce(t *testing.T) {
-	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 	send(t, q, bodies("a")...)
 	m := receive(t, q, 1, time.Hour)[0]
 	if err := change(q, m, 0); err != nil {
@@ -60,7 +59,7 @@ func TestNackRevealsAtOnce(t *testing.T) {
 
 func TestNackWithBackOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 		send(t, q, bodies("a")...)
 		m := receive(t, q, 1, time.Hour)[0]
 		if err := change(q, m, 30*time.Second); err != nil {
@@ -78,7 +77,7 @@ func TestNackWithBackOff(t *testing.T) {
 
 func TestTwelveHourCeiling(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 		send(t, q, bodies("a")...)
 		m := receive(t, q, 1, time.Hour)[0]
 		for range 11 {
@@ -108,7 +107,7 @@ func TestTwelveHourCeiling(t *testing.T) {
 
 func TestFailedExtendChangesNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 		send(t, q, bodies("a")...)
 		m := receive(t, q, 1, time.Minute)[0]
 		time.Sleep(time.Second)
@@ -119,7 +118,7 @@ func TestFailedExtendChangesNothing(t *testing.T) {
 }
 
 func TestChangeVisibilityFailsPerEntry(t *testing.T) {
-	_, q := newQueue(t, "jobs", memmailbox.QueueConfig{})
+	_, q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
 	send(t, q, bodies("a", "b")...)
 	msgs := receive(t, q, 2, time.Minute)
 	errs, err := q.ChangeVisibility(context.Background(), []sqsloop.VisibilityChange{

@@ -18,7 +18,7 @@ import (
 func Example() {
 	broker := memmailbox.NewBroker()
 	defer broker.Close()
-	q, err := broker.CreateQueue("jobs", memmailbox.QueueConfig{})
+	q, err := broker.CreateQueue(sqsloop.QueueSpec{Name: "jobs"})
 	if err != nil {
 		log.Fatal(err)
 	}

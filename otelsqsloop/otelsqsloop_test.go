@@ -332,7 +332,7 @@ func jobsQueue(t *testing.T) *memmailbox.Queue {
 	t.Helper()
 	b := memmailbox.NewBroker()
 	t.Cleanup(func() { b.Close() })
-	q, err := b.CreateQueue("jobs", memmailbox.QueueConfig{})
+	q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func BenchmarkHandle(b *testing.B) {
 			if withClient {
 				broker := memmailbox.NewBroker()
 				defer broker.Close()
-				q, err := broker.CreateQueue("jobs", memmailbox.QueueConfig{VisibilityTimeout: time.Minute})
+				q, err := broker.CreateQueue(sqsloop.QueueSpec{Name: "jobs", VisibilityTimeout: time.Minute})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/heartbeat"
-	"github.com/sqsloop/sqsloop/memmailbox"
 )
 
 // An execution environment of Lambda Managed Instances runs several
@@ -19,7 +18,7 @@ import (
 // queue once, and answers each with its own failures.
 func TestConcurrentInvocations(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{VisibilityTimeout: 3 * time.Second, MaxReceiveCount: 5})
+		q := newQueue(t, sqsloop.QueueSpec{VisibilityTimeout: 3 * time.Second, MaxReceiveCount: 5})
 		w := &watched{Queue: q}
 		opens := 0
 		h := mustNew(t, func(ctx context.Context, m *sqsloop.Message) error {

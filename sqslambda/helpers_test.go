@@ -171,25 +171,16 @@ const (
 )
 
 // newQueue returns a memmailbox queue named as testARN says ("jobs", or
-// "jobs.fifo"), with a dead-letter queue when cfg has a maxReceiveCount.
-func newQueue(t *testing.T, cfg memmailbox.QueueConfig) *memmailbox.Queue {
+// "jobs.fifo"), with a dead-letter queue when spec has a MaxReceiveCount.
+func newQueue(t *testing.T, spec sqsloop.QueueSpec) *memmailbox.Queue {
 	t.Helper()
 	b := memmailbox.NewBroker()
 	t.Cleanup(func() { b.Close() })
-	if cfg.MaxReceiveCount > 0 {
-		cfg.DeadLetterQueue = "jobs-dlq"
-		if cfg.FIFO {
-			cfg.DeadLetterQueue = "jobs-dlq.fifo"
-		}
-		if _, err := b.CreateQueue(cfg.DeadLetterQueue, memmailbox.QueueConfig{FIFO: cfg.FIFO}); err != nil {
-			t.Fatal(err)
-		}
+	spec.Name = "jobs"
+	if spec.FIFO {
+		spec.Name = "jobs.fifo"
 	}
-	name := "jobs"
-	if cfg.FIFO {
-		name = "jobs.fifo"
-	}
-	q, err := b.CreateQueue(name, cfg)
+	q, err := b.CreateQueue(spec)
 	if err != nil {
 		t.Fatal(err)
 	}

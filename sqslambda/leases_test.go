@@ -15,7 +15,6 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/heartbeat"
-	"github.com/sqsloop/sqsloop/memmailbox"
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
@@ -73,7 +72,7 @@ func (w *watched) counts() (changes, attrReads, deletes int) {
 // Nothing is deleted by the Handler itself.
 func TestBeatingRecordStaysHiddenPastTheVisibilityTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{VisibilityTimeout: 3 * time.Second, MaxReceiveCount: 5})
+		q := newQueue(t, sqsloop.QueueSpec{VisibilityTimeout: 3 * time.Second, MaxReceiveCount: 5})
 		w := &watched{Queue: q}
 		send(t, q, false, "long job")
 		ev := receiveEvent(t, q, 1, 3*time.Second)
@@ -121,7 +120,7 @@ func TestBeatingRecordStaysHiddenPastTheVisibilityTimeout(t *testing.T) {
 // gets the message.
 func TestRecordThatStopsBeatingLosesItsLease(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{VisibilityTimeout: 3 * time.Second, MaxReceiveCount: 5})
+		q := newQueue(t, sqsloop.QueueSpec{VisibilityTimeout: 3 * time.Second, MaxReceiveCount: 5})
 		send(t, q, false, "stuck job")
 		ev := receiveEvent(t, q, 1, 3*time.Second)
 		var cause error
@@ -158,7 +157,7 @@ func TestFailedRecordComesBackAfterItsBackoff(t *testing.T) {
 		name := map[bool]string{true: "with a client", false: "without a client"}[withClient]
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				q := newQueue(t, memmailbox.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5})
+				q := newQueue(t, sqsloop.QueueSpec{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5})
 				send(t, q, false, "fail: always")
 				ev := receiveEvent(t, q, 1, 30*time.Second)
 				cfg := Config{Backoff: func(int) time.Duration { return 5 * time.Second }}
@@ -197,7 +196,7 @@ func TestFailedRecordComesBackAfterItsBackoff(t *testing.T) {
 // job-4 and job-5 never start.
 func TestCutOffRecordsAreGivenBackAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5})
+		q := newQueue(t, sqsloop.QueueSpec{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5})
 		send(t, q, false, "job-0", "job-1", "job-2", "job-3", "job-4", "job-5")
 		ev := receiveEvent(t, q, 6, 30*time.Second)
 		h := mustNew(t, func(ctx context.Context, m *sqsloop.Message) error {
@@ -231,7 +230,7 @@ func TestCutOffRecordsAreGivenBackAtOnce(t *testing.T) {
 // nothing of it before, the failed record first.
 func TestFIFOGroupComesBackInOrderAfterTheBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{FIFO: true, VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5})
+		q := newQueue(t, sqsloop.QueueSpec{FIFO: true, VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5})
 		send(t, q, true, "ok A1", "fail A2", "ok A3", "ok A4", "ok B1")
 		ev := receiveEvent(t, q, 5, 30*time.Second)
 		var r runs
@@ -275,7 +274,7 @@ func TestFIFOGroupComesBackInOrderAfterTheBackoff(t *testing.T) {
 // started has ended.
 func TestNothingRunsBetweenInvocations(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{VisibilityTimeout: 3 * time.Second, MaxReceiveCount: 5})
+		q := newQueue(t, sqsloop.QueueSpec{VisibilityTimeout: 3 * time.Second, MaxReceiveCount: 5})
 		w := &watched{Queue: q}
 		send(t, q, false, "ok 1", "fail 2", "ok 3")
 		ev := receiveEvent(t, q, 3, 3*time.Second)
@@ -297,7 +296,7 @@ func TestNothingRunsBetweenInvocations(t *testing.T) {
 	})
 	// The same in real time: no goroutine of the Handler outlives Handle.
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	q := newQueue(t, memmailbox.QueueConfig{VisibilityTimeout: 3 * time.Second})
+	q := newQueue(t, sqsloop.QueueSpec{VisibilityTimeout: 3 * time.Second})
 	send(t, q, false, "ok 1", "fail 2")
 	ev := receiveEvent(t, q, 2, 3*time.Second)
 	h := mustNew(t, byBody(nil), Config{OpenQueue: opener(t, q, nil)})
@@ -313,7 +312,7 @@ func TestNothingRunsBetweenInvocations(t *testing.T) {
 // new execution environment) checks again.
 func TestQueueCheckedOncePerColdStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{VisibilityTimeout: 10 * time.Second})
+		q := newQueue(t, sqsloop.QueueSpec{VisibilityTimeout: 10 * time.Second})
 		w := &watched{Queue: q}
 		send(t, q, false, "ok 1", "ok 2")
 		logger, lg := newLogger()
@@ -332,7 +331,7 @@ func TestQueueCheckedOncePerColdStart(t *testing.T) {
 			t.Errorf("%d attribute reads, %d opens, want 1 each", reads, opens)
 		}
 
-		low := newQueue(t, memmailbox.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 3})
+		low := newQueue(t, sqsloop.QueueSpec{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 3})
 		send(t, low, false, "ok 3")
 		logger, lg = newLogger()
 		h = mustNew(t, byBody(nil), Config{OpenQueue: opener(t, low, nil), Logger: logger})
@@ -352,7 +351,7 @@ func TestQueueCheckedOncePerColdStart(t *testing.T) {
 // The records are answered all the same.
 func TestAccessDeniedTurnsTheClientOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5})
+		q := newQueue(t, sqsloop.QueueSpec{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5})
 		denied := &watched{Queue: q, attrErr: sqsloop.ErrAccessDenied}
 		logger, lg := newLogger()
 		h := mustNew(t, byBody(nil), Config{OpenQueue: opener(t, denied, nil), Logger: logger})
@@ -367,7 +366,7 @@ func TestAccessDeniedTurnsTheClientOff(t *testing.T) {
 			t.Errorf("%d reads, %d changes, errors %q: want one read, one ERROR, no change", reads, changes, lg.at(slog.LevelError))
 		}
 
-		q2 := newQueue(t, memmailbox.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5})
+		q2 := newQueue(t, sqsloop.QueueSpec{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5})
 		w := &watched{Queue: q2, changeErr: sqsloop.ErrAccessDenied}
 		logger, lg = newLogger()
 		h = mustNew(t, byBody(nil), Config{OpenQueue: opener(t, w, nil), Logger: logger})
@@ -394,7 +393,7 @@ func TestAccessDeniedTurnsTheClientOff(t *testing.T) {
 // lease owner, and the next one tries again.
 func TestTransientCheckFailureIsTriedAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := newQueue(t, memmailbox.QueueConfig{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5})
+		q := newQueue(t, sqsloop.QueueSpec{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5})
 		w := &watched{Queue: q, attrErr: errors.New("connection reset")}
 		h := mustNew(t, byBody(nil), Config{OpenQueue: opener(t, w, nil)})
 		send(t, q, false, "fail 1", "fail 2")

@@ -24,9 +24,20 @@ type API interface {
 	SendMessageBatch(ctx context.Context, params *sqs.SendMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
 	// GetQueueAttributes is sqs.Client.GetQueueAttributes.
 	GetQueueAttributes(ctx context.Context, params *sqs.GetQueueAttributesInput, optFns ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
+	// GetQueueUrl is sqs.Client.GetQueueUrl (OpenDeadLetterQueue finds
+	// the dead-letter queue with it).
+	GetQueueUrl(ctx context.Context, params *sqs.GetQueueUrlInput, optFns ...func(*sqs.Options)) (*sqs.GetQueueUrlOutput, error)
 }
 
-var _ API = (*sqs.Client)(nil)
+// AdminAPI is API with CreateQueue: what CreateQueue needs, in the SDK's
+// signatures; a *sqs.Client fits it. The same rules as API's apply.
+type AdminAPI interface {
+	API
+	// CreateQueue is sqs.Client.CreateQueue.
+	CreateQueue(ctx context.Context, params *sqs.CreateQueueInput, optFns ...func(*sqs.Options)) (*sqs.CreateQueueOutput, error)
+}
+
+var _ AdminAPI = (*sqs.Client)(nil)
 
 // Per-call options the Mailbox passes to API calls, built once rather than
 // on every call (the SDK only reads them; other API implementations may

@@ -14,12 +14,16 @@ import (
 	"github.com/sqsloop/sqsloop"
 )
 
-// QueueAttributes reads the queue's VisibilityTimeout, DelaySeconds,
-// RedrivePolicy and FifoQueue attributes with one GetQueueAttributes call.
-// Attributes the queue does not report stay zero (no redrive policy:
-// MaxReceiveCount 0 and DeadLetterQueue ""; standard queue: FIFO false). The
-// redrive policy's maxReceiveCount is accepted as a JSON number or string;
-// DeadLetterQueue is the dead-letter queue's ARN (deadLetterTargetArn).
+// QueueAttributes reads the queue's settings (VisibilityTimeout,
+// DelaySeconds, MessageRetentionPeriod, MaximumMessageSize, RedrivePolicy,
+// FifoQueue, ContentBasedDeduplication) and its approximate counts
+// (ApproximateNumberOfMessages, …NotVisible, …Delayed: eventually
+// consistent on SQS, about a minute behind at worst) with one
+// GetQueueAttributes call. Attributes the queue does not report stay zero
+// (no redrive policy: MaxReceiveCount 0 and DeadLetterQueue ""; standard
+// queue: FIFO false). The redrive policy's maxReceiveCount is accepted as a
+// JSON number or string; DeadLetterQueue is the dead-letter queue's ARN
+// (deadLetterTargetArn).
 //
 // Errors: sqsloop.ErrMailboxClosed after Close, sqsloop.ErrQueueNotFound
 // (naming the queue URL), sqsloop.ErrAccessDenied (no sqs:GetQueueAttributes
@@ -33,13 +37,8 @@ func (m *Mailbox) QueueAttributes(ctx context.Context) (sqsloop.QueueAttributes,
 	}
 	start := time.Now()
 	out, err := m.client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
-		QueueUrl: aws.String(m.queueURL),
-		AttributeNames: []types.QueueAttributeName{
-			types.QueueAttributeNameVisibilityTimeout,
-			types.QueueAttributeNameDelaySeconds,
-			types.QueueAttributeNameRedrivePolicy,
-			types.QueueAttributeNameFifoQueue,
-		},
+		QueueUrl:       aws.String(m.queueURL),
+		AttributeNames: attributeNames,
 	}, callOptions...)
 	m.observe(start, err)
 	if err != nil {
@@ -56,6 +55,20 @@ func (m *Mailbox) QueueAttributes(ctx context.Context) (sqsloop.QueueAttributes,
 	return qa, nil
 }
 
+// attributeNames are the attributes QueueAttributes asks for.
+var attributeNames = []types.QueueAttributeName{
+	types.QueueAttributeNameVisibilityTimeout,
+	types.QueueAttributeNameDelaySeconds,
+	types.QueueAttributeNameMessageRetentionPeriod,
+	types.QueueAttributeNameMaximumMessageSize,
+	types.QueueAttributeNameRedrivePolicy,
+	types.QueueAttributeNameFifoQueue,
+	types.QueueAttributeNameContentBasedDeduplication,
+	types.QueueAttributeNameApproximateNumberOfMessages,
+	types.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+	types.QueueAttributeNameApproximateNumberOfMessagesDelayed,
+}
+
 // parseQueueAttributes maps GetQueueAttributes' answer to QueueAttributes.
 func parseQueueAttributes(attrs map[string]string) (sqsloop.QueueAttributes, error) {
 	var qa sqsloop.QueueAttributes
@@ -66,9 +79,33 @@ func parseQueueAttributes(attrs map[string]string) (sqsloop.QueueAttributes, err
 	if qa.Delay, err = secondsAttr(attrs, string(types.QueueAttributeNameDelaySeconds)); err != nil {
 		return qa, err
 	}
-	if v, ok := attrs[string(types.QueueAttributeNameFifoQueue)]; ok {
-		if qa.FIFO, err = strconv.ParseBool(v); err != nil {
-			return qa, fmt.Errorf("attribute FifoQueue = %q: want true or false", v)
+	if qa.RetentionPeriod, err = secondsAttr(attrs, string(types.QueueAttributeNameMessageRetentionPeriod)); err != nil {
+		return qa, err
+	}
+	for _, c := range []struct {
+		name types.QueueAttributeName
+		to   *int
+	}{
+		{types.QueueAttributeNameMaximumMessageSize, &qa.MaxMessageSize},
+		{types.QueueAttributeNameApproximateNumberOfMessages, &qa.ApproximateMessages},
+		{types.QueueAttributeNameApproximateNumberOfMessagesNotVisible, &qa.ApproximateMessagesInFlight},
+		{types.QueueAttributeNameApproximateNumberOfMessagesDelayed, &qa.ApproximateMessagesDelayed},
+	} {
+		if *c.to, err = countAttr(attrs, string(c.name)); err != nil {
+			return qa, err
+		}
+	}
+	for _, b := range []struct {
+		name types.QueueAttributeName
+		to   *bool
+	}{
+		{types.QueueAttributeNameFifoQueue, &qa.FIFO},
+		{types.QueueAttributeNameContentBasedDeduplication, &qa.ContentBasedDeduplication},
+	} {
+		if v, ok := attrs[string(b.name)]; ok {
+			if *b.to, err = strconv.ParseBool(v); err != nil {
+				return qa, fmt.Errorf("attribute %s = %q: want true or false", b.name, v)
+			}
 		}
 	}
 	if v := attrs[string(types.QueueAttributeNameRedrivePolicy)]; v != "" {
@@ -77,6 +114,19 @@ func parseQueueAttributes(attrs map[string]string) (sqsloop.QueueAttributes, err
 		}
 	}
 	return qa, nil
+}
+
+// countAttr reads a whole number attribute, 0 or more; 0 when absent.
+func countAttr(attrs map[string]string, name string) (int, error) {
+	v, ok := attrs[name]
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("attribute %s = %q: want a whole number, 0 or more", name, v)
+	}
+	return n, nil
 }
 
 func secondsAttr(attrs map[string]string, name string) (time.Duration, error) {

@@ -141,7 +141,8 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 //
 // Call errors are as for Delete, plus sqsloop.ValidateSend's for valid
 // entries adding up to more than 1 MiB. Otherwise there is one SendResult
-// per message, in input order: MessageID on success, else Err
+// per message, in input order: MessageID (and, on a FIFO queue,
+// SequenceNumber) on success, else Err
 // (sqsloop.ValidateSend's error, unchanged, wrapping
 // sqsloop.ErrInvalidArgument and naming the field, for an entry invalid on
 // any queue, which is not sent while the others are; for a Failed entry its
@@ -198,7 +199,7 @@ func (m *Mailbox) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]s
 	}
 	for _, s := range out.Successful {
 		if i, found := entryIndex(s.Id, len(msgs)); found && results[i].Err == nil {
-			results[i].MessageID = aws.ToString(s.MessageId)
+			results[i].MessageID, results[i].SequenceNumber = aws.ToString(s.MessageId), aws.ToString(s.SequenceNumber)
 		}
 	}
 	return results, nil

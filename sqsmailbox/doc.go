@@ -5,7 +5,12 @@
 //
 // Each Mailbox method is one SQS call: Receive is ReceiveMessage, Delete is
 // DeleteMessageBatch, ChangeVisibility is ChangeMessageVisibilityBatch, Send is
-// SendMessageBatch and QueueAttributes is GetQueueAttributes. The package
+// SendMessageBatch and QueueAttributes is GetQueueAttributes;
+// OpenDeadLetterQueue (sqsloop.DeadLetterQueueOpener) reads the redrive
+// policy and finds the dead-letter queue with GetQueueUrl. [CreateQueue]
+// sets up a queue, its dead-letter queue and redrive policy from a
+// sqsloop.QueueSpec in one idempotent call, for development and tests. The
+// package
 // retries nothing itself (throttling and 5xx answers are left to the SDK's
 // retryer), starts no goroutines and logs nothing, so it never logs
 // credentials or receipt handles.

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
@@ -20,12 +21,14 @@ type fakeAPI struct {
 	changes    []*sqs.ChangeMessageVisibilityBatchInput
 	sends      []*sqs.SendMessageBatchInput
 	attrs      []*sqs.GetQueueAttributesInput
+	urls       []*sqs.GetQueueUrlInput
 
 	onReceive func(context.Context, *sqs.ReceiveMessageInput) (*sqs.ReceiveMessageOutput, error)
 	onDelete  func(context.Context, *sqs.DeleteMessageBatchInput) (*sqs.DeleteMessageBatchOutput, error)
 	onChange  func(context.Context, *sqs.ChangeMessageVisibilityBatchInput) (*sqs.ChangeMessageVisibilityBatchOutput, error)
 	onSend    func(context.Context, *sqs.SendMessageBatchInput) (*sqs.SendMessageBatchOutput, error)
 	onAttrs   func(context.Context, *sqs.GetQueueAttributesInput) (*sqs.GetQueueAttributesOutput, error)
+	onURL     func(context.Context, *sqs.GetQueueUrlInput) (*sqs.GetQueueUrlOutput, error)
 }
 
 var _ API = (*fakeAPI)(nil)
@@ -99,11 +102,22 @@ func (f *fakeAPI) GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttrib
 	return h(ctx, in)
 }
 
+func (f *fakeAPI) GetQueueUrl(ctx context.Context, in *sqs.GetQueueUrlInput, _ ...func(*sqs.Options)) (*sqs.GetQueueUrlOutput, error) {
+	f.mu.Lock()
+	f.urls = append(f.urls, in)
+	h := f.onURL
+	f.mu.Unlock()
+	if h == nil {
+		return nil, &types.QueueDoesNotExist{Message: aws.String("The specified queue does not exist.")}
+	}
+	return h(ctx, in)
+}
+
 // calls counts every call the fake received.
 func (f *fakeAPI) calls() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return len(f.receives) + len(f.deletes) + len(f.changes) + len(f.sends) + len(f.attrs)
+	return len(f.receives) + len(f.deletes) + len(f.changes) + len(f.sends) + len(f.attrs) + len(f.urls)
 }
 
 const testQueueURL = "https://sqs.us-east-1.amazonaws.com/123456789012/jobs"

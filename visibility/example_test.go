@@ -23,7 +23,7 @@ func ExampleManager() {
 	ctx := context.Background()
 	broker := memmailbox.NewBroker()
 	defer broker.Close()
-	q, _ := broker.CreateQueue("jobs", memmailbox.QueueConfig{})
+	q, _ := broker.CreateQueue(sqsloop.QueueSpec{Name: "jobs"})
 	q.Send(ctx, []sqsloop.OutgoingMessage{{Body: "ok"}, {Body: "fails"}})
 
 	m, err := visibility.New(q, visibility.Config{Interval: 10 * time.Second, Extension: time.Minute}, nil)

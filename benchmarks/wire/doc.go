@@ -10,5 +10,6 @@
 //     the Initialize step.
 //
 // Instrument puts both on an sqs.Client. The two attempt counts must agree;
-// Calls tells retries apart (attempts minus calls).
+// Calls tells retries apart (attempts minus calls). WithLatency gives a
+// client the round trip of a remote endpoint on a local server.
 package wire

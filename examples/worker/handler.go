@@ -23,8 +23,10 @@ type hasher struct {
 	bytes  atomic.Int64
 }
 
-func (h *hasher) handle(ctx context.Context, m *sqsloop.Message) error {
-	switch m.MessageAttributes["kind"].StringValue {
+// handle runs one job: consumer.JSON decoded its body (a body that does
+// not decode never gets here: it is a poison message).
+func (h *hasher) handle(ctx context.Context, m *sqsloop.Message, j job) error {
+	switch j.Kind {
 	case kindFail:
 		return errors.New("this job always fails")
 	case kindStuck:
@@ -38,7 +40,7 @@ func (h *hasher) handle(ctx context.Context, m *sqsloop.Message) error {
 		}
 		return nil // redelivered: this time it works
 	}
-	_, err := h.hash(ctx, m.Body)
+	_, err := h.hash(ctx, j.File)
 	return err
 }
 

@@ -2,19 +2,32 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/producer"
 )
 
-// Kinds of job, carried in the "kind" message attribute.
+// Kinds of job.
 const (
-	kindFile  = "file"  // hash the file named by the body
+	kindFile  = "file"  // hash the file named by job.File
 	kindStuck = "stuck" // hang without beating on its first delivery
 	kindFail  = "fail"  // always fail
 )
+
+// job is a message's body, as JSON: producer.JSON encodes it,
+// consumer.JSON decodes it for the handler.
+type job struct {
+	Kind string `json:"kind"`
+	File string `json:"file,omitempty"`
+}
+
+// malformedJob is the body of the job that is not JSON: a poison message,
+// moved to the dead-letter queue on its first delivery.
+const malformedJob = "this job is not JSON"
 
 // listFiles returns the regular files under dir, skipping .git (a
 // directory, or in a git worktree a file) and node_modules.
@@ -38,33 +51,49 @@ func listFiles(dir string) ([]string, error) {
 	return files, err
 }
 
-// enqueue sends the stuck and the failing job first (so their lapse and
-// retries overlap the file jobs), then one file job per file.
-func enqueue(ctx context.Context, mb sqsloop.Mailbox, files []string) error {
-	var batch []sqsloop.OutgoingMessage
-	add := func(kind, body string) {
-		batch = append(batch, sqsloop.OutgoingMessage{
-			Body:              body,
-			MessageAttributes: map[string]sqsloop.MessageAttribute{"kind": {DataType: "String", StringValue: kind}},
-		})
+// enqueue sends the stuck, the failing and the malformed job first (so
+// that their lapse, retries and move overlap the file jobs), then one file
+// job per file, with a producer: it batches them into SendMessageBatch
+// calls of 10 and retries what fails transiently. It returns how many it
+// sent and the errors of those it could not.
+func enqueue(ctx context.Context, mb sqsloop.Mailbox, files []string) (int, error) {
+	p, err := producer.New(mb, producer.Config{})
+	if err != nil {
+		return 0, err
 	}
-	add(kindStuck, "a job that stops beating")
-	add(kindFail, "a job that always fails")
-	for _, f := range files {
-		add(kindFile, f)
-	}
-	for len(batch) > 0 {
-		n := min(len(batch), sqsloop.MaxBatchSize)
-		res, err := mb.Send(ctx, batch[:n])
-		if err != nil {
-			return err
-		}
-		for _, r := range res {
-			if r.Err != nil {
-				return fmt.Errorf("send: %w", r.Err)
+	var pending []*producer.Pending
+	var errs []error
+	add := func(m sqsloop.OutgoingMessage, err error) {
+		if err == nil {
+			var pd *producer.Pending
+			if pd, err = p.Enqueue(ctx, m); err == nil {
+				pending = append(pending, pd)
 			}
 		}
-		batch = batch[n:]
+		errs = append(errs, err)
 	}
-	return nil
+	sent := 0
+	wait := func() {
+		for _, pd := range pending {
+			if _, err := pd.Wait(ctx); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			sent++
+		}
+		pending = pending[:0]
+	}
+	add(producer.JSON(job{Kind: kindStuck}, sqsloop.OutgoingMessage{}))
+	add(producer.JSON(job{Kind: kindFail}, sqsloop.OutgoingMessage{}))
+	add(sqsloop.OutgoingMessage{Body: malformedJob}, nil)
+	wait() // in the queue before the files: the batches of a producer race each other
+	for _, f := range files {
+		add(producer.JSON(job{Kind: kindFile, File: f}, sqsloop.OutgoingMessage{}))
+	}
+	wait()
+	errs = append(errs, p.Close(ctx))
+	if err := errors.Join(errs...); err != nil {
+		return sent, fmt.Errorf("enqueue: %d of %d jobs sent: %w", sent, len(files)+3, err)
+	}
+	return sent, nil
 }

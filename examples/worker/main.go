@@ -10,10 +10,16 @@
 // Leases are short (2 s) so extensions visibly happen. It exits 0 once the
 // queue is drained; Ctrl+C drains gracefully, twice exits at once.
 //
-// With -queue-url it consumes that SQS queue instead (-endpoint for
-// LocalStack, ElasticMQ or an emulator; credentials and region from the
-// standard AWS environment), and -send enqueues the same jobs there first.
-// Give the queue a redrive policy to see the failing job dead-lettered.
+// The jobs are JSON (producer.JSON, consumer.JSON), enqueued with a
+// producer; one more is not JSON at all, a poison message that the
+// consumer moves to the dead-letter queue on its first delivery.
+//
+// With -endpoint (LocalStack, ElasticMQ or an emulator) it sets up the
+// queue -queue there, with its dead-letter queue (sqsmailbox.CreateQueue),
+// and runs the same jobs on it. With -queue-url it consumes that SQS queue
+// instead (credentials and region from the standard AWS environment), and
+// -send enqueues the same jobs there first; give that queue a redrive policy
+// to see the failing job dead-lettered.
 package main
 
 import (
@@ -35,7 +41,8 @@ func main() {
 	flag.IntVar(&o.concurrency, "concurrency", 32, "handlers at once")
 	flag.DurationVar(&o.progress, "progress", time.Second, "how often to print progress (0: never)")
 	flag.StringVar(&o.queueURL, "queue-url", "", "consume this SQS queue instead of the in-memory one (AWS credentials and region from the environment)")
-	flag.StringVar(&o.endpoint, "endpoint", "", "base URL of an SQS-compatible server (LocalStack, ElasticMQ, fauxqs); empty: AWS")
+	flag.StringVar(&o.endpoint, "endpoint", "", "base URL of an SQS-compatible server (LocalStack, ElasticMQ, fauxqs); empty: AWS. Without -queue-url: set up -queue there and use it")
+	flag.StringVar(&o.queue, "queue", "jobs", "with -endpoint and no -queue-url: the queue to set up (with its dead-letter queue, NAME-dlq) and enqueue the jobs in")
 	flag.BoolVar(&o.send, "send", false, "with -queue-url: enqueue the jobs of -dir first")
 	flag.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics ("+metricsPath+"), the health probes (/livez, /readyz) and the lease page ("+leasesPath+") on this address, e.g. 127.0.0.1:9464")
 	flag.StringVar(&o.trace, "trace", "", "stdout: print the OpenTelemetry spans on standard output")
@@ -44,7 +51,9 @@ func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	var group lifecycle.LoopGroup // SIGTERM/SIGINT drain; a second one exits at once
 	sum, err := run(context.Background(), o, &group, os.Stdout, log)
-	sum.print(os.Stdout)
+	if sum.ran {
+		sum.print(os.Stdout)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		os.Exit(1)

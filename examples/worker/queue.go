@@ -15,15 +15,17 @@ type queue interface {
 	// approximate).
 	backlog(ctx context.Context) (int, error)
 	// deadLettered counts the messages this run added to the dead-letter
-	// queue (on SQS: approximate).
+	// queue, by the redrive policy and as poison messages (on SQS:
+	// approximate).
 	deadLettered(ctx context.Context) (int, error)
 	// exact reports whether backlog is exact (in memory) or approximate (SQS).
 	exact() bool
 	close()
 }
 
-// Settings of the in-memory queue: short leases so extensions show, and a
-// redrive policy so the failing job reaches the dead-letter queue.
+// Settings of the queue the worker sets up (in memory, or with -endpoint):
+// short leases so extensions show, and a redrive policy so the failing job
+// reaches the dead-letter queue.
 const (
 	queueName       = "jobs"
 	dlqName         = "jobs-dlq"
@@ -38,19 +40,12 @@ type memQueue struct {
 
 func newMemQueue() (*memQueue, error) {
 	b := memmailbox.NewBroker()
-	dlq, err := b.CreateQueue(dlqName, memmailbox.QueueConfig{})
+	q, err := b.CreateQueue(sqsloop.QueueSpec{Name: queueName, VisibilityTimeout: lease, MaxReceiveCount: maxReceiveCount})
 	if err != nil {
 		b.Close()
 		return nil, err
 	}
-	q, err := b.CreateQueue(queueName, memmailbox.QueueConfig{
-		VisibilityTimeout: lease, MaxReceiveCount: maxReceiveCount, DeadLetterQueue: dlqName,
-	})
-	if err != nil {
-		b.Close()
-		return nil, err
-	}
-	return &memQueue{broker: b, q: q, dlq: dlq}, nil
+	return &memQueue{broker: b, q: q, dlq: b.Queue(dlqName)}, nil
 }
 
 func (m *memQueue) mailbox() sqsloop.Mailbox { return m.q }

@@ -19,8 +19,9 @@ type options struct {
 	chunks      int
 	concurrency int
 	progress    time.Duration
-	queueURL    string // empty: the embedded in-memory queue
+	queueURL    string // empty: the embedded in-memory queue, or with endpoint the queue set up there
 	endpoint    string // SQS-compatible server; empty: AWS
+	queue       string // with endpoint and no queueURL: the queue to set up (and its DLQ)
 	send        bool   // enqueue the jobs into queueURL first
 	metricsAddr string // serve metrics, probes and the lease page here; empty: not at all
 	trace       string // "stdout": print spans; empty: none
@@ -30,17 +31,19 @@ type options struct {
 // extensions visibly happen.
 const lease = 2 * time.Second
 
-// open returns the queue o names.
+// open returns the queue o names: in memory, the queue at -queue-url, or
+// the one -queue names set up on -endpoint.
 func open(ctx context.Context, o options) (queue, error) {
-	if o.queueURL == "" {
+	if o.queueURL == "" && o.endpoint == "" {
 		return newMemQueue()
 	}
-	return newSQSQueue(ctx, o.endpoint, o.queueURL)
+	return newSQSQueue(ctx, o.endpoint, o.queueURL, o.queue)
 }
 
-// run enqueues the jobs (always in memory, with -send on SQS), consumes in
-// group until the queue is drained or the group shuts down (a signal, ctx
-// done), and returns the summary.
+// run enqueues the jobs (in memory and on a queue it set up always, with
+// -send on -queue-url), consumes in group until the queue is drained or the
+// group shuts down (a signal, ctx done), and returns the summary; its ran
+// is false when it failed before consuming.
 func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writer, log *slog.Logger) (summary, error) {
 	began := time.Now()
 	sum := summary{}
@@ -54,11 +57,11 @@ func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writ
 		if err != nil {
 			return sum, err
 		}
-		if err := enqueue(ctx, q.mailbox(), files); err != nil {
+		if _, err := enqueue(ctx, q.mailbox(), files); err != nil {
 			return sum, err
 		}
 		sum.enqueued, sum.files = true, len(files)
-		fmt.Fprintf(out, "enqueued %d jobs (%d files, 1 stuck, 1 failing)\n", len(files)+2, len(files))
+		fmt.Fprintf(out, "enqueued %d jobs (%d files, 1 stuck, 1 failing, 1 malformed)\n", len(files)+3, len(files))
 	}
 
 	tel, err := startTelemetry(o, group, out)
@@ -74,7 +77,8 @@ func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writ
 	}
 
 	h := &hasher{slow: o.slow, chunks: o.chunks}
-	c, err := consumer.New(q.mailbox(), h.handle, consumer.Config{
+	poison := &poisonLog{}
+	c, err := consumer.New(q.mailbox(), consumer.JSON(h.handle), consumer.Config{
 		Concurrency:       o.concurrency,
 		VisibilityTimeout: lease,
 		WaitTime:          time.Second,
@@ -85,6 +89,7 @@ func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writ
 		},
 		Backoff:         consumer.ExponentialBackoff(200*time.Millisecond, time.Second),
 		ShutdownTimeout: 10 * time.Second,
+		Middleware:      []consumer.Middleware{poison.middleware},
 		Logger:          log,
 		Observer:        tel.observer,
 	})
@@ -93,7 +98,7 @@ func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writ
 	}
 	mon := &monitor{q: q, c: c, every: o.progress, out: out, began: began, log: log}
 	if sum.enqueued {
-		mon.total = sum.files + 2
+		mon.total = sum.files + 3
 	}
 	if err := group.Add("consumer", c); err != nil {
 		return sum, err
@@ -101,12 +106,14 @@ func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writ
 	if err := group.Add("monitor", mon); err != nil {
 		return sum, err
 	}
+	sum.ran = true
 	err = group.Run(ctx)
 	dead, derr := q.deadLettered(context.WithoutCancel(ctx))
 	if derr != nil {
 		log.Warn("worker: could not count the dead-letter queue", "error", derr)
 	}
-	sum.st, sum.deadLettered, sum.bytes, sum.wall, sum.drained = c.Stats(), dead, h.bytes.Load(), time.Since(began), mon.drained
+	sum.st, sum.bytes, sum.wall, sum.drained = c.Stats(), h.bytes.Load(), time.Since(began), mon.drained
+	sum.deadLettered, sum.poisonCounts = dead-int(sum.st.Poisoned), poison.receiveCounts()
 	if mq, ok := q.(*memQueue); ok {
 		sum.leftInFlight = mq.inFlight()
 	}
@@ -171,7 +178,7 @@ func (m *monitor) print(ctx context.Context) {
 	if m.total > 0 {
 		acked += fmt.Sprint("/", m.total)
 	}
-	fmt.Fprintf(m.out, "[%5.1fs] acked %s  failed %d  extensions %d in %d calls  leases lost %d  redelivered %d  dead-lettered %d\n",
+	fmt.Fprintf(m.out, "[%5.1fs] acked %s  failed %d  extensions %d in %d calls  leases lost %d  redelivered %d  dead-lettered %d  poison %d\n",
 		time.Since(m.began).Seconds(), acked, st.Failed, st.Extensions, st.ExtensionCalls,
-		st.LeasesLost, st.Redelivered, dead)
+		st.LeasesLost, st.Redelivered, dead-int(st.Poisoned), st.Poisoned)
 }

@@ -98,8 +98,8 @@ func TestWorkerDrainsOnSIGTERM(t *testing.T) {
 	if m == nil {
 		t.Fatalf("summary lacks the acked line:\n%s", out)
 	}
-	if n, _ := strconv.Atoi(m[1]); n == 0 || n >= 41 {
-		t.Errorf("acked %d: want the jobs under way at the SIGTERM, not all 41\n%s", n, out)
+	if n, _ := strconv.Atoi(m[1]); n == 0 || n >= 42 {
+		t.Errorf("acked %d: want the jobs under way at the SIGTERM, not all 42\n%s", n, out)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/sqsloop/sqsloop/consumer"
@@ -10,10 +11,12 @@ import (
 
 // summary is what the worker reports at the end.
 type summary struct {
-	enqueued     bool // this run enqueued the jobs (in memory, or with -send)
-	files        int  // file jobs enqueued (the stuck and the failing job come on top)
+	ran          bool // the consumer ran (else the run failed before it, and there is nothing to sum up)
+	enqueued     bool // this run enqueued the jobs (in memory, on a queue it set up, or with -send)
+	files        int  // file jobs enqueued (the stuck, the failing and the malformed job come on top)
 	st           consumer.Stats
-	deadLettered int
+	deadLettered int   // moved to the dead-letter queue by its redrive policy
+	poisonCounts []int // receive counts of the messages that failed for good (consumer.Permanent)
 	bytes        int64
 	wall         time.Duration
 	drained      bool
@@ -21,14 +24,15 @@ type summary struct {
 }
 
 // normalAcked reports whether every job but the failing one was acked: the
-// files and the stuck job (after its redelivery).
-func (s *summary) normalAcked() bool { return s.st.Acked == int64(s.files+1) }
+// files and the stuck job (after its redelivery), and the malformed one
+// (deleted once its copy reached the dead-letter queue).
+func (s *summary) normalAcked() bool { return s.st.Acked == int64(s.files+1)+s.st.Poisoned }
 
 func (s *summary) print(w io.Writer) {
 	yes := map[bool]string{true: "yes", false: "NO"}
 	fmt.Fprintf(w, "\nsqsloop worker summary\n")
 	if s.enqueued {
-		fmt.Fprintf(w, "  jobs enqueued     %d (%d files, 1 stuck, 1 failing)\n", s.files+2, s.files)
+		fmt.Fprintf(w, "  jobs enqueued     %d (%d files, 1 stuck, 1 failing, 1 malformed)\n", s.files+3, s.files)
 	} else {
 		fmt.Fprintf(w, "  jobs enqueued     none (-queue-url without -send: the queue's own messages)\n")
 	}
@@ -43,7 +47,13 @@ func (s *summary) print(w io.Writer) {
 		s.st.Extensions, s.st.ExtensionCalls, s.st.LargestExtensionBatch)
 	fmt.Fprintf(w, "  leases lost       %d\n", s.st.LeasesLost)
 	fmt.Fprintf(w, "  redelivered       %d\n", s.st.Redelivered)
-	fmt.Fprintf(w, "  dead-lettered     %d\n", s.deadLettered)
+	fmt.Fprintf(w, "  dead-lettered     %d (by the redrive policy, after %d receives)\n", s.deadLettered, maxReceiveCount)
+	counts := make([]string, len(s.poisonCounts))
+	for i, n := range s.poisonCounts {
+		counts[i] = fmt.Sprint(n)
+	}
+	fmt.Fprintf(w, "  poison            %d moved to the dead-letter queue at once (receive counts: %s)\n",
+		s.st.Poisoned, strings.Join(counts, ", "))
 	fmt.Fprintf(w, "  bytes hashed      %d\n", s.bytes)
 	fmt.Fprintf(w, "  queue drained     %s\n", yes[s.drained])
 	fmt.Fprintf(w, "  wall time         %.1fs\n", s.wall.Seconds())

@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +16,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/lifecycle"
 )
 
@@ -49,7 +53,12 @@ func TestWorkerDrainsTheQueue(t *testing.T) {
 		if sum.deadLettered != 1 {
 			t.Fatalf("dead-lettered %d, want the failing job", sum.deadLettered)
 		}
-		for _, want := range []string{"acked ", "extensions sent", "leases lost", "redelivered", "dead-lettered", "wall time"} {
+		if sum.st.Poisoned != 1 || len(sum.poisonCounts) != 1 || sum.poisonCounts[0] != 1 {
+			t.Fatalf("poison %d, receive counts %v: want the malformed job moved on its first delivery", sum.st.Poisoned, sum.poisonCounts)
+		}
+		for _, want := range []string{"acked ", "extensions sent", "leases lost", "redelivered", "dead-lettered", "wall time",
+			"jobs enqueued     23 (20 files, 1 stuck, 1 failing, 1 malformed)",
+			"poison            1 moved to the dead-letter queue at once (receive counts: 1)"} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("summary lacks %q", want)
 			}
@@ -82,7 +91,7 @@ func TestWorkerShutdownLosesNothing(t *testing.T) {
 		if sum.drained {
 			t.Fatal("the queue drained before the shutdown; make the jobs longer")
 		}
-		if sum.st.Acked == 0 || sum.st.Acked >= 41 {
+		if sum.st.Acked == 0 || sum.st.Acked >= 42 {
 			t.Fatalf("acked %d: want some, not all", sum.st.Acked)
 		}
 		if sum.leftInFlight != 0 {
@@ -98,11 +107,37 @@ func TestWorkerShutdownLosesNothing(t *testing.T) {
 // so, and judges no acks against jobs it did not send.
 func TestSummaryWithoutEnqueue(t *testing.T) {
 	var out bytes.Buffer
-	(&summary{}).print(&out)
+	(&summary{ran: true}).print(&out)
 	if !strings.Contains(out.String(), "jobs enqueued     none") {
 		t.Errorf("summary claims jobs enqueued:\n%s", out.String())
 	}
 	if strings.Contains(out.String(), "every normal job acked") {
 		t.Errorf("summary judges acks of jobs it did not send:\n%s", out.String())
+	}
+}
+
+// -send to a queue that does not exist fails before consuming: the worker
+// says why and prints no summary (which would claim "-queue-url without
+// -send").
+func TestSendToAMissingQueue(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		w.Header().Set("x-amzn-query-error", "AWS.SimpleQueueService.NonExistentQueue;Sender")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"__type":"com.amazonaws.sqs#QueueDoesNotExist","message":"The specified queue does not exist."}`)
+	}))
+	defer srv.Close()
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	var out bytes.Buffer
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	sum, err := run(context.Background(), options{dir: t.TempDir(), endpoint: srv.URL, queueURL: srv.URL + "/000000000000/nope", send: true},
+		&lifecycle.LoopGroup{Signals: []os.Signal{}}, &out, log)
+	if !errors.Is(err, sqsloop.ErrQueueNotFound) {
+		t.Errorf("run = %v, want ErrQueueNotFound", err)
+	}
+	if sum.ran {
+		t.Errorf("the summary would print after a failed start:\n%s", out.String())
 	}
 }

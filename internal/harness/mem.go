@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/memmailbox"
 )
@@ -41,43 +42,42 @@ func (Mem) Sleep(ctx context.Context, d time.Duration) error { return sleep(ctx,
 
 // NewQueue creates a Broker holding the queue "queue" (and its DLQ
 // "queue-dlq" when opts.MaxReceiveCount > 0; both with the ".fifo" suffix for
-// a FIFO queue). Call it inside Run's bubble, from the test's goroutine (it
-// may call t.Fatal), so that the queue's timers use the bubble's clock.
-// cleanup closes the Broker, which closes every handle.
+// a FIFO queue), set up with memmailbox's Broker.CreateQueue. Call it inside
+// Run's bubble, from the test's goroutine (it may call t.Fatal), so that the
+// queue's timers use the bubble's clock. cleanup closes the Broker, which
+// closes every handle.
 func (Mem) NewQueue(ctx context.Context, t testing.TB, opts mailboxtest.QueueOptions) (mailboxtest.Queue, func()) {
 	t.Helper()
 	b := memmailbox.NewBroker()
 	name := "queue"
 	if opts.FIFO {
-		name += ".fifo"
+		name += sqsloop.FIFOSuffix
 	}
-	cfg := memmailbox.QueueConfig{
-		VisibilityTimeout:         opts.VisibilityTimeout,
-		Delay:                     opts.Delay,
-		FIFO:                      opts.FIFO,
-		ContentBasedDeduplication: opts.ContentBasedDeduplication,
-	}
-	var q mailboxtest.Queue
-	if opts.MaxReceiveCount > 0 {
-		dlqName := "queue-dlq"
-		if opts.FIFO {
-			dlqName += ".fifo"
-		}
-		dlq, err := b.CreateQueue(dlqName, memmailbox.QueueConfig{FIFO: opts.FIFO})
-		if err != nil {
-			_ = b.Close()
-			t.Fatalf("memmailbox: creating DLQ: %v", err)
-		}
-		q.DLQ, q.DeadLetterQueue = dlq, dlqName
-		cfg.MaxReceiveCount, cfg.DeadLetterQueue = opts.MaxReceiveCount, dlqName
-	}
-	mb, err := b.CreateQueue(name, cfg)
+	spec := Spec(name, opts)
+	mb, err := b.CreateQueue(spec)
 	if err != nil {
 		_ = b.Close()
 		t.Fatalf("memmailbox: creating queue: %v", err)
 	}
-	q.Mailbox = mb
+	q := mailboxtest.Queue{Mailbox: mb}
+	if opts.MaxReceiveCount > 0 {
+		q.DeadLetterQueue = spec.DeadLetterQueueName()
+		q.DLQ = b.Queue(q.DeadLetterQueue)
+	}
 	return q, func() { _ = b.Close() }
+}
+
+// Spec returns the sqsloop.QueueSpec of a queue named name that opts
+// describe, for a mailbox's queue-setup call.
+func Spec(name string, opts mailboxtest.QueueOptions) sqsloop.QueueSpec {
+	return sqsloop.QueueSpec{
+		Name:                      name,
+		FIFO:                      opts.FIFO,
+		ContentBasedDeduplication: opts.ContentBasedDeduplication,
+		VisibilityTimeout:         opts.VisibilityTimeout,
+		Delay:                     opts.Delay,
+		MaxReceiveCount:           opts.MaxReceiveCount,
+	}
 }
 
 // sleep waits d, or until ctx is done (returning ctx's error).

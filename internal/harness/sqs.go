@@ -5,8 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"regexp"
 	"strconv"
 	"testing"
@@ -14,7 +12,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/sqsmailbox"
@@ -65,15 +62,17 @@ func (h *SQS) Run(t *testing.T, body func(t *testing.T)) { body(t) }
 // error).
 func (h *SQS) Sleep(ctx context.Context, d time.Duration) error { return sleep(ctx, d) }
 
-// NewQueue creates a queue configured by opts (and, when
+// NewQueue sets up a queue configured by opts (and, when
 // opts.MaxReceiveCount > 0, a dead-letter queue and a redrive policy to it)
-// and returns sqsmailbox mailboxes for them. It fails t on any error.
-// cleanup closes the mailboxes and deletes the queues, with a context of its
-// own (it may run after ctx is done).
+// with sqsmailbox.CreateQueue, under a name unique to the test, and returns
+// sqsmailbox mailboxes for them. It fails t on any error. cleanup closes the
+// mailboxes and deletes the queues, with a context of its own (it may run
+// after ctx is done).
 func (h *SQS) NewQueue(ctx context.Context, t testing.TB, opts mailboxtest.QueueOptions) (mailboxtest.Queue, func()) {
 	t.Helper()
-	var urls []string
+	spec := Spec(queueName(t, opts.FIFO), opts)
 	var q mailboxtest.Queue
+	var urls []string
 	cleanup := func() {
 		for _, mb := range []interface{ Close() error }{q.Mailbox, q.DLQ} {
 			if mb != nil {
@@ -88,79 +87,48 @@ func (h *SQS) NewQueue(ctx context.Context, t testing.TB, opts mailboxtest.Queue
 			}
 		}
 	}
-	create := func(name string, attrs map[string]string) string {
-		t.Helper()
-		out, err := h.client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
-		if err != nil {
-			cleanup()
-			t.Fatalf("CreateQueue %s: %v", name, err)
-		}
-		urls = append(urls, *out.QueueUrl)
-		return *out.QueueUrl
+	mb, err := sqsmailbox.CreateQueue(ctx, h.client, spec)
+	if err != nil {
+		t.Fatalf("sqsmailbox.CreateQueue(%+v): %v", spec, err)
 	}
-	mailbox := func(url string) *sqsmailbox.Mailbox {
-		t.Helper()
-		mb, err := sqsmailbox.New(h.client, url)
-		if err != nil {
-			cleanup()
-			t.Fatalf("sqsmailbox.New(%s): %v", url, err)
-		}
-		return mb
-	}
-
-	vis := opts.VisibilityTimeout
-	if vis == 0 {
-		vis = 30 * time.Second
-	}
-	attrs := map[string]string{
-		string(types.QueueAttributeNameVisibilityTimeout): seconds(vis),
-		string(types.QueueAttributeNameDelaySeconds):      seconds(opts.Delay),
-	}
-	if opts.FIFO {
-		attrs[string(types.QueueAttributeNameFifoQueue)] = "true"
-		attrs[string(types.QueueAttributeNameContentBasedDeduplication)] = strconv.FormatBool(opts.ContentBasedDeduplication)
-	}
+	q.Mailbox = mb
+	urls = append(urls, mb.QueueURL())
 	if opts.MaxReceiveCount > 0 {
-		dlqAttrs := map[string]string{}
-		if opts.FIFO {
-			dlqAttrs[string(types.QueueAttributeNameFifoQueue)] = "true"
-		}
-		dlqURL := create(queueName(t, "-dlq", opts.FIFO), dlqAttrs)
-		out, err := h.client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
-			QueueUrl:       aws.String(dlqURL),
-			AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn},
-		})
-		arn := ""
-		if err == nil {
-			arn = out.Attributes[string(types.QueueAttributeNameQueueArn)]
-		}
-		if arn == "" {
+		dlq, err := mb.OpenDeadLetterQueue(ctx)
+		if err != nil {
 			cleanup()
-			t.Fatalf("reading the DLQ's QueueArn: %v", errors.Join(err, errors.New("no QueueArn in the answer")))
+			t.Fatalf("OpenDeadLetterQueue: %v", err)
 		}
-		policy, _ := json.Marshal(map[string]string{"deadLetterTargetArn": arn, "maxReceiveCount": strconv.Itoa(opts.MaxReceiveCount)})
-		attrs[string(types.QueueAttributeNameRedrivePolicy)] = string(policy)
-		q.DLQ, q.DeadLetterQueue = mailbox(dlqURL), arn
+		attrs, err := mb.QueueAttributes(ctx)
+		if err != nil {
+			cleanup()
+			t.Fatalf("QueueAttributes: %v", err)
+		}
+		q.DLQ, q.DeadLetterQueue = dlq, attrs.DeadLetterQueue
+		urls = append(urls, dlq.(*sqsmailbox.Mailbox).QueueURL())
 	}
-	q.Mailbox = mailbox(create(queueName(t, "", opts.FIFO), attrs))
 	return q, cleanup
 }
+
+// Client returns the SQS client the harness creates its queues with.
+func (h *SQS) Client() *sqs.Client { return h.client }
 
 var unsafeQueueChars = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
 // queueName makes a queue name unique to this run from the test's name:
 // letters, digits, '-' and '_', at most 80 characters with the ".fifo"
-// suffix (SQS's rules). SQS refuses to reuse a deleted queue's name for 60 s,
-// hence the random part.
-func queueName(t testing.TB, suffix string, fifo bool) string {
+// suffix (SQS's rules), room left for the dead-letter queue's "-dlq"
+// (sqsloop.DeadLetterSuffix). SQS refuses to reuse a deleted queue's name
+// for 60 s, hence the random part.
+func queueName(t testing.TB, fifo bool) string {
 	var r [4]byte
 	_, _ = rand.Read(r[:])
 	base := unsafeQueueChars.ReplaceAllString(t.Name(), "-")
-	tail := "-" + hex.EncodeToString(r[:]) + suffix
+	tail := "-" + hex.EncodeToString(r[:])
 	if fifo {
-		tail += ".fifo"
+		tail += sqsloop.FIFOSuffix
 	}
-	if room := 80 - len("sqsloop-") - len(tail); len(base) > room {
+	if room := sqsloop.MaxQueueNameLength - len(sqsloop.DeadLetterSuffix) - len("sqsloop-") - len(tail); len(base) > room {
 		base = base[len(base)-room:]
 	}
 	return "sqsloop-" + base + tail

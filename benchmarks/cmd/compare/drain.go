@@ -89,7 +89,7 @@ func measureDrain(ctx context.Context, e *env, c drainCase, rep int, logLevel sl
 	}
 	receiveSent := make(chan struct{}, 1)
 	var armed atomic.Bool
-	client, err := e.clientWith(ctx, nil, withLatency(c.rtt, func(action string) {
+	client, err := e.clientWith(ctx, nil, wire.WithLatency(c.rtt, func(action string) {
 		if action == wire.ReceiveMessage && armed.CompareAndSwap(true, false) {
 			receiveSent <- struct{}{}
 		}

@@ -48,7 +48,7 @@ func newEnv(ctx context.Context, integrationDir string, logf func(string, ...any
 // BuildableClient (which AWS_CA_BUNDLE requires), wrapped in the SQS
 // client's options.
 func (e *env) client(ctx context.Context, m *wire.Meter, latency time.Duration) (*sqs.Client, error) {
-	return e.clientWith(ctx, m, withLatency(latency, nil))
+	return e.clientWith(ctx, m, wire.WithLatency(latency, nil))
 }
 
 // clientWith is client with the round-trip emulation (and anything else)

@@ -105,7 +105,7 @@ func runOnce(ctx context.Context, e *env, sc scenario, im impl, rep int, o optio
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: o.logLevel})).With("run", fmt.Sprintf("%s/%s/%d", sc.name, im.name, rep))
 	jobs := make([]job, sc.workerCount())
 	for w := range jobs {
-		opts := []func(*sqs.Options){withLatency(sc.latency, nil)}
+		opts := []func(*sqs.Options){wire.WithLatency(sc.latency, nil)}
 		if arr != nil {
 			opts = append(opts, arr.option())
 		}

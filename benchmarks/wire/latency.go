@@ -1,12 +1,10 @@
-package main
+package wire
 
 import (
 	"net/http"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
-	"github.com/sqsloop/sqsloop/benchmarks/wire"
 )
 
 // delayDoer emulates the network round trip to a remote SQS endpoint on a
@@ -15,7 +13,7 @@ import (
 // context ends meanwhile fails with the context's error, as it would on the
 // wire — after the server has acted on it, if the answer was on its way.
 type delayDoer struct {
-	next wire.Doer
+	next Doer
 	rtt  time.Duration
 	// sent, if set, is called with the X-Amz-Target action of each request
 	// as it goes to the server.
@@ -27,7 +25,7 @@ func (d delayDoer) Do(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if d.sent != nil {
-		d.sent(wire.Action(req.Header.Get(wire.TargetHeader)))
+		d.sent(Action(req.Header.Get(TargetHeader)))
 	}
 	resp, err := d.next.Do(req)
 	if err != nil {
@@ -54,9 +52,13 @@ func (d delayDoer) wait(req *http.Request, delay time.Duration) error {
 	}
 }
 
-// withLatency returns an sqs.Options function that gives every request of
-// the client a round trip of rtt (none when rtt is 0 and sent is nil).
-func withLatency(rtt time.Duration, sent func(string)) func(*sqs.Options) {
+// WithLatency returns an sqs.Options function that gives every request of
+// the client a round trip of rtt, half before the request reaches the
+// server and half after its answer, as a remote endpoint would (none when
+// rtt is 0 and sent is nil); sent, if set, is called with each request's
+// action as it goes to the server. Put it before Meter.Instrument, so that
+// the counts are of requests sent.
+func WithLatency(rtt time.Duration, sent func(string)) func(*sqs.Options) {
 	return func(o *sqs.Options) {
 		if rtt > 0 || sent != nil {
 			o.HTTPClient = delayDoer{next: o.HTTPClient, rtt: rtt, sent: sent}

@@ -1,0 +1,194 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/visibility"
+)
+
+// ErrPermanent is matched (errors.Is) by the errors Permanent returns.
+var ErrPermanent = errors.New("consumer: permanent failure")
+
+// Permanent wraps err to say that the message can never succeed (a poison
+// message: a body that does not decode, a reference to something that
+// does not exist): instead of being nacked and retried until the queue's
+// maxReceiveCount, the message goes to the queue's dead-letter queue at
+// once. The consumer sends a copy there (its body, the message attributes
+// it received, and AttrPoisonReason, AttrPoisonMessageID and
+// AttrPoisonReceiveCount saying why, which message and after how many
+// receives; on a FIFO queue with its message group and deduplication ID, so
+// the DLQ keeps the group's order and drops a second copy within 5 minutes),
+// then deletes the original, in that order: if the process dies between
+// the two, the message is in the source queue and in the DLQ, never in
+// neither.
+//
+// The dead-letter queue is the one the queue's redrive policy names, found
+// through sqsloop.DeadLetterQueueOpener (memmailbox and sqsmailbox have it;
+// sqsmailbox needs sqs:GetQueueAttributes and sqs:GetQueueUrl on the queue
+// and sqs:SendMessage on the DLQ). Without one (no redrive policy, a
+// Mailbox that cannot name it, or a copy that failed) the message is
+// nacked like any failure, with a WARN naming the queue and the reason.
+//
+// The error keeps err in its chain (errors.Is and errors.As reach it) and
+// matches ErrPermanent. Permanent(nil) is nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err: err}
+}
+
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string        { return "permanent failure: " + e.err.Error() }
+func (e *permanentError) Unwrap() error        { return e.err }
+func (e *permanentError) Is(target error) bool { return target == ErrPermanent }
+
+// Message attributes a poison message's copy in the dead-letter queue
+// carries, beside its own: why it failed (the handler's error, cut to
+// MaxPoisonReason bytes), the original message's ID, and its approximate
+// receive count when it failed (1: the first delivery). They are added when
+// the message has room for them (at most 7 attributes of its own, SQS's
+// limit being 10, and 1 MiB in all); else the copy carries its own only,
+// and the WARN line has them.
+const (
+	AttrPoisonReason       = "sqsloop.poison.reason"
+	AttrPoisonMessageID    = "sqsloop.poison.message-id"
+	AttrPoisonReceiveCount = "sqsloop.poison.receive-count"
+
+	// MaxPoisonReason bounds AttrPoisonReason: 1,024 bytes.
+	MaxPoisonReason = 1024
+)
+
+// poisonSendTimeout bounds the copy to the dead-letter queue.
+const poisonSendTimeout = 10 * time.Second
+
+// deadLetters is the consumer's dead-letter queue, opened at the first
+// poison message and closed when Run returns.
+type deadLetters struct {
+	mu  sync.Mutex
+	dlq sqsloop.Mailbox
+	err error // a lasting reason there is none
+}
+
+// open returns the dead-letter queue of mb, or why there is none. A
+// lasting reason (no redrive policy, a Mailbox that cannot name its DLQ)
+// is remembered; a transient failure is tried again next time.
+func (d *deadLetters) open(ctx context.Context, mb sqsloop.Mailbox) (sqsloop.Mailbox, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.dlq != nil || d.err != nil {
+		return d.dlq, d.err
+	}
+	o, ok := mb.(sqsloop.DeadLetterQueueOpener)
+	if !ok {
+		d.err = fmt.Errorf("the mailbox (%T) cannot name its dead-letter queue (it is no sqsloop.DeadLetterQueueOpener): %w", mb, sqsloop.ErrNoDeadLetterQueue)
+		return nil, d.err
+	}
+	dlq, err := o.OpenDeadLetterQueue(ctx)
+	switch {
+	case errors.Is(err, sqsloop.ErrNoDeadLetterQueue):
+		d.err = err
+	case err == nil:
+		d.dlq = dlq
+	}
+	return dlq, err
+}
+
+// close closes the dead-letter queue, if open.
+func (d *deadLetters) close() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.dlq != nil {
+		_ = d.dlq.Close()
+		d.dlq = nil
+	}
+}
+
+// deadLetter moves a message whose handler failed with a Permanent error
+// to the dead-letter queue (copy, then ack) and reports true; it reports
+// false, after a WARN, when it could not, for the caller to nack it.
+func (c *Consumer) deadLetter(ctx context.Context, m *sqsloop.Message, lease *visibility.Lease, err error) bool {
+	if !errors.Is(err, ErrPermanent) {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), poisonSendTimeout)
+	defer cancel()
+	dlq, derr := c.dead.open(ctx, c.mb)
+	if derr == nil {
+		var res []sqsloop.SendResult
+		res, derr = dlq.Send(ctx, []sqsloop.OutgoingMessage{poisonCopy(m, err)})
+		if derr == nil {
+			derr = res[0].Err
+		}
+	}
+	if derr != nil {
+		c.cfg.Logger.Warn("consumer: a permanent failure, but the message could not go to the dead-letter queue; nacking it like any failure",
+			slog.String("message_id", m.ID), slog.Any("error", err), slog.Any("reason", derr))
+		return false
+	}
+	c.st.poisoned.Add(1)
+	c.cfg.Logger.Warn("consumer: a permanent failure; the message was copied to the dead-letter queue and is deleted",
+		slog.String("message_id", m.ID), slog.Int("receive_count", m.ReceiveCount), slog.Any("error", err))
+	lease.Ack()
+	return true
+}
+
+// poisonCopy is m as it goes to the dead-letter queue, failed with err.
+func poisonCopy(m *sqsloop.Message, err error) sqsloop.OutgoingMessage {
+	out := sqsloop.OutgoingMessage{Body: m.Body, MessageGroupID: m.MessageGroupID}
+	if m.Attributes[sqsloop.AttrSequenceNumber] != "" { // FIFO
+		out.DeduplicationID = m.Attributes[sqsloop.AttrMessageDeduplicationID]
+	}
+	own := maps.Clone(m.MessageAttributes)
+	out.MessageAttributes = own
+	if len(own)+3 > sqsloop.MaxMessageAttributes {
+		return out
+	}
+	with := maps.Clone(own)
+	if with == nil {
+		with = make(map[string]sqsloop.MessageAttribute, 3)
+	}
+	with[AttrPoisonReason] = sqsloop.MessageAttribute{DataType: "String", StringValue: reason(err)}
+	with[AttrPoisonMessageID] = sqsloop.MessageAttribute{DataType: "String", StringValue: m.ID}
+	with[AttrPoisonReceiveCount] = sqsloop.MessageAttribute{DataType: "Number", StringValue: strconv.Itoa(m.ReceiveCount)}
+	if m.ID == "" { // no empty String attribute in SQS
+		delete(with, AttrPoisonMessageID)
+	}
+	if withAttrs := (sqsloop.OutgoingMessage{Body: out.Body, MessageAttributes: with}); withAttrs.Size() <= sqsloop.MaxMessageSize {
+		out.MessageAttributes = with
+	}
+	return out
+}
+
+// reason is err's text as an attribute value: the characters SQS takes
+// (others become '?'), at most MaxPoisonReason bytes, never empty.
+func reason(err error) string {
+	s := strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t', r == '\n', r == '\r':
+			return r
+		case r < 0x20, r >= 0xD800 && r < 0xE000, r == 0xFFFE, r == 0xFFFF, r == utf8.RuneError:
+			return '?'
+		}
+		return r
+	}, err.Error())
+	for len(s) > MaxPoisonReason {
+		_, n := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-n]
+	}
+	if s == "" {
+		s = "?"
+	}
+	return s
+}

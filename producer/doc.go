@@ -1,0 +1,50 @@
+// Package producer sends messages to any [sqsloop.Mailbox] in batches: Send
+// (or Enqueue) from many goroutines is coalesced into SendMessageBatch
+// calls of up to 10 entries and 1 MiB in all (SQS's limits:
+// sqsloop.MaxBatchSize, sqsloop.MaxMessageSize), within a short linger
+// window (Config.Linger, 5 ms; while calls are on the wire, until one
+// returns and its senders have had a linger to add theirs), with several
+// calls on the wire at once (Config.MaxCalls).
+//
+// Every message is sent or its Send returns an error; none is dropped
+// silently:
+//
+//   - an entry that a batch call failed transiently (per entry, or the whole
+//     call: throttling, a network error, an answer lost) is retried with
+//     back-off, in a later batch, up to Config.MaxAttempts attempts;
+//   - a permanent failure (sqsloop.ErrInvalidArgument, ErrAccessDenied,
+//     ErrQueueNotFound, ErrMailboxClosed) is returned at once; a whole call
+//     refused as malformed (a server with a smaller batch limit) is split
+//     into calls of one entry first;
+//   - each Send returns its own result: the message ID and, on a FIFO queue,
+//     the sequence number.
+//
+// A whole call that failed after the queue applied it (the answer lost) is
+// retried like any other, so the queue may hold such a message twice (SQS's
+// own at-least-once; on a FIFO queue deduplication drops the copy within 5
+// minutes). The producer itself never sends a message again once a call
+// reported it sent.
+//
+// Order: messages with a MessageGroupID on a FIFO queue keep their order
+// per message group across retries, because a group has at most one message
+// on the wire at a time (the next waits until the one before is sent or
+// has failed for good): a group's messages go at most one per round trip,
+// while batches mix groups. On a standard queue (a MessageGroupID there
+// names a fair-queue tenant, with no order) messages are not held back;
+// the producer asks the queue its type once (sqsloop.AttributesReader),
+// and keeps group order when it cannot tell.
+//
+// Memory is bounded: at most Config.MaxPendingMessages messages and
+// Config.MaxPendingBytes bytes are accepted and not yet sent or failed;
+// beyond that Send waits (back-pressure) until there is room or its context
+// ends.
+//
+// Config.BeforeSend lets instrumentation set message attributes (a trace
+// context) before a message is accepted; package otelsqsloop injects
+// traceparent through it.
+//
+// Close(ctx) stops intake, flushes what is pending (retrying as usual) and
+// waits; when ctx ends first, what is still unsent fails with ErrClosed and
+// Close reports how many. Typed bodies: JSON and SendJSON encode a value as
+// the body; consumer.JSON decodes it on the other side.
+package producer
