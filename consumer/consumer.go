@@ -51,6 +51,8 @@ type Consumer struct {
 
 	mu             sync.Mutex
 	cancelHandlers context.CancelCauseFunc // set while Run runs
+	cancelAsked    bool                    // Shutdown's context ended: cancel the handlers…
+	receivesOver   bool                    // …once no receive is in flight (see cancelInFlight)
 }
 
 // New returns a Consumer of mb that runs h for each message. It returns the
@@ -88,9 +90,11 @@ func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
 
 // Shutdown begins the drain and waits for Run to return, like
 // net/http.Server.Shutdown: receiving stops, unstarted messages are given
-// back at once, in-flight handlers finish. If ctx is done first, the
-// in-flight handlers' contexts are cancelled (cause ErrDrainTimeout; after
-// DrainGrace their messages are given back) and Shutdown returns ctx's
+// back once the receive calls in flight are back (at most 100 ms),
+// in-flight handlers finish. If ctx is done first, the in-flight handlers'
+// contexts are cancelled (cause ErrDrainTimeout; also not before those
+// receives are back; after DrainGrace their messages are given back) and
+// Shutdown returns ctx's
 // error while Run completes. Shutdown before Run makes a later Run return
 // at once; after Run it returns nil.
 func (c *Consumer) Shutdown(ctx context.Context) error {
@@ -108,9 +112,33 @@ func (c *Consumer) Shutdown(ctx context.Context) error {
 	}
 }
 
+// cancelInFlight cancels the handlers' contexts (cause ErrDrainTimeout),
+// or asks Run to once the receives in flight when the drain began have
+// come back (within their grace): a handler cancelled earlier would give
+// its message back while one of those receives still waits in its long
+// poll, to be received by it again for nothing.
 func (c *Consumer) cancelInFlight() {
 	c.mu.Lock()
+	c.cancelAsked = true
 	cancel := c.cancelHandlers
+	if !c.receivesOver {
+		cancel = nil
+	}
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel(ErrDrainTimeout)
+	}
+}
+
+// receivesEnded marks the end of the receives and cancels the handlers if
+// cancelInFlight asked for it in the meantime.
+func (c *Consumer) receivesEnded() {
+	c.mu.Lock()
+	c.receivesOver = true
+	cancel := c.cancelHandlers
+	if !c.cancelAsked {
+		cancel = nil
+	}
 	c.mu.Unlock()
 	if cancel != nil {
 		cancel(ErrDrainTimeout)
@@ -165,6 +193,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	})
 
 	drainBegan, runErr := c.receive(ctx, handlerCtx, handlers)
+	c.receivesEnded()
 	c.state.Store(stateDraining)
 	stopCheck()
 	<-checkDone

@@ -26,7 +26,9 @@
 //  4. Shutdown (Run's context cancelled, or Shutdown called): receiving
 //     stops and Ready reports it; messages received but not started (in the
 //     receive-ahead buffer, or behind a running one of their FIFO group) are
-//     given back at once (visibility 0); in-flight handlers finish while
+//     given back (visibility 0) as soon as the receive calls in flight are
+//     back (within one round trip, at most 100 ms), so that none of them
+//     takes one again; in-flight handlers finish while
 //     their leases are kept, up to Config.ShutdownTimeout; then their
 //     contexts are cancelled and, after DrainGrace, what they still hold is
 //     given back, and Run returns.

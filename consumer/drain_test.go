@@ -85,8 +85,9 @@ func TestShutdownWithADoneContextStillGivesBackUnstarted(t *testing.T) {
 	})
 }
 
-// Shutdown gives back at once the FIFO messages waiting behind a running
-// one of their group, and receiving stops as soon as it begins.
+// Shutdown gives back the FIFO messages waiting behind a running one of
+// their group as soon as the receives in flight are back (within
+// maxReceiveGrace), and receiving stops as soon as it begins.
 func TestShutdownGivesBackWaitingFIFOMessagesAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newQueue(t, sqsloop.QueueSpec{FIFO: true, ContentBasedDeduplication: true})
@@ -112,8 +113,12 @@ func TestShutdownGivesBackWaitingFIFOMessagesAtOnce(t *testing.T) {
 		if running(c) {
 			t.Fatal("still receiving once shutdown began")
 		}
+		// Given back once the receives in flight have come back: within
+		// their grace.
+		time.Sleep(maxReceiveGrace)
+		synctest.Wait()
 		if st := q.Stats(); st.InFlight != 1 || st.Returned != 3 {
-			t.Fatalf("queue %+v: want the 3 waiting messages given back at once", st)
+			t.Fatalf("queue %+v: want the 3 waiting messages given back within the receives' grace", st)
 		}
 		if err := <-shutdown; err != nil {
 			t.Fatal(err)

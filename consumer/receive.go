@@ -25,8 +25,8 @@ const (
 )
 
 // maxReceiveGrace bounds how long a receive call in flight when shutdown
-// begins may take to come back (its messages are then given back at once)
-// before it is abandoned: an abandoned call's messages stay hidden for
+// begins may take to come back (its messages are then given back, with the
+// unstarted ones) before it is abandoned: an abandoned call's messages stay hidden for
 // their visibility timeout. The grace is the measured round trip of a
 // receive (an answer already on the wire arrives within half of it), at
 // least 10 ms, at most 100 ms (and 100 ms until a round trip is measured),
@@ -51,7 +51,9 @@ const maxReceivers = 32
 // (its error is returned). It returns once every loop has stopped, with
 // the moment the drain began. Receive calls in flight then get
 // c.receiveGrace() to come back, so that messages SQS already handed out are
-// given back rather than left hidden for their visibility timeout.
+// given back rather than left hidden for their visibility timeout; what
+// they bring is given back once they all have, and the caller then gives
+// back the messages that wait for a handler (giveBackUnstarted).
 func (c *Consumer) receive(ctx, handlerCtx context.Context, handlers *pool) (drainBegan time.Time, err error) {
 	recvCtx, stopRecv := context.WithCancel(ctx)
 	defer stopRecv()
@@ -75,7 +77,10 @@ func (c *Consumer) receive(ctx, handlerCtx context.Context, handlers *pool) (dra
 		drainBegan = time.Now()
 		c.drainStarted() // before anything is given back, so the counts at the end are the drain's
 		stopRecv()
-		c.giveBackUnstarted(handlers)
+		// Nothing is given back before the receives in flight have come
+		// back: a message given back while one of them still waits in its
+		// long poll would be received by it again, one more receive count
+		// towards the queue's maxReceiveCount for nothing.
 		grace := time.NewTimer(c.receiveGrace())
 		defer grace.Stop()
 		select {
@@ -88,13 +93,16 @@ func (c *Consumer) receive(ctx, handlerCtx context.Context, handlers *pool) (dra
 	// trip, so the next one gathers while it is on the wire.
 	token := make(chan struct{}, 1)
 	token <- struct{}{}
+	var late lateReceived
 	for range c.receivers() {
-		receivers.Go(func() error { return c.receiveLoop(rctx, callCtx, handlerCtx, token, handlers) })
+		receivers.Go(func() error { return c.receiveLoop(rctx, callCtx, handlerCtx, token, handlers, &late) })
 	}
 	err = receivers.Wait()
 	close(receiversDone)
 	stopRecv()
 	<-watchDone
+	c.giveBack(late.msgs)
+	c.intake.release(len(late.msgs))
 	return drainBegan, errors.Join(err, leaseErr)
 }
 
@@ -109,13 +117,28 @@ func (c *Consumer) receivers() int {
 	return maxReceivers
 }
 
+// lateReceived collects the messages of receives that came back after the
+// drain began, to be given back once every receive loop has stopped.
+type lateReceived struct {
+	mu   sync.Mutex
+	msgs []*sqsloop.Message
+}
+
+func (l *lateReceived) add(msgs []*sqsloop.Message) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.msgs = append(l.msgs, msgs...)
+}
+
 // receiveLoop receives while recvCtx lives, making its calls with callCtx,
 // and hands each message (each sequence of one message group on a FIFO
 // queue), its lease held, to the handler pool, whose handlers run with
 // handlerCtx. It asks for no more than the intake allows: the free handler
-// slots plus the receive-ahead depth. It returns nil when recvCtx is done,
-// or the mailbox's error when it failed for good.
-func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, token chan struct{}, handlers *pool) error {
+// slots plus the receive-ahead depth. What a receive brings after the drain
+// began goes to late, to be given back when every loop has stopped. It
+// returns nil when recvCtx is done, or the mailbox's error when it failed
+// for good.
+func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, token chan struct{}, handlers *pool, late *lateReceived) error {
 	for {
 		select {
 		case <-c.drainReq:
@@ -164,9 +187,9 @@ func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, tok
 			}
 		}
 		if recvCtx.Err() != nil {
-			// Shutdown began while these were on their way: give them back.
-			c.giveBack(msgs)
-			c.intake.release(len(msgs))
+			// Shutdown began while these were on their way: given back
+			// when no receive is left waiting (receive).
+			late.add(msgs)
 			return nil
 		}
 		c.health.received(err)
