@@ -109,9 +109,13 @@ func TestE2EPoisonKilledBetweenCopyAndDelete(t *testing.T) {
 	if d.Body != "not JSON at all" || d.MessageAttributes[consumer.AttrPoisonMessageID].StringValue != ids[0] {
 		t.Errorf("%s: DLQ holds %s, want the copy of %s", h.Name(), describe([]*sqsloop.Message{d}), ids[0])
 	}
+	// Back after its lease, received at least once more: a long poll the
+	// killed process left open may take it once more before the server
+	// finds the connection gone (fauxqs does; a server cannot tell until it
+	// answers), which hides it for one more lease.
 	m := mailboxtest.ReceiveN(ctx, t, q.Mailbox, 1, patience, longLease)[0]
-	if m.ID != ids[0] || m.ReceiveCount != 2 {
-		t.Errorf("%s: source queue gave %s, want %s back after its lease, receive count 2", h.Name(), describe([]*sqsloop.Message{m}), ids[0])
+	if m.ID != ids[0] || m.ReceiveCount < 2 {
+		t.Errorf("%s: source queue gave %s, want %s back after its lease, receive count 2 or more", h.Name(), describe([]*sqsloop.Message{m}), ids[0])
 	}
 	mailboxtest.AckAll(ctx, t, q.DLQ, d)
 	mailboxtest.AckAll(ctx, t, q.Mailbox, m)

@@ -349,14 +349,16 @@ func TestE2EProducerFIFOOrderUnderFaults(t *testing.T) {
 
 // Sizes on the wire: a message over 1 MiB is refused before any call,
 // naming its size; three of 400 KiB (1.2 MiB in all) go in two calls and
-// all arrive.
+// all arrive. The linger is the longest, 1 s, so that the three are
+// pending together however slowly the test enqueues them on a loaded
+// machine (with 5 ms, one may go alone before the next is enqueued).
 func TestE2EProducerSizeLimits(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, h mailboxtest.Harness) {
 		ctx := t.Context()
 		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{})
 		defer cleanup()
-		p, counted := newProducer(t, q.Mailbox, 0, 1, producer.Config{})
+		p, counted := newProducer(t, q.Mailbox, 0, 1, producer.Config{Linger: producer.MaxLinger})
 		log := counted.log
 		_, err := p.Send(ctx, sqsloop.OutgoingMessage{Body: strings.Repeat("x", sqsloop.MaxMessageSize+1)})
 		if !errors.Is(err, sqsloop.ErrInvalidArgument) || !strings.Contains(err.Error(), "got 1048577") {
