@@ -115,7 +115,7 @@ const (
 	FROM (
 		SELECT n, id, message_id, body, attributes, group_id, dedup_id, sent_at, first_received_at, receive_count FROM taken
 		UNION ALL
-		SELECT 0, 0, '', '', NULL, '', statement_timestamp(), statement_timestamp(), count(*)::integer
+		SELECT 0, 0, '', '', NULL, '', '', statement_timestamp(), statement_timestamp(), count(*)::integer
 		FROM dead HAVING count(*) > 0
 	) r ORDER BY n`
 
