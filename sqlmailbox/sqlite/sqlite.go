@@ -151,7 +151,7 @@ func (d *driver) tx(ctx context.Context, f func(*sql.Tx) error) error {
 
 // classify maps SQLite's errors to sqlmailbox's: a file that is not a
 // database, a foreign key that names a deleted queue; a lock held past the
-// busy timeout says so.
+// busy timeout says so; every other SQLite error names the file.
 func (d *driver) classify(err error) error {
 	var se *msqlite.Error
 	if err == nil || !errors.As(err, &se) {
@@ -166,7 +166,7 @@ func (d *driver) classify(err error) error {
 	if se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY {
 		return fmt.Errorf("%w (%v)", sqsloop.ErrQueueNotFound, err)
 	}
-	return err
+	return fmt.Errorf("%s: %w", d.path, err)
 }
 
 // Migrate creates or upgrades the schema in one immediate transaction, so
