@@ -29,7 +29,7 @@ CREATE TABLE sqsloop_queues (
 	dlq_id              bigint      REFERENCES sqsloop_queues (id),
 	key                 bytea       NOT NULL,
 	created_at          timestamptz NOT NULL DEFAULT statement_timestamp(),
-	swept_at            timestamptz NOT NULL DEFAULT '-infinity'
+	swept_at            timestamptz NOT NULL DEFAULT 'epoch'
 );
 CREATE TABLE sqsloop_messages (
 	queue_id          bigint      NOT NULL REFERENCES sqsloop_queues (id) ON DELETE CASCADE,
