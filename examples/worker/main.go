@@ -14,6 +14,12 @@
 // LocalStack, ElasticMQ or an emulator; credentials and region from the
 // standard AWS environment), and -send enqueues the same jobs there first.
 // Give the queue a redrive policy to see the failing job dead-lettered.
+//
+// With -mailbox sqlite:jobs.db (or -mailbox postgres://…) the jobs live in a
+// database (package sqlmailbox): the queue and its dead-letter queue are
+// created on first use, and the jobs enqueued when the queue is empty. A
+// run interrupted (Ctrl+C, or killed) leaves the rest in the database; the
+// next run says how many it found waiting and finishes them.
 package main
 
 import (
@@ -37,6 +43,7 @@ func main() {
 	flag.StringVar(&o.queueURL, "queue-url", "", "consume this SQS queue instead of the in-memory one (AWS credentials and region from the environment)")
 	flag.StringVar(&o.endpoint, "endpoint", "", "base URL of an SQS-compatible server (LocalStack, ElasticMQ, fauxqs); empty: AWS")
 	flag.BoolVar(&o.send, "send", false, "with -queue-url: enqueue the jobs of -dir first")
+	flag.StringVar(&o.mailbox, "mailbox", "", "keep the jobs in a database instead of memory: sqlite:PATH or a postgres:// URL (an interrupted run's jobs are finished by the next)")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
