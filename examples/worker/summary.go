@@ -18,7 +18,7 @@ type summary struct {
 	wall         time.Duration
 	drained      bool
 	leftInFlight int // messages still hidden when the run ended: must be 0
-	waiting      int  // jobs an earlier, interrupted run left in the database (-mailbox)
+	waiting      int // jobs an earlier, interrupted run left in the database (-mailbox)
 }
 
 // normalAcked reports whether every job but the failing one was acked: the
