@@ -16,7 +16,9 @@
 # postgresql package (apt-get, as root). PostgreSQL refuses to run as root, so
 # as root the server runs as the postgres user the package creates. The
 # server is for tests: fsync off (a killed server loses nothing, a crashed
-# machine would), trust authentication, user sqsloop, database postgres.
+# machine would; PG_FSYNC=on for benchmarks), trust authentication, user
+# sqsloop, database postgres; PG_SERVER_OPTS adds server options ("-c
+# shared_preload_libraries=pg_stat_statements").
 
 pg__log() { echo "postgres.sh: $*" >&2; }
 
@@ -82,7 +84,7 @@ pg__free_port() {
 
 # pg__start starts a server owned by process $1 and sets PG_DSN and PG_BIN.
 pg__start() {
-  local owner=$1 bin dir port as=() try
+  local owner=$1 bin dir port as=() try fsync=${PG_FSYNC:-off}
   bin=$(pg__find_bin) || { pg__install && bin=$(pg__find_bin); } || return 1
   dir=$(mktemp -d "${TMPDIR:-/tmp}/sqsloop-pg.XXXXXX")
   if [ "$(id -u)" = 0 ]; then
@@ -97,7 +99,7 @@ pg__start() {
   for try in 1 2 3 4 5; do
     port=$(pg__free_port) || break
     if (pg__close_fds; exec "${as[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-      -o "-h 127.0.0.1 -p $port -k $dir -c fsync=off -c full_page_writes=off -c max_connections=300" start) </dev/null >/dev/null; then
+      -o "-h 127.0.0.1 -p $port -k $dir -c fsync=$fsync -c full_page_writes=$fsync -c max_connections=300 ${PG_SERVER_OPTS:-}" start) </dev/null >/dev/null; then
       break
     fi
     port=
