@@ -102,7 +102,9 @@ func receiverMain(args []string) int {
 }
 
 // startReceivers starts this test binary as a receiving process; the end
-// of the test kills it if it still runs. Its output goes to lines.
+// of the test kills it if it still runs. Its output is read as it comes (a
+// process whose output nobody reads stalls on a full pipe); wait returns
+// its lines once it has exited.
 func startReceivers(t *testing.T, dsn, queue string, goroutines int) (wait func() ([]string, error)) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -117,12 +119,17 @@ func startReceivers(t *testing.T, dsn, queue string, goroutines int) (wait func(
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	return func() ([]string, error) {
-		var lines []string
+	var lines []string
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			lines = append(lines, sc.Text())
 		}
+	}()
+	return func() ([]string, error) {
+		<-read
 		if err := cmd.Wait(); err != nil {
 			return lines, fmt.Errorf("%w; stderr:\n%s", err, stderr.String())
 		}
