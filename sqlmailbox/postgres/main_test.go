@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/internal/harness/childproc"
 	"github.com/sqsloop/sqsloop/sqlmailbox/postgres"
 )
 
@@ -101,37 +101,16 @@ func receiverMain(args []string) int {
 	}
 }
 
-// startReceivers starts this test binary as a receiving process; the end
-// of the test kills it if it still runs. Its output is read as it comes (a
-// process whose output nobody reads stalls on a full pipe); wait returns
-// its lines once it has exited.
+// startReceivers starts this test binary as a receiving process
+// (receiverMain); the end of the test kills it if it still runs. wait
+// returns its lines once it has exited.
 func startReceivers(t *testing.T, dsn, queue string, goroutines int) (wait func() ([]string, error)) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %d", childEnv, dsn, queue, goroutines))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	var lines []string
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines = append(lines, sc.Text())
-		}
-	}()
+	c := childproc.Start(t, fmt.Sprintf("%s=%s %s %d", childEnv, dsn, queue, goroutines))
 	return func() ([]string, error) {
-		<-read
-		if err := cmd.Wait(); err != nil {
-			return lines, fmt.Errorf("%w; stderr:\n%s", err, stderr.String())
+		lines, err := c.Rest()
+		if err != nil {
+			return lines, fmt.Errorf("%w; stderr:\n%s", err, c.Stderr())
 		}
 		return lines, nil
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/internal/harness/childproc"
 	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/sqlmailbox"
 	"github.com/sqsloop/sqsloop/sqlmailbox/sqlite"
@@ -124,20 +125,12 @@ func version(t *testing.T, path string) int {
 func TestLockedFileWaitsWithinBusyTimeout(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "q.db")
-	st, err := sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	mb, err := st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "jobs"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mb := openJobs(t, path)
 
 	locker := startChild(t, "lock", path, "1500ms")
-	locker.expect(t, "locked", 30*time.Second)
+	locker.Expect(t, "locked", 30*time.Second)
 	ids := mailboxtest.SendBodies(ctx, t, mb, "sent while the file was locked")
-	locker.expect(t, "released", 30*time.Second) // the send waited for it
+	locker.Expect(t, "released", 30*time.Second) // the send waited for it
 	got := mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, time.Minute)
 	if got[0].ID != ids[0] {
 		t.Fatalf("received %s, want %s", got[0].ID, ids[0])
@@ -154,13 +147,13 @@ func TestLockedFileWaitsWithinBusyTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	locker = startChild(t, "lock", path, "1500ms")
-	locker.expect(t, "locked", 30*time.Second)
+	locker.Expect(t, "locked", 30*time.Second)
 	_, err = mb2.Send(ctx, []sqsloop.OutgoingMessage{{Body: "too impatient"}})
 	if err == nil || !strings.Contains(err.Error(), "busy timeout") {
 		t.Fatalf("Send with a 100 ms busy timeout against a 1.5 s lock: %v, want an error naming the busy timeout", err)
 	}
 	t.Logf("with a 100 ms busy timeout: %v", err)
-	locker.expect(t, "released", 30*time.Second)
+	locker.Expect(t, "released", 30*time.Second)
 }
 
 // Two processes on one file work correctly: two consumer processes, both
@@ -172,32 +165,24 @@ func TestLockedFileWaitsWithinBusyTimeout(t *testing.T) {
 func TestTwoProcessesShareOneFile(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "q.db")
-	st, err := sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	mb, err := st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "jobs"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mb := openJobs(t, path)
 	a, b := startChild(t, "consume", path), startChild(t, "consume", path)
-	a.expect(t, "ready", 30*time.Second)
-	b.expect(t, "ready", 30*time.Second)
+	a.Expect(t, "ready", 30*time.Second)
+	b.Expect(t, "ready", 30*time.Second)
 	bodies := make([]string, 1000)
 	for i := range bodies {
 		bodies[i] = fmt.Sprint("job-", i)
 	}
 	ids := mailboxtest.SendBodies(ctx, t, mb, bodies...)
 	got := map[string][]string{}
-	for name, c := range map[string]*child{"a": a, "b": b} {
-		for line := range c.lines {
+	for name, c := range map[string]*childproc.Child{"a": a, "b": b} {
+		for line := range c.Lines {
 			if id, ok := strings.CutPrefix(line, "got "); ok {
 				got[id] = append(got[id], name)
 			}
 		}
-		if err := <-c.done; err != nil {
-			t.Fatalf("consumer %s: %v; stderr:\n%s", name, err, c.errors())
+		if err := <-c.Exited; err != nil {
+			t.Fatalf("consumer %s: %v; stderr:\n%s", name, err, c.Stderr())
 		}
 	}
 	perChild := map[string]int{}
@@ -227,26 +212,18 @@ func TestSentMessagesSurviveSIGKILL(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "q.db")
 	sender := startChild(t, "send", path)
 	var sent []string
-	for line := range sender.lines {
+	for line := range sender.Lines {
 		if id, ok := strings.CutPrefix(line, "sent "); ok {
 			sent = append(sent, id)
 		}
 		if len(sent) == 500 {
-			_ = sender.cmd.Process.Kill()
+			_ = sender.Cmd.Process.Kill()
 		}
 	}
-	if err := <-sender.done; err == nil {
-		t.Fatalf("the sender exited cleanly; stderr:\n%s", sender.errors())
+	if err := <-sender.Exited; err == nil {
+		t.Fatalf("the sender exited cleanly; stderr:\n%s", sender.Stderr())
 	}
-	st, err := sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	mb, err := st.Queue(ctx, "jobs")
-	if err != nil {
-		t.Fatal(err)
-	}
+	mb := openJobs(t, path)
 	stored := drain(ctx, t, mb)
 	for _, id := range sent {
 		if !stored[id] {
@@ -262,15 +239,7 @@ func TestSentMessagesSurviveSIGKILL(t *testing.T) {
 func TestAckedMessagesStayDeletedAfterSIGKILL(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "q.db")
-	st, err := sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	mb, err := st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "jobs"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mb := openJobs(t, path)
 	bodies := make([]string, 2000)
 	for i := range bodies {
 		bodies[i] = fmt.Sprint("job-", i)
@@ -279,17 +248,17 @@ func TestAckedMessagesStayDeletedAfterSIGKILL(t *testing.T) {
 
 	acker := startChild(t, "ack", path)
 	acked := map[string]bool{}
-	for line := range acker.lines {
+	for line := range acker.Lines {
 		if id, ok := strings.CutPrefix(line, "acked "); ok {
 			acked[id] = true
 		}
 		if len(acked) == 300 {
-			_ = acker.cmd.Process.Kill()
+			_ = acker.Cmd.Process.Kill()
 		}
 	}
-	<-acker.done
+	<-acker.Exited
 	if len(acked) < 300 {
-		t.Fatalf("the acker ended after %d acks; stderr:\n%s", len(acked), acker.errors())
+		t.Fatalf("the acker ended after %d acks; stderr:\n%s", len(acked), acker.Stderr())
 	}
 	// The killed acker's receives hold their messages for an hour: a nack
 	// is not possible without their handles, so look past the leases.
@@ -348,4 +317,20 @@ func drainIgnoringLeases(ctx context.Context, t *testing.T, path string) map[str
 		ids[id] = true
 	}
 	return ids
+}
+
+// openJobs opens the file at path and returns the Mailbox of its queue
+// "jobs", created if missing; both are closed when t ends.
+func openJobs(t *testing.T, path string) *sqlmailbox.Mailbox {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	mb, err := st.CreateQueue(t.Context(), sqsloop.QueueSpec{Name: "jobs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mb
 }

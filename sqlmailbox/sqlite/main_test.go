@@ -1,12 +1,10 @@
 package sqlite_test
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/internal/harness/childproc"
 	"github.com/sqsloop/sqsloop/sqlmailbox/sqlite"
 )
 
@@ -152,77 +151,9 @@ func childMain(args []string) int {
 	return fail(fmt.Errorf("unknown role %q", role))
 }
 
-// child is a running child process and its output, line by line.
-type child struct {
-	cmd    *exec.Cmd
-	lines  chan string // closed at the end of its output
-	done   chan error  // Wait's result, after the output ended
-	stderr *strings.Builder
-	mu     *sync.Mutex
-}
-
-// startChild starts this test binary in a role on the file path; the end of
-// the test kills it if it still runs.
-func startChild(t *testing.T, args ...string) *child {
+// startChild starts this test binary in a role on the file path
+// (childMain); the end of the test kills it if it still runs.
+func startChild(t *testing.T, args ...string) *childproc.Child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+strings.Join(args, " "))
-	c := &child{cmd: cmd, lines: make(chan string, 1024), done: make(chan error, 1), stderr: &strings.Builder{}, mu: &sync.Mutex{}}
-	cmd.Stderr = writerFunc(func(p []byte) (int, error) {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.stderr.Write(p)
-	})
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			c.lines <- sc.Text()
-		}
-		close(c.lines)
-		c.done <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		for range c.lines {
-		}
-	})
-	return c
+	return childproc.Start(t, childEnv+"="+strings.Join(args, " "))
 }
-
-// errors returns what the child wrote to standard error.
-func (c *child) errors() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.stderr.String()
-}
-
-// expect reads lines until one equals want, failing t if the output ends
-// or d passes first.
-func (c *child) expect(t *testing.T, want string, d time.Duration) {
-	t.Helper()
-	timeout := time.After(d)
-	for {
-		select {
-		case line, ok := <-c.lines:
-			if !ok {
-				t.Fatalf("child ended before %q; stderr:\n%s", want, c.errors())
-			}
-			if line == want {
-				return
-			}
-		case <-timeout:
-			t.Fatalf("no %q from the child within %v; stderr:\n%s", want, d, c.errors())
-		}
-	}
-}
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
