@@ -147,7 +147,7 @@ func (m *Mailbox) refs(call string, handles []string, errs []error) (refs []Ref,
 		if errs[i] != nil {
 			continue
 		}
-		ref, ok := decodeHandle(m.q.Key, h)
+		ref, ok := m.handles.decode(h)
 		if !ok {
 			errs[i] = fmt.Errorf("sqlmailbox: %s entry %d: receipt handle not issued by queue %q: %w",
 				call, i, m.q.Spec.Name, sqsloop.ErrReceiptHandleExpired)

@@ -71,7 +71,7 @@ func (m *Mailbox) RecordFailure(ctx context.Context, msg *sqsloop.Message, reaso
 	if err := m.check(op); err != nil {
 		return err
 	}
-	ref, ok := decodeHandle(m.q.Key, msg.ReceiptHandle)
+	ref, ok := m.handles.decode(msg.ReceiptHandle)
 	if !ok {
 		return fmt.Errorf("sqlmailbox: RecordFailure: message %s: receipt handle not issued by queue %q: %w",
 			msg.ID, m.q.Spec.Name, sqsloop.ErrReceiptHandleExpired)

@@ -17,8 +17,9 @@ import (
 // flight to at most one receiver at a time. All methods are safe for
 // concurrent use; none starts a goroutine.
 type Mailbox struct {
-	s *Store
-	q QueueRecord
+	s       *Store
+	q       QueueRecord
+	handles *signer // of q.Key
 
 	done      chan struct{} // closed by Close
 	closeOnce sync.Once
@@ -38,7 +39,7 @@ var (
 )
 
 func (s *Store) mailbox(q QueueRecord) *Mailbox {
-	m := &Mailbox{s: s, q: q, done: make(chan struct{})}
+	m := &Mailbox{s: s, q: q, handles: newSigner(q.Key), done: make(chan struct{})}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	m.worker.id = hex.EncodeToString(b[:])

@@ -153,7 +153,7 @@ func (m *Mailbox) messages(rows []ReceivedRow, receivedAt time.Time, req sqsloop
 			SentAt:            r.SentAt,
 			FirstReceivedAt:   r.FirstReceivedAt,
 			MessageGroupID:    r.GroupID,
-			ReceiptHandle:     encodeHandle(m.q.Key, Ref{ID: r.ID, ReceiveCount: r.ReceiveCount}),
+			ReceiptHandle:     m.handles.encode(Ref{ID: r.ID, ReceiveCount: r.ReceiveCount}),
 			ReceivedAt:        receivedAt,
 			VisibilityTimeout: req.VisibilityTimeout,
 		}
