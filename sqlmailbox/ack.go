@@ -46,7 +46,9 @@ func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error,
 	if len(refs) == 0 {
 		return errs, nil
 	}
-	deleted, err := m.s.d.Delete(ctx, &m.q, time.Now(), refs, m.s.cfg.Archive)
+	now := time.Now()
+	m.renewWorker(ctx, now, false)
+	deleted, err := m.s.d.Delete(ctx, &m.q, now, refs, m.s.cfg.Archive)
 	if err != nil {
 		return nil, m.fail(ctx, op, err)
 	}
@@ -111,7 +113,9 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 		cs[j] = Change{Ref: ref, Timeout: sqsloop.WholeSeconds(changes[at[j]].Timeout)}
 		nack = nack || cs[j].Timeout == 0
 	}
-	outcomes, err := m.s.d.ChangeVisibility(ctx, &m.q, time.Now(), cs)
+	now := time.Now()
+	m.renewWorker(ctx, now, false)
+	outcomes, err := m.s.d.ChangeVisibility(ctx, &m.q, now, cs)
 	if err != nil {
 		return nil, m.fail(ctx, op, err)
 	}

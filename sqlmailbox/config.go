@@ -20,9 +20,11 @@ const (
 	DefaultArchiveRetention = 7 * 24 * time.Hour
 
 	// DefaultWorkerHeartbeat is how often a receiving Mailbox renews its
-	// worker row when Config.WorkerHeartbeat is 0: 10 s. A worker not seen
-	// for DeadAfterBeats heartbeats is shown dead.
-	DefaultWorkerHeartbeat = 10 * time.Second
+	// worker row when Config.WorkerHeartbeat is 0: 30 s. A worker not seen
+	// for DeadAfterBeats heartbeats (90 s) is shown dead: longer than a
+	// consumer at its defaults goes between lease extensions (60 s), which
+	// are all a worker whose handlers are busy sends.
+	DefaultWorkerHeartbeat = 30 * time.Second
 
 	// DeadAfterBeats is how many worker heartbeats may be missed before
 	// Store.Workers shows the worker dead: 3.
@@ -61,10 +63,12 @@ type Config struct {
 	ArchiveRetention time.Duration
 
 	// WorkerHeartbeat is how often a Mailbox that receives renews its
-	// worker row, 1 s–1 h; 0 means DefaultWorkerHeartbeat (10 s). The
-	// renewal rides on Receive calls (a Mailbox starts no goroutine), so a
-	// worker that stops receiving, or dies, stops renewing and is shown
-	// dead after DeadAfterBeats (3) heartbeats.
+	// worker row, 1 s–1 h; 0 means DefaultWorkerHeartbeat (30 s). The
+	// renewal rides on its Receive, Delete and ChangeVisibility calls (a
+	// Mailbox starts no goroutine), so a worker that stops them all (a
+	// consumer extends busy handlers' leases every visibility.Config.Interval,
+	// so keep that below the heartbeat), or dies, stops renewing and is
+	// shown dead after DeadAfterBeats (3) heartbeats.
 	WorkerHeartbeat time.Duration
 
 	// PollInterval bounds how long a long poll waits without looking at the

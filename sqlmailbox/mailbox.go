@@ -147,15 +147,17 @@ func (m *Mailbox) OpenDeadLetterQueue(ctx context.Context) (sqsloop.Mailbox, err
 	return m.s.Queue(ctx, m.q.DeadLetterQueue)
 }
 
-// renewWorker registers this Mailbox's worker row at its first receive and
-// renews it once per Config.WorkerHeartbeat after. The registry is for
-// operators: a failure is left for the next receive to mend, never
-// returned.
-func (m *Mailbox) renewWorker(ctx context.Context, now time.Time) {
+// renewWorker registers this Mailbox's worker row at its first receive
+// (register true) and renews it at most once per Config.WorkerHeartbeat
+// after, on receives, acks and visibility changes alike: a worker whose
+// handlers are all busy with long jobs receives nothing for a while, but
+// its lease owner keeps extending their leases. The registry is for
+// operators: a failure is left for the next call to mend, never returned.
+func (m *Mailbox) renewWorker(ctx context.Context, now time.Time, register bool) {
 	w := &m.worker
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.registered && now.Sub(w.renewed) < m.s.cfg.WorkerHeartbeat {
+	if (w.registered && now.Sub(w.renewed) < m.s.cfg.WorkerHeartbeat) || (!w.registered && !register) {
 		return
 	}
 	select {

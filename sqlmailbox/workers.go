@@ -30,9 +30,10 @@ type Worker struct {
 
 // Workers lists the worker registry: every Mailbox that has received and
 // not been closed, in any process, with what it holds in flight, and
-// whether it is alive (it renews its row while it receives; one that stops,
-// or whose process died, is shown dead, and Sweep deletes its row after
-// WorkerRetention). Counting what each holds reads the messages in flight.
+// whether it is alive (its receives, acks and lease extensions renew its
+// row; one that stops them all, or whose process died, is shown dead, and
+// Sweep deletes its row after WorkerRetention). Counting what each holds
+// reads the messages in flight.
 //
 // Errors: sqsloop.ErrMailboxClosed after Close; ctx's error; or the
 // database's. Safe for concurrent use.

@@ -235,9 +235,9 @@ func archive(t *testing.T, env Env) {
 	}
 }
 
-// workerRegistry: a receiving Mailbox is listed alive with what it holds;
-// one that stops receiving is shown dead after 3 heartbeats; a closed one
-// is gone.
+// workerRegistry: a receiving Mailbox is listed alive with what it holds,
+// and stays alive while it only extends leases; one that stops calling is
+// shown dead after 3 heartbeats; a closed one is gone.
 func workerRegistry(t *testing.T, env Env) {
 	ctx := t.Context()
 	st := env.Open(t, sqlmailbox.Config{WorkerHeartbeat: time.Second})
@@ -245,10 +245,24 @@ func workerRegistry(t *testing.T, env Env) {
 	idle := ok[*sqlmailbox.Mailbox](t)(st.Queue(ctx, "workers"))
 	defer idle.Close()
 	mailboxtest.SendBodies(ctx, t, mb, "a", "b")
-	mailboxtest.ReceiveN(ctx, t, mb, 2, 10*time.Second, time.Minute)
+	held := mailboxtest.ReceiveN(ctx, t, mb, 2, 10*time.Second, time.Minute)
 	ws := ok[[]sqlmailbox.Worker](t)(st.Workers(ctx))
 	if len(ws) != 1 || ws[0].ID != mb.WorkerID() || !ws[0].Alive || ws[0].InFlight != 2 || ws[0].Queue != "workers" || ws[0].PID == 0 {
 		t.Fatalf("workers %+v: want one alive, holding 2", ws)
+	}
+	// Busy with long jobs, it receives nothing, but extends their leases:
+	// that keeps it alive.
+	for range 5 {
+		if err := env.Sleep(ctx, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		changes := []sqsloop.VisibilityChange{{ReceiptHandle: held[0].ReceiptHandle, Timeout: time.Minute}, {ReceiptHandle: held[1].ReceiptHandle, Timeout: time.Minute}}
+		if errs, err := mb.ChangeVisibility(ctx, changes); err != nil || errs[0] != nil || errs[1] != nil {
+			t.Fatalf("extend: %v %v", errs, err)
+		}
+	}
+	if ws = ok[[]sqlmailbox.Worker](t)(st.Workers(ctx)); len(ws) != 1 || !ws[0].Alive {
+		t.Fatalf("workers %+v after 5 s of extensions and no receive: want it alive", ws)
 	}
 	if err := env.Sleep(ctx, 4*time.Second); err != nil {
 		t.Fatal(err)
