@@ -11,11 +11,12 @@ import (
 // forEachBackend runs body once per Mailbox backend, as subtests named after
 // the harness: "memmailbox" (inside a synctest bubble, virtual time) and
 // "sqsmailbox/<server kind>" (real server, wall clock; skipped, or failed
-// under CI=true, when no server can be had). body creates its queues with
-// h.NewQueue and waits with h.Sleep.
+// under CI=true, when no server can be had), then sqlmailbox's
+// "sqlmailbox/sqlite" and "sqlmailbox/postgres" (forEachSQLBackend). body
+// creates its queues with h.NewQueue and waits with h.Sleep.
 //
 // It is the entry point for end-to-end consumer scenarios
-// (consumer_e2e_test.go): write one body and it runs on both backends.
+// (consumer_e2e_test.go): write one body and it runs on every backend.
 func forEachBackend(t *testing.T, body func(t *testing.T, h mailboxtest.Harness)) {
 	t.Helper()
 	t.Run(harness.Mem{}.Name(), func(t *testing.T) {
@@ -25,6 +26,7 @@ func forEachBackend(t *testing.T, body func(t *testing.T, h mailboxtest.Harness)
 		h := sqsServerHarness(t)
 		h.Run(t, func(t *testing.T) { body(t, h) })
 	})
+	forEachSQLBackend(t, body)
 }
 
 // TestForEachBackend checks the helper the end-to-end tests build on: each

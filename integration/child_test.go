@@ -125,8 +125,16 @@ func startChild(t *testing.T, cfg childConfig) *child {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$") // runs no test even if childEnv were ignored
-	cmd.Env = append(os.Environ(), childEnv+"="+string(raw))
+	return startProcess(t, childEnv+"="+string(raw))
+}
+
+// startProcess starts this test binary with the environment variable env
+// ("NAME=value") added, which makes it a child process (see TestMain). The
+// end of the test kills it if it still runs.
+func startProcess(t *testing.T, env string) *child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$") // runs no test even if the variable were ignored
+	cmd.Env = append(os.Environ(), env)
 	p := &child{cmd: cmd, lines: make(chan string, 64), exited: make(chan error, 1), stderr: &lockedBuffer{}}
 	cmd.Stderr = p.stderr
 	stdout, err := cmd.StdoutPipe()

@@ -62,6 +62,11 @@ trap stop_server EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# PostgreSQL for sqlmailbox's tests: PG_DSN if set, else a server of its
+# own, stopped when this script exits (scripts/postgres.sh). Started first, so
+# that neither it nor its watchdog holds the SQS server's pipe open.
+source scripts/postgres.sh
+
 if [ -z "${SQS_ENDPOINT:-}" ]; then
   npm ci --prefix integration --no-audit --no-fund --loglevel=error
   server_bin=$(mktemp -d)

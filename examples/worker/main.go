@@ -20,6 +20,12 @@
 // instead (credentials and region from the standard AWS environment), and
 // -send enqueues the same jobs there first; give that queue a redrive policy
 // to see the failing job dead-lettered.
+//
+// With -mailbox sqlite:jobs.db (or -mailbox postgres://…) the jobs live in a
+// database (package sqlmailbox): the queue and its dead-letter queue are
+// created on first use, and the jobs enqueued when the queue is empty. A
+// run interrupted (Ctrl+C, or killed) leaves the rest in the database; the
+// next run says how many it found waiting and finishes them.
 package main
 
 import (
@@ -46,6 +52,7 @@ func main() {
 	flag.BoolVar(&o.send, "send", false, "with -queue-url: enqueue the jobs of -dir first")
 	flag.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics ("+metricsPath+"), the health probes (/livez, /readyz) and the lease page ("+leasesPath+") on this address, e.g. 127.0.0.1:9464")
 	flag.StringVar(&o.trace, "trace", "", "stdout: print the OpenTelemetry spans on standard output")
+	flag.StringVar(&o.mailbox, "mailbox", "", "keep the jobs in a database instead of memory: sqlite:PATH or a postgres:// URL (an interrupted run's jobs are finished by the next)")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

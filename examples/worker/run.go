@@ -25,6 +25,7 @@ type options struct {
 	send        bool   // enqueue the jobs into queueURL first
 	metricsAddr string // serve metrics, probes and the lease page here; empty: not at all
 	trace       string // "stdout": print spans; empty: none
+	mailbox     string // sqlite:PATH or postgres://…: a database (sqlqueue.go); empty: memory or SQS
 }
 
 // lease is the visibility timeout the worker receives with, short so that
@@ -34,6 +35,9 @@ const lease = 2 * time.Second
 // open returns the queue o names: in memory, the queue at -queue-url, or
 // the one -queue names set up on -endpoint.
 func open(ctx context.Context, o options) (queue, error) {
+	if o.mailbox != "" {
+		return newSQLQueue(ctx, o.mailbox)
+	}
 	if o.queueURL == "" && o.endpoint == "" {
 		return newMemQueue()
 	}
@@ -52,7 +56,11 @@ func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writ
 		return sum, err
 	}
 	defer q.close()
-	if o.queueURL == "" || o.send {
+	if sq, ok := q.(*sqlQueue); ok && sq.waiting > 0 {
+		// An earlier run was interrupted: finish its jobs, enqueue none.
+		sum.waiting = sq.waiting
+		fmt.Fprintf(out, "found %d jobs waiting in %s from an earlier run: finishing them\n", sq.waiting, sq.where)
+	} else if o.queueURL == "" || o.send {
 		files, err := listFiles(o.dir)
 		if err != nil {
 			return sum, err

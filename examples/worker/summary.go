@@ -21,6 +21,7 @@ type summary struct {
 	wall         time.Duration
 	drained      bool
 	leftInFlight int // messages still hidden when the run ended: must be 0
+	waiting      int // jobs an earlier, interrupted run left in the database (-mailbox)
 }
 
 // normalAcked reports whether every job but the failing one was acked: the
@@ -33,6 +34,8 @@ func (s *summary) print(w io.Writer) {
 	fmt.Fprintf(w, "\nsqsloop worker summary\n")
 	if s.enqueued {
 		fmt.Fprintf(w, "  jobs enqueued     %d (%d files, 1 stuck, 1 failing, 1 malformed)\n", s.files+3, s.files)
+	} else if s.waiting > 0 {
+		fmt.Fprintf(w, "  jobs enqueued     none: %d found waiting from an earlier run\n", s.waiting)
 	} else {
 		fmt.Fprintf(w, "  jobs enqueued     none (-queue-url without -send: the queue's own messages)\n")
 	}

@@ -1,0 +1,130 @@
+// Command riverbench measures the consumer on sqlmailbox against River
+// (github.com/riverqueue/river, the Go job queue on PostgreSQL people pick
+// today), side by side in one run on the same PostgreSQL server, and
+// sqlmailbox on SQLite beside them: for each N, enqueue N no-op jobs, then
+// time until every one is done, at the same concurrency (16 handlers; River:
+// MaxWorkers 16). Each run gets a database of its own (created and dropped
+// here), so neither queue sees the other's tables.
+//
+// It reports jobs/s, the database server's CPU time (every postgres process
+// on this machine, from /proc: run it against a local server), this
+// process's CPU, the latency of sqlmailbox's Receive and Delete calls
+// (p50/p99), and, to show the receive reads an index rather than the table,
+// how fast the first 5,000 of a queue are done with 100 and with 100,000
+// more waiting behind them, with the receive's query plan.
+//
+//	eval "$(../scripts/postgres.sh start)"   # or PG_DSN of a server on this machine
+//	go run ./cmd/riverbench -n 10000,100000
+//
+// River runs at its defaults (FetchCooldown 100 ms: one fetch of at most
+// MaxWorkers jobs per 100 ms, so about 160 jobs/s at concurrency 16; only
+// up to -river-defaults-max jobs, since 100,000 would take 10 minutes) and,
+// so that its defaults are not all the comparison says, with
+// -river-cooldown (default 1 ms). The backlog check runs River tuned.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func main() {
+	dsn := flag.String("dsn", os.Getenv("PG_DSN"), "PostgreSQL server on this machine (default $PG_DSN)")
+	ns := flag.String("n", "10000,100000", "numbers of jobs")
+	concurrency := flag.Int("concurrency", 16, "handlers (River: MaxWorkers)")
+	backlogs := flag.String("backlog", "100,100000", "messages waiting behind the 5,000 timed, for the index check (empty: skip)")
+	cooldown := flag.Duration("river-cooldown", time.Millisecond, "River's FetchCooldown in its tuned run (0: no tuned run)")
+	defaultsMax := flag.Int("river-defaults-max", 10000, "largest N River runs at its defaults (about 160 jobs/s at concurrency 16: 100,000 take 10 minutes)")
+	withSQLite := flag.Bool("sqlite", true, "also run sqlmailbox on SQLite")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the sqlmailbox/postgres run at the largest N to this file")
+	flag.Parse()
+	if *dsn == "" {
+		fmt.Fprintln(os.Stderr, "riverbench: no PostgreSQL server: set PG_DSN or -dsn (eval \"$(scripts/postgres.sh start)\" starts one)")
+		os.Exit(2)
+	}
+	ctx := context.Background()
+	var rows []result
+	sizes := parseInts(*ns)
+	for _, n := range sizes {
+		var prof func()
+		if *cpuprofile != "" && n == sizes[len(sizes)-1] {
+			prof = startProfile(*cpuprofile)
+		}
+		rows = append(rows, must(runSQLMailbox(ctx, *dsn, "postgres", n, *concurrency, prof)))
+		if n <= *defaultsMax {
+			rows = append(rows, must(runRiver(ctx, *dsn, n, *concurrency, 0)))
+		} else {
+			progress("river (defaults): skipped at N = %d (-river-defaults-max %d)", n, *defaultsMax)
+		}
+		if *cooldown > 0 {
+			rows = append(rows, must(runRiver(ctx, *dsn, n, *concurrency, *cooldown)))
+		}
+		if *withSQLite {
+			rows = append(rows, must(runSQLMailbox(ctx, *dsn, "sqlite", n, *concurrency, nil)))
+		}
+	}
+	printResults(rows)
+	if *backlogs != "" {
+		var bs []backlogResult
+		for _, b := range parseInts(*backlogs) {
+			bs = append(bs, must(runBacklog(ctx, *dsn, "postgres", b, *concurrency)))
+			bs = append(bs, must(runBacklogRiver(ctx, *dsn, b, *concurrency, *cooldown)))
+			if *withSQLite {
+				bs = append(bs, must(runBacklog(ctx, *dsn, "sqlite", b, *concurrency)))
+			}
+		}
+		printBacklog(bs)
+		plan, err := receivePlan(ctx, *dsn)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "riverbench: EXPLAIN:", err)
+		} else {
+			fmt.Printf("\nThe receive's plan on PostgreSQL, with 100,000 messages waiting (EXPLAIN ANALYZE of its pick):\n\n```\n%s```\n", plan)
+		}
+	}
+}
+
+// startProfile starts a CPU profile to path; the returned func stops it.
+func startProfile(path string) func() {
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "riverbench:", err)
+		os.Exit(1)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintln(os.Stderr, "riverbench:", err)
+		os.Exit(1)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
+}
+
+func parseInts(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "riverbench: %q is not a positive number\n", f)
+			os.Exit(2)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "riverbench:", err)
+		os.Exit(1)
+	}
+	return v
+}
+
+// progress writes a line to standard error.
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "riverbench: "+format+"\n", args...)
+}

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+// timedMessages is how many messages the backlog check times.
+const timedMessages = 5000
+
+// backlogResult is one run of the index check.
+type backlogResult struct {
+	impl    string
+	backlog int
+	wall    time.Duration
+}
+
+// runBacklog times the first timedMessages of a queue on dialect with
+// backlog more messages waiting behind them.
+func runBacklog(ctx context.Context, dsn, dialect string, backlog, concurrency int) (backlogResult, error) {
+	st, _, closeAll, err := openStore(ctx, dsn, dialect)
+	if err != nil {
+		return backlogResult{}, err
+	}
+	defer closeAll()
+	mb, err := st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "jobs"})
+	if err != nil {
+		return backlogResult{}, err
+	}
+	progress("sqlmailbox/%s: %d + %d waiting", dialect, timedMessages, backlog)
+	if err := enqueue(ctx, mb, timedMessages+backlog); err != nil {
+		return backlogResult{}, err
+	}
+	start := time.Now()
+	if err := consume(ctx, mb, timedMessages, concurrency); err != nil {
+		return backlogResult{}, err
+	}
+	return backlogResult{"sqlmailbox/" + dialect, backlog, time.Since(start)}, nil
+}
+
+// runBacklogRiver is runBacklog for River (with FetchCooldown cooldown).
+func runBacklogRiver(ctx context.Context, dsn string, backlog, concurrency int, cooldown time.Duration) (backlogResult, error) {
+	progress("river: %d + %d waiting", timedMessages, backlog)
+	r, err := newRiver(ctx, dsn, timedMessages+backlog, concurrency, cooldown)
+	if err != nil {
+		return backlogResult{}, err
+	}
+	defer r.close()
+	start := time.Now()
+	if err := r.runUntil(ctx, timedMessages); err != nil {
+		return backlogResult{}, err
+	}
+	name := "river (defaults)"
+	if cooldown > 0 {
+		name = fmt.Sprintf("river (FetchCooldown %v)", cooldown)
+	}
+	return backlogResult{name, backlog, time.Since(start)}, nil
+}
+
+// receivePlan returns EXPLAIN ANALYZE of sqlmailbox/postgres's pick (the
+// SELECT of its receive, as queries.go's qPickStandard has it) on a queue
+// of 100,000 waiting messages.
+func receivePlan(ctx context.Context, dsn string) (string, error) {
+	st, db, closeAll, err := openStore(ctx, dsn, "postgres")
+	if err != nil {
+		return "", err
+	}
+	defer closeAll()
+	if _, err := st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "jobs"}); err != nil {
+		return "", err
+	}
+	mb, err := st.Queue(ctx, "jobs")
+	if err != nil {
+		return "", err
+	}
+	if err := enqueue(ctx, mb, 100000); err != nil {
+		return "", err
+	}
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "ANALYZE sqsloop_messages"); err != nil {
+		return "", err
+	}
+	rows, err := conn.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF)
+		SELECT id, receive_count FROM sqsloop_messages
+		WHERE queue_id = (SELECT id FROM sqsloop_queues WHERE name = 'jobs') AND visible_at <= statement_timestamp()
+		ORDER BY visible_at, id LIMIT 10
+		FOR UPDATE SKIP LOCKED`)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	var line string
+	_, err = pgx.ForEachRow(rows, []any{&line}, func() error { b.WriteString(line + "\n"); return nil })
+	return b.String(), err
+}
+
+func printResults(rows []result) {
+	fmt.Println("| implementation | N | jobs/s | wall | database CPU | database CPU per 1,000 jobs | Go process CPU | Receive p50 / p99 | Delete p50 / p99 |")
+	fmt.Println("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	for _, r := range rows {
+		lat := func(a, b time.Duration) string {
+			if a == 0 {
+				return "–"
+			}
+			return fmt.Sprintf("%s / %s", ms(a), ms(b))
+		}
+		db := "–"
+		per := "–"
+		if r.server > 0 {
+			db = fmt.Sprintf("%.2f s", r.server.Seconds())
+			per = fmt.Sprintf("%.1f ms", float64(r.server.Milliseconds())*1000/float64(r.n))
+		}
+		fmt.Printf("| %s | %d | %.0f | %.2f s | %s | %s | %.2f s | %s | %s |\n", r.impl, r.n, float64(r.n)/r.wall.Seconds(),
+			r.wall.Seconds(), db, per, r.client.Seconds(), lat(r.recv50, r.recv99), lat(r.del50, r.del99))
+	}
+	fmt.Println()
+	for _, r := range rows {
+		if r.impl != "sqlmailbox/postgres" {
+			continue
+		}
+		for _, o := range rows {
+			if o.n == r.n && strings.HasPrefix(o.impl, "river") {
+				fmt.Printf("- N = %d: sqlmailbox/postgres ÷ %s = %.2f× (jobs/s)\n", r.n, o.impl, o.wall.Seconds()/r.wall.Seconds())
+			}
+		}
+	}
+}
+
+func printBacklog(bs []backlogResult) {
+	fmt.Printf("\nThe first %d jobs of a queue, with more waiting behind them (the receive reads an index, so the backlog should not matter):\n\n", timedMessages)
+	fmt.Println("| implementation | waiting behind | jobs/s |")
+	fmt.Println("| --- | ---: | ---: |")
+	for _, b := range bs {
+		fmt.Printf("| %s | %d | %.0f |\n", b.impl, b.backlog, float64(timedMessages)/b.wall.Seconds())
+	}
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }

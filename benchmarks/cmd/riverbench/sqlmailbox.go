@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/sqlmailbox"
+	"github.com/sqsloop/sqsloop/sqlmailbox/postgres"
+	"github.com/sqsloop/sqsloop/sqlmailbox/sqlite"
+)
+
+// result is one run of the table.
+type result struct {
+	impl                         string
+	n                            int
+	wall, server, client         time.Duration
+	recv50, recv99, del50, del99 time.Duration // sqlmailbox only
+}
+
+// openStore opens a Store of its own on dialect: a fresh database on dsn's
+// server, or a SQLite file in a temporary directory; where is its DSN or
+// path.
+func openStore(ctx context.Context, dsn, dialect string) (st *sqlmailbox.Store, where string, closeAll func(), err error) {
+	if dialect == "sqlite" {
+		dir, err := os.MkdirTemp("", "riverbench-")
+		if err != nil {
+			return nil, "", nil, err
+		}
+		where = filepath.Join(dir, "jobs.db")
+		st, err := sqlite.Open(ctx, where, sqlite.Options{})
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, "", nil, err
+		}
+		return st, where, func() { st.Close(); os.RemoveAll(dir) }, nil
+	}
+	where, drop, err := freshDatabase(ctx, dsn)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	st, err = postgres.Open(ctx, where, postgres.Options{})
+	if err != nil {
+		drop()
+		return nil, "", nil, err
+	}
+	return st, where, func() { st.Close(); drop() }, nil
+}
+
+// enqueue sends n messages from 8 goroutines in batches of 10.
+func enqueue(ctx context.Context, mb sqsloop.Mailbox, n int) error {
+	var g errgroup.Group
+	next := make(chan int)
+	go func() {
+		defer close(next)
+		for i := 0; i < n; i += sqsloop.MaxBatchSize {
+			next <- i
+		}
+	}()
+	for range 8 {
+		g.Go(func() error {
+			var err error
+			for i := range next {
+				if err != nil {
+					continue
+				}
+				batch := make([]sqsloop.OutgoingMessage, 0, sqsloop.MaxBatchSize)
+				for j := i; j < min(i+sqsloop.MaxBatchSize, n); j++ {
+					batch = append(batch, sqsloop.OutgoingMessage{Body: fmt.Sprint("job ", j)})
+				}
+				var res []sqsloop.SendResult
+				if res, err = mb.Send(ctx, batch); err == nil {
+					for _, r := range res {
+						if r.Err != nil {
+							err = r.Err
+						}
+					}
+				}
+			}
+			return err
+		})
+	}
+	return g.Wait()
+}
+
+// timed records the latency of a Mailbox's Receive calls that returned
+// messages and of its Delete calls.
+type timed struct {
+	sqsloop.Mailbox
+	mu            sync.Mutex
+	recv, deletes []time.Duration
+}
+
+func (m *timed) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*sqsloop.Message, error) {
+	start := time.Now()
+	msgs, err := m.Mailbox.Receive(ctx, req)
+	if len(msgs) > 0 {
+		m.mu.Lock()
+		m.recv = append(m.recv, time.Since(start))
+		m.mu.Unlock()
+	}
+	return msgs, err
+}
+
+func (m *timed) Delete(ctx context.Context, handles []string) ([]error, error) {
+	start := time.Now()
+	errs, err := m.Mailbox.Delete(ctx, handles)
+	m.mu.Lock()
+	m.deletes = append(m.deletes, time.Since(start))
+	m.mu.Unlock()
+	return errs, err
+}
+
+// percentile returns the p-th percentile (0–100) of ds.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(float64(len(s))*p/100))]
+}
+
+// consume runs the consumer (concurrency handlers, no-op) on mb until want
+// messages are acked, and returns how long that took.
+func consume(ctx context.Context, mb sqsloop.Mailbox, want, concurrency int) error {
+	c, err := consumer.New(mb, func(context.Context, *sqsloop.Message) error { return nil }, consumer.Config{
+		Concurrency:       concurrency,
+		VisibilityTimeout: 30 * time.Second,
+		WaitTime:          time.Second,
+		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		return err
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- c.Run(runCtx) }()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for c.Stats().Acked < int64(want) {
+		select {
+		case err := <-done:
+			return fmt.Errorf("the consumer stopped: %v", err)
+		case <-tick.C:
+		}
+	}
+	stop()
+	return <-done
+}
+
+// runSQLMailbox enqueues n messages on dialect and times the consumer until
+// all are acked. prof, if set, stops a CPU profile started for this run.
+func runSQLMailbox(ctx context.Context, dsn, dialect string, n, concurrency int, prof func()) (result, error) {
+	st, _, closeAll, err := openStore(ctx, dsn, dialect)
+	if err != nil {
+		return result{}, err
+	}
+	defer closeAll()
+	mb, err := st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "jobs"})
+	if err != nil {
+		return result{}, err
+	}
+	progress("sqlmailbox/%s: enqueueing %d", dialect, n)
+	if err := enqueue(ctx, mb, n); err != nil {
+		return result{}, err
+	}
+	tm := &timed{Mailbox: mb}
+	m := startMeter()
+	err = consume(ctx, tm, n, concurrency)
+	wall, server, client := m.stop()
+	if prof != nil {
+		prof()
+	}
+	if err != nil {
+		return result{}, err
+	}
+	r := result{impl: "sqlmailbox/" + dialect, n: n, wall: wall, server: server, client: client,
+		recv50: percentile(tm.recv, 50), recv99: percentile(tm.recv, 99), del50: percentile(tm.deletes, 50), del99: percentile(tm.deletes, 99)}
+	if dialect == "sqlite" {
+		r.server = 0 // in this process: counted in client
+	}
+	progress("sqlmailbox/%s: %d jobs in %v (%.0f/s)", dialect, n, wall.Round(time.Millisecond), float64(n)/wall.Seconds())
+	return r, nil
+}

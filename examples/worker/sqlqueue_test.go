@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/sqsloop/sqsloop/internal/harness/sqlharness"
+	"github.com/sqsloop/sqsloop/lifecycle"
+)
+
+// The main job on a database, interrupted and run again: the first run
+// (-mailbox) is shut down part-way (what Ctrl+C does); the second finds the
+// rest waiting, says how many, enqueues nothing, and finishes them: every
+// file job acked once across the two runs (those in flight at the shutdown
+// were acked by the first), the failing job dead-lettered, the queue
+// drained. On SQLite in virtual time; on PostgreSQL (PG_DSN) on the wall
+// clock.
+func TestWorkerOnADatabaseFinishesAnInterruptedRun(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 60 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprint("f", i)), bytes.Repeat([]byte("x"), 4096), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	twoRuns := func(t *testing.T, mailbox string) {
+		log := slog.New(slog.NewTextHandler(io.Discard, nil))
+		o := options{dir: dir, slow: 20 * time.Millisecond, chunks: 16, concurrency: 8, mailbox: mailbox}
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			time.Sleep(500 * time.Millisecond) // the user's Ctrl+C, part-way through
+			cancel()
+		}()
+		first, err := run(ctx, o, &lifecycle.LoopGroup{Signals: []os.Signal{}}, io.Discard, log)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first.drained || first.st.Acked == 0 || !first.enqueued {
+			t.Fatalf("first run: enqueued %v, acked %d, drained %v; want it stopped part-way", first.enqueued, first.st.Acked, first.drained)
+		}
+		var out bytes.Buffer
+		second, err := run(context.Background(), o, &lifecycle.LoopGroup{Signals: []os.Signal{}}, &out, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second.print(&out)
+		t.Logf("first run acked %d; second run:\n%s", first.st.Acked, out.String())
+		if second.enqueued || second.waiting == 0 || !strings.Contains(out.String(), fmt.Sprintf("found %d jobs waiting", second.waiting)) {
+			t.Errorf("second run: enqueued %v, waiting %d; want none enqueued and the waiting jobs reported", second.enqueued, second.waiting)
+		}
+		// 60 files and the stuck job, each acked once; the failing job never.
+		if acked := first.st.Acked + second.st.Acked; acked != 61 || !second.drained {
+			t.Errorf("acked %d + %d across the runs, drained %v; want 61 and drained", first.st.Acked, second.st.Acked, second.drained)
+		}
+		if first.deadLettered+second.deadLettered != 1 {
+			t.Errorf("dead-lettered %d + %d, want the failing job once", first.deadLettered, second.deadLettered)
+		}
+	}
+	t.Run("sqlite", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "jobs.db")
+		synctest.Test(t, func(t *testing.T) { twoRuns(t, "sqlite:"+path) })
+	})
+	t.Run("postgres", func(t *testing.T) {
+		twoRuns(t, sqlharness.FreshDatabase(t))
+	})
+}

@@ -1,0 +1,146 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/heartbeat"
+	"github.com/sqsloop/sqsloop/lifecycle"
+	"github.com/sqsloop/sqsloop/sqlmailbox"
+	"github.com/sqsloop/sqsloop/sqlmailbox/postgres"
+	"github.com/sqsloop/sqsloop/sqlmailbox/sqlite"
+	"github.com/sqsloop/sqsloop/visibility"
+)
+
+// sqlChildEnv names the environment variable that makes this test binary a
+// consumer process on sqlmailbox (sqlChildMain); its value is the child's
+// sqlChildConfig, in JSON.
+const sqlChildEnv = "SQSLOOP_E2E_SQLCHILD"
+
+// sqlChildConfig is what a consumer process on sqlmailbox runs: a consumer
+// of Queue in the SQLite file or PostgreSQL database Target, Concurrency
+// handlers, 20 s long polls, leases of Lease extended every Lease/4, a 10 s
+// drain, in the zero lifecycle.LoopGroup (SIGTERM drains). Its handler
+// beats every 20 ms for Hold and returns nil. With ExitWhenEmpty the group
+// also runs a loop that returns once the queue holds nothing (visible, in
+// flight or delayed) twice in a row, 100 ms apart, which ends the run.
+type sqlChildConfig struct {
+	Dialect       string // "sqlite" or "postgres"
+	Target        string // file path or DSN
+	Queue         string
+	Lease, Hold   time.Duration
+	Concurrency   int
+	ExitWhenEmpty bool
+}
+
+// sqlChildMain is the child's main. It writes "waiting N" with the queue's
+// messages when it starts, "start ID" when a handler starts, "done ID" when
+// it returns nil, and "exit " and the consumer's stats on its way out; it
+// returns 0 when the group stopped cleanly.
+func sqlChildMain(raw string) int {
+	var cfg sqlChildConfig
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "child:", sqlChildEnv, err)
+		return 2
+	}
+	ctx := context.Background()
+	var st *sqlmailbox.Store
+	var err error
+	if cfg.Dialect == "sqlite" {
+		st, err = sqlite.Open(ctx, cfg.Target, sqlite.Options{})
+	} else {
+		st, err = postgres.Open(ctx, cfg.Target, postgres.Options{})
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 2
+	}
+	defer st.Close()
+	mb, err := st.Queue(ctx, cfg.Queue)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 2
+	}
+	defer mb.Close()
+	var out sync.Mutex
+	say := func(format string, args ...any) {
+		out.Lock()
+		defer out.Unlock()
+		fmt.Printf(format+"\n", args...)
+	}
+	backlog := func(ctx context.Context) (int, error) {
+		a, err := mb.QueueAttributes(ctx)
+		return a.ApproximateMessages + a.ApproximateMessagesInFlight + a.ApproximateMessagesDelayed, err
+	}
+	n, err := backlog(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 2
+	}
+	say("waiting %d", n)
+	c, err := consumer.New(mb, func(ctx context.Context, m *sqsloop.Message) error {
+		say("start %s", m.ID)
+		for end := time.Now().Add(cfg.Hold); time.Now().Before(end); {
+			heartbeat.Beat(ctx)
+			select {
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		say("done %s", m.ID)
+		return nil
+	}, consumer.Config{
+		Concurrency:       cfg.Concurrency,
+		VisibilityTimeout: cfg.Lease,
+		WaitTime:          sqsloop.MaxWaitTime,
+		Visibility:        visibility.Config{Interval: cfg.Lease / 4, Extension: cfg.Lease},
+		ShutdownTimeout:   10 * time.Second,
+		Logger:            slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 2
+	}
+	var group lifecycle.LoopGroup
+	if err := group.Add("consumer", c); err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 2
+	}
+	if cfg.ExitWhenEmpty {
+		if err := group.Add("until-empty", lifecycle.RunnableFunc(func(ctx context.Context) error {
+			t := time.NewTicker(100 * time.Millisecond)
+			defer t.Stop()
+			for empty := 0; empty < 2; {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-t.C:
+				}
+				if n, err := backlog(ctx); err == nil && n == 0 {
+					empty++
+				} else {
+					empty = 0
+				}
+			}
+			return nil
+		})); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			return 2
+		}
+	}
+	err = group.Run(ctx)
+	say("exit %+v", c.Stats())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 1
+	}
+	return 0
+}

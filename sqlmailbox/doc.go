@@ -1,0 +1,92 @@
+// Package sqlmailbox is a durable [sqsloop.Mailbox] on a SQL database, with
+// the semantics of SQS and memmailbox, so the consumer, the lease owner,
+// heartbeats and the drain work on it unchanged: SQLite (package
+// sqlmailbox/sqlite, an embedded file that survives restarts, no server) and
+// PostgreSQL (package sqlmailbox/postgres, one queue shared by many worker
+// machines). Each of those packages is the only one that imports its
+// database driver, so a program compiles the database it uses and no other;
+// this package holds the semantics and speaks to them through one interface,
+// [Driver].
+//
+// A program opens a [Store] (sqlite.Open, postgres.Open), which creates the
+// schema on first use, and takes its queues from it: [Store.CreateQueue]
+// with a sqsloop.QueueSpec (and its dead-letter queue), or [Store.Queue] by
+// name. A [Mailbox] implements sqsloop.Mailbox, sqsloop.AttributesReader
+// and sqsloop.DeadLetterQueueOpener.
+//
+// # The lease-and-recovery system, in SQS's words
+//
+// A message row has a visibility deadline. Receive takes up to 10 rows whose
+// deadline has passed, atomically (PostgreSQL: SELECT … FOR UPDATE SKIP
+// LOCKED; SQLite: one short write transaction), and in the same statement
+// moves their deadline to now + the visibility timeout, adds one to their
+// receive count, sets their first-receive time, and records the receiving
+// worker: the message is in flight (the seed's in_progress), its lease
+// held. ChangeVisibility renews the lease (the heartbeat; the consumer's
+// lease owner calls it while handlers beat) or, with 0, gives the message
+// back (a nack). Delete acks: the row is deleted (completed), or copied to
+// the archive table first. A lease that is not renewed lapses by itself: the
+// receive query takes any row whose deadline has passed, so recovery needs
+// no sweeper. The redrive policy's maxReceiveCount is the seed's
+// max_retries: a message received that many times is moved to the
+// dead-letter queue (failed) by the receive that would deliver it again.
+//
+// Every receive gives a new receipt handle (the row's key and its receive
+// count, signed with the queue's secret key): an older handle no longer
+// extends the message, and deleting with it succeeds and deletes nothing,
+// as SQS documents; a handle the queue never issued fails with
+// sqsloop.ErrReceiptHandleExpired. FIFO queues keep one message group in
+// flight at a time and its order, deduplicate by ID or content for
+// DeduplicationWindow (5 minutes), and may return several messages of one
+// group in a receive. Delays, the 12-hour lease ceiling, message attributes
+// (chosen per receive), per-entry batch results, queue attributes with the
+// counts by state, and sqsloop's request rules (with the same error texts)
+// are SQS's. A long poll waits in its caller's goroutine: woken at once by
+// sends and nacks of its Store, by PostgreSQL's NOTIFY from any process,
+// or when the database says the next lease or delay ends; otherwise it
+// looks again every Config.PollInterval (SQLite 200 ms, for writers in
+// other processes).
+//
+// # Beyond the Mailbox
+//
+// [Store.Sweep] (once) and [Store.Sweeper] (a loop a lifecycle.LoopGroup
+// owns) are optional: they audit leases that lapsed and no receive has
+// taken again, move those at maxReceiveCount to the DLQ, delete messages
+// past their queue's retention period, forget old deduplication IDs, and
+// trim the audit table, the archive table and the worker registry,
+// returning [SweepStats] (expired found, recovered, failed, scan duration,
+// …). The audit table ([Store.Audit]) keeps every failure: dead letters,
+// lapsed leases, retention deletes, and the consumer's own reports
+// ([Mailbox.RecordFailure], from a middleware), for Config.AuditRetention.
+// With Config.Archive, acked messages stay in the archive table
+// ([Store.Archived]) for Config.ArchiveRetention. Every receiving Mailbox
+// registers a worker row (host, pid, started, last seen), renewed by its
+// receives; [Store.Workers] lists them with what each holds in flight and
+// shows dead those that stopped.
+//
+// # Where it differs from SQS
+//
+// Counts are exact, not approximate, and a deleted queue is gone at once
+// (SQS takes up to 60 s and refuses the name for 60 s more). Messages are
+// deleted for retention only by a sweep. Delivery order on a standard queue
+// is by visibility deadline, then send order (SQS promises none). A FIFO
+// receive looks at the oldest 1,000 messages of the groups with nothing in
+// flight: a message behind more than 1,000 others of blocked groups waits
+// for them. Leases follow the database's clock on PostgreSQL and the
+// process's on SQLite. mailboxtest's conformance suite passes on both with
+// no declared difference.
+//
+// # Durability
+//
+// A Send that returned has committed: its messages survive the process's
+// death (SIGKILL) at any moment after, and a Delete that returned stays
+// done. On SQLite (WAL journal) the default synchronous=FULL syncs the log
+// at every commit, so they also survive a power loss, if the disk keeps
+// what fsync reported written; sqlite.SyncNormal syncs at checkpoints only,
+// and a power loss may then undo the last moments' calls (sends lost, acks
+// undone: redelivered). On PostgreSQL, a commit is as durable as the
+// server's settings make it (fsync, synchronous_commit).
+//
+// All methods are safe for concurrent use, by many goroutines and many
+// processes; a message is in flight to one receiver at a time.
+package sqlmailbox

@@ -1,0 +1,290 @@
+// Package storetest holds the scenarios of what a sqlmailbox Store adds to
+// the Mailbox contract (queue management, the sweep, the audit and archive
+// tables, the worker registry), which the tests of sqlmailbox/sqlite (in
+// virtual time) and sqlmailbox/postgres (on a real server) run on their
+// databases, the way mailboxtest's scenarios run on every Mailbox.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/mailboxtest"
+	"github.com/sqsloop/sqsloop/sqlmailbox"
+)
+
+// Env is what the scenarios run on.
+type Env struct {
+	// Open returns a new Store on a database of the test's own, with cfg,
+	// closed when t ends. Two calls in one test open the same database.
+	Open func(t *testing.T, cfg sqlmailbox.Config) *sqlmailbox.Store
+	// Run runs a scenario's body (in a synctest bubble for virtual time).
+	Run func(t *testing.T, body func(t *testing.T))
+	// Sleep waits d (virtual or wall-clock), or until ctx is done.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// VirtualTime says Sleep costs nothing: scenarios then wait out
+	// retention periods (a minute at least) too.
+	VirtualTime bool
+}
+
+// Run runs every scenario on env, each as a parallel subtest.
+func Run(t *testing.T, env Env) {
+	for name, f := range map[string]func(*testing.T, Env){
+		"QueueManagement":     queueManagement,
+		"SweepRecoversLapsed": sweepRecoversLapsed,
+		"AuditAndRetention":   auditAndRetention,
+		"Archive":             archive,
+		"WorkerRegistry":      workerRegistry,
+		"QueueMessageSize":    queueMessageSize,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			env.Run(t, func(t *testing.T) { f(t, env) })
+		})
+	}
+}
+
+// ok fails t on err, else returns v: ok(t)(st.Sweep(ctx)).
+func ok[T any](t *testing.T) func(T, error) T {
+	return func(v T, err error) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+// queueManagement: CreateQueue is idempotent and names the attributes that
+// differ; a missing queue is ErrQueueNotFound; QueueAttributes counts
+// messages by state; a DLQ in use cannot be deleted; a deleted queue's
+// Mailbox fails with ErrQueueNotFound; OpenDeadLetterQueue reaches the DLQ.
+func queueManagement(t *testing.T, env Env) {
+	ctx := t.Context()
+	st := env.Open(t, sqlmailbox.Config{})
+	spec := sqsloop.QueueSpec{Name: "orders", VisibilityTimeout: 20 * time.Second, Delay: 0, MaxReceiveCount: 3}
+	mb := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, spec))
+	defer mb.Close()
+	again := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, spec))
+	defer again.Close()
+	_, err := st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "orders", VisibilityTimeout: 40 * time.Second, FIFO: false, MaxReceiveCount: 5})
+	if !errors.Is(err, sqsloop.ErrInvalidArgument) || !strings.Contains(err.Error(), "VisibilityTimeout") || !strings.Contains(err.Error(), "MaxReceiveCount") {
+		t.Errorf("CreateQueue with other attributes: %v, want ErrInvalidArgument naming VisibilityTimeout and MaxReceiveCount", err)
+	}
+	if _, err := st.Queue(ctx, "nope"); !errors.Is(err, sqsloop.ErrQueueNotFound) {
+		t.Errorf("Queue(nope): %v, want ErrQueueNotFound", err)
+	}
+
+	mailboxtest.SendBodies(ctx, t, mb, "a", "b", "c")
+	ok[[]sqsloop.SendResult](t)(mb.Send(ctx, []sqsloop.OutgoingMessage{{Body: "later", Delay: time.Minute}}))
+	mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, time.Minute)
+	a := ok[sqsloop.QueueAttributes](t)(mb.QueueAttributes(ctx))
+	if a.ApproximateMessages != 2 || a.ApproximateMessagesInFlight != 1 || a.ApproximateMessagesDelayed != 1 {
+		t.Errorf("counts: visible %d, in flight %d, delayed %d; want 2, 1, 1", a.ApproximateMessages, a.ApproximateMessagesInFlight, a.ApproximateMessagesDelayed)
+	}
+	if a.RetentionPeriod != sqsloop.DefaultRetentionPeriod || a.MaxMessageSize != sqsloop.MaxMessageSize || a.DeadLetterQueue != "orders-dlq" || a.MaxReceiveCount != 3 {
+		t.Errorf("attributes %+v: want the defaults and the redrive policy to orders-dlq", a)
+	}
+
+	dlq := ok[sqsloop.Mailbox](t)(mb.OpenDeadLetterQueue(ctx))
+	defer dlq.Close()
+	if _, err := dlq.(sqsloop.DeadLetterQueueOpener).OpenDeadLetterQueue(ctx); !errors.Is(err, sqsloop.ErrNoDeadLetterQueue) {
+		t.Errorf("the DLQ's own OpenDeadLetterQueue: %v, want ErrNoDeadLetterQueue", err)
+	}
+	if err := st.DeleteQueue(ctx, "orders-dlq"); !errors.Is(err, sqlmailbox.ErrQueueInUse) {
+		t.Errorf("DeleteQueue of a DLQ in use: %v, want ErrQueueInUse", err)
+	}
+	if err := st.DeleteQueue(ctx, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteQueue(ctx, "orders"); !errors.Is(err, sqsloop.ErrQueueNotFound) {
+		t.Errorf("second DeleteQueue: %v, want ErrQueueNotFound", err)
+	}
+	if _, err := mb.Send(ctx, []sqsloop.OutgoingMessage{{Body: "x"}}); !errors.Is(err, sqsloop.ErrQueueNotFound) {
+		t.Errorf("Send to a deleted queue: %v, want ErrQueueNotFound", err)
+	}
+	if _, err := mb.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1}); !errors.Is(err, sqsloop.ErrQueueNotFound) {
+		t.Errorf("Receive from a deleted queue: %v, want ErrQueueNotFound", err)
+	}
+	if _, err := mb.QueueAttributes(ctx); !errors.Is(err, sqsloop.ErrQueueNotFound) {
+		t.Errorf("QueueAttributes of a deleted queue: %v, want ErrQueueNotFound", err)
+	}
+	if err := st.DeleteQueue(ctx, "orders-dlq"); err != nil {
+		t.Errorf("DeleteQueue of the DLQ once its queue is gone: %v", err)
+	}
+}
+
+// sweepRecoversLapsed: a lease that lapsed is found by Sweep, audited,
+// and marked recovered; one that reached maxReceiveCount is moved to the
+// DLQ (failed); a lease nacked with a failure recorded is not reported.
+func sweepRecoversLapsed(t *testing.T, env Env) {
+	ctx := t.Context()
+	st := env.Open(t, sqlmailbox.Config{})
+	mb := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "sweep", MaxReceiveCount: 2}))
+	defer mb.Close()
+	// "fails" is received twice, reaching maxReceiveCount; its second
+	// lease will lapse.
+	fails := mailboxtest.SendBodies(ctx, t, mb, "fails")[0]
+	mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, time.Second)
+	if err := env.Sleep(ctx, 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if m := mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, time.Second)[0]; m.ID != fails || m.ReceiveCount != 2 {
+		t.Fatalf("second receive: %s count %d, want %s count 2", m.ID, m.ReceiveCount, fails)
+	}
+	// "lapses" lapses; "recorded" fails with its failure recorded, so its
+	// visibility timeout is a back-off, not a lease.
+	mailboxtest.SendBodies(ctx, t, mb, "lapses", "recorded")
+	for _, m := range mailboxtest.ReceiveN(ctx, t, mb, 2, 10*time.Second, time.Second) {
+		if m.Body == "recorded" {
+			if err := mb.RecordFailure(ctx, m, "handler said no"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := env.Sleep(ctx, 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	stats := ok[sqlmailbox.SweepStats](t)(st.Sweep(ctx))
+	t.Logf("sweep: %+v", stats)
+	if stats.ExpiredFound != 2 || stats.Recovered != 1 || stats.Failed != 1 {
+		t.Errorf("sweep stats %+v: want 2 expired found, 1 recovered, 1 failed", stats)
+	}
+	dlq := ok[sqsloop.Mailbox](t)(mb.OpenDeadLetterQueue(ctx))
+	defer dlq.Close()
+	if d := mailboxtest.ReceiveN(ctx, t, dlq, 1, 10*time.Second, time.Minute); d[0].ID != fails {
+		t.Errorf("DLQ holds %s, want %s (\"fails\")", d[0].ID, fails)
+	}
+	if again := ok[sqlmailbox.SweepStats](t)(st.Sweep(ctx)); again.ExpiredFound != 0 {
+		t.Errorf("a second sweep found %d lapsed leases again", again.ExpiredFound)
+	}
+	kinds := map[string]int{}
+	for _, r := range ok[[]sqlmailbox.AuditRecord](t)(st.Audit(ctx, "sweep", 100)) {
+		kinds[r.Kind]++
+	}
+	if kinds[sqlmailbox.AuditFailure] != 1 || kinds[sqlmailbox.AuditLeaseExpired] != 1 || kinds[sqlmailbox.AuditDeadLettered] != 1 {
+		t.Errorf("audit kinds %v: want 1 failure, 1 lease-expired, 1 dead-lettered", kinds)
+	}
+}
+
+// auditAndRetention: RecordFailure rows come newest first, with the
+// message and reason; with virtual time, Sweep deletes messages past the
+// queue's retention period (auditing them) and audit rows past
+// AuditRetention.
+func auditAndRetention(t *testing.T, env Env) {
+	ctx := t.Context()
+	st := env.Open(t, sqlmailbox.Config{AuditRetention: 2 * time.Minute})
+	mb := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "audit", RetentionPeriod: time.Minute}))
+	defer mb.Close()
+	mailboxtest.SendBodies(ctx, t, mb, "one", "two")
+	msgs := mailboxtest.ReceiveN(ctx, t, mb, 2, 10*time.Second, time.Minute)
+	for _, m := range msgs {
+		if err := mb.RecordFailure(ctx, m, "reason "+m.Body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs := ok[[]sqlmailbox.AuditRecord](t)(st.Audit(ctx, "", 10))
+	if len(recs) != 2 || recs[0].MessageID != msgs[1].ID || recs[0].Reason != "reason "+msgs[1].Body || recs[0].Kind != sqlmailbox.AuditFailure || recs[0].ReceiveCount != 1 {
+		t.Fatalf("audit %+v: want the two failures, newest first", recs)
+	}
+	if err := mb.RecordFailure(ctx, &sqsloop.Message{ID: "x", ReceiptHandle: "forged"}, "r"); !errors.Is(err, sqsloop.ErrReceiptHandleExpired) {
+		t.Errorf("RecordFailure with a forged handle: %v, want ErrReceiptHandleExpired", err)
+	}
+	if !env.VirtualTime {
+		return
+	}
+	if err := env.Sleep(ctx, 61*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	stats := ok[sqlmailbox.SweepStats](t)(st.Sweep(ctx))
+	if stats.RetentionDeleted != 2 {
+		t.Errorf("sweep after the 1 min retention: %+v, want 2 deleted", stats)
+	}
+	if a := ok[sqsloop.QueueAttributes](t)(mb.QueueAttributes(ctx)); a.ApproximateMessages+a.ApproximateMessagesInFlight != 0 {
+		t.Errorf("after retention: %+v, want an empty queue", a)
+	}
+	if err := env.Sleep(ctx, 2*time.Minute+time.Second); err != nil {
+		t.Fatal(err)
+	}
+	stats = ok[sqlmailbox.SweepStats](t)(st.Sweep(ctx))
+	if stats.AuditTrimmed != 4 { // 2 failures, 2 retention deletes
+		t.Errorf("sweep after the 2 min audit retention: %+v, want 4 audit rows trimmed", stats)
+	}
+}
+
+// archive: with Config.Archive an ack keeps the message in the archive
+// table, body and attributes.
+func archive(t *testing.T, env Env) {
+	ctx := t.Context()
+	st := env.Open(t, sqlmailbox.Config{Archive: true})
+	mb := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "kept"}))
+	defer mb.Close()
+	attrs := map[string]sqsloop.MessageAttribute{"k": {DataType: "String", StringValue: "v"}}
+	ids := mailboxtest.SendAll(ctx, t, mb, sqsloop.OutgoingMessage{Body: "keep me", MessageAttributes: attrs})
+	mailboxtest.AckAll(ctx, t, mb, mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, time.Minute)...)
+	got := ok[[]sqlmailbox.ArchivedMessage](t)(st.Archived(ctx, "kept", 10))
+	if len(got) != 1 || got[0].MessageID != ids[0] || got[0].Body != "keep me" || got[0].MessageAttributes["k"].StringValue != "v" || got[0].ReceiveCount != 1 {
+		t.Fatalf("archive %+v: want the acked message", got)
+	}
+	if _, err := st.Archived(ctx, "kept", 0); !errors.Is(err, sqsloop.ErrInvalidArgument) {
+		t.Errorf("Archived with limit 0: %v", err)
+	}
+}
+
+// workerRegistry: a receiving Mailbox is listed alive with what it holds,
+// and stays alive while it only extends leases; one that stops calling is
+// shown dead after 3 heartbeats; a closed one is gone.
+func workerRegistry(t *testing.T, env Env) {
+	ctx := t.Context()
+	st := env.Open(t, sqlmailbox.Config{WorkerHeartbeat: time.Second})
+	mb := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "workers"}))
+	idle := ok[*sqlmailbox.Mailbox](t)(st.Queue(ctx, "workers"))
+	defer idle.Close()
+	mailboxtest.SendBodies(ctx, t, mb, "a", "b")
+	held := mailboxtest.ReceiveN(ctx, t, mb, 2, 10*time.Second, time.Minute)
+	ws := ok[[]sqlmailbox.Worker](t)(st.Workers(ctx))
+	if len(ws) != 1 || ws[0].ID != mb.WorkerID() || !ws[0].Alive || ws[0].InFlight != 2 || ws[0].Queue != "workers" || ws[0].PID == 0 {
+		t.Fatalf("workers %+v: want one alive, holding 2", ws)
+	}
+	// Busy with long jobs, it receives nothing, but extends their leases:
+	// that keeps it alive.
+	for range 5 {
+		if err := env.Sleep(ctx, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		changes := []sqsloop.VisibilityChange{{ReceiptHandle: held[0].ReceiptHandle, Timeout: time.Minute}, {ReceiptHandle: held[1].ReceiptHandle, Timeout: time.Minute}}
+		if errs, err := mb.ChangeVisibility(ctx, changes); err != nil || errs[0] != nil || errs[1] != nil {
+			t.Fatalf("extend: %v %v", errs, err)
+		}
+	}
+	if ws = ok[[]sqlmailbox.Worker](t)(st.Workers(ctx)); len(ws) != 1 || !ws[0].Alive {
+		t.Fatalf("workers %+v after 5 s of extensions and no receive: want it alive", ws)
+	}
+	if err := env.Sleep(ctx, 4*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	ws = ok[[]sqlmailbox.Worker](t)(st.Workers(ctx))
+	if len(ws) != 1 || ws[0].Alive {
+		t.Fatalf("workers %+v after 4 s without a receive: want it shown dead", ws)
+	}
+	mb.Close()
+	if ws := ok[[]sqlmailbox.Worker](t)(st.Workers(ctx)); len(ws) != 0 {
+		t.Fatalf("workers %+v after Close: want none", ws)
+	}
+}
+
+// queueMessageSize: a queue's MaxMessageSize is enforced per entry.
+func queueMessageSize(t *testing.T, env Env) {
+	ctx := t.Context()
+	st := env.Open(t, sqlmailbox.Config{})
+	mb := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "small", MaxMessageSize: 1024}))
+	defer mb.Close()
+	res := ok[[]sqsloop.SendResult](t)(mb.Send(ctx, []sqsloop.OutgoingMessage{{Body: strings.Repeat("x", 1025)}, {Body: "fits"}}))
+	if !errors.Is(res[0].Err, sqsloop.ErrInvalidArgument) || !strings.Contains(res[0].Err.Error(), "1024") || res[1].Err != nil {
+		t.Fatalf("Send of 1,025 and 4 bytes to a 1,024-byte queue: %v, %v", res[0].Err, res[1].Err)
+	}
+}

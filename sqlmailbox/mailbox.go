@@ -1,0 +1,179 @@
+package sqlmailbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+// Mailbox is one queue of a Store: it implements sqsloop.Mailbox,
+// sqsloop.AttributesReader and sqsloop.DeadLetterQueueOpener. Several
+// Mailboxes, in several processes, may serve one queue; a message is in
+// flight to at most one receiver at a time. All methods are safe for
+// concurrent use; none starts a goroutine.
+type Mailbox struct {
+	s       *Store
+	q       QueueRecord
+	handles *signer // of q.Key
+
+	done      chan struct{} // closed by Close
+	closeOnce sync.Once
+
+	worker struct {
+		mu         sync.Mutex
+		id         string
+		registered bool
+		renewed    time.Time
+	}
+}
+
+var (
+	_ sqsloop.Mailbox               = (*Mailbox)(nil)
+	_ sqsloop.AttributesReader      = (*Mailbox)(nil)
+	_ sqsloop.DeadLetterQueueOpener = (*Mailbox)(nil)
+)
+
+func (s *Store) mailbox(q QueueRecord) *Mailbox {
+	m := &Mailbox{s: s, q: q, handles: newSigner(q.Key), done: make(chan struct{})}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	m.worker.id = hex.EncodeToString(b[:])
+	return m
+}
+
+// Name returns the queue's name.
+func (m *Mailbox) Name() string { return m.q.Spec.Name }
+
+// WorkerID returns the ID of this Mailbox's row in the worker registry
+// (Store.Workers), which its first Receive registers.
+func (m *Mailbox) WorkerID() string { return m.worker.id }
+
+// Close closes this Mailbox: a Receive waiting in a long poll returns an
+// error wrapping sqsloop.ErrMailboxClosed at once, and so does every later
+// call. Its worker row is deleted (with a 5 s budget; a failure to delete
+// it is ignored: the row then shows the worker dead). The queue, its
+// messages and other Mailboxes stay; messages in flight stay in flight
+// until their leases end. Close is idempotent and returns nil.
+func (m *Mailbox) Close() error {
+	m.closeOnce.Do(func() {
+		close(m.done)
+		m.worker.mu.Lock()
+		registered := m.worker.registered
+		m.worker.registered = false
+		m.worker.mu.Unlock()
+		if registered && m.s.check("Close") == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = m.s.d.RemoveWorker(ctx, m.worker.id)
+		}
+	})
+	return nil
+}
+
+// check fails with sqsloop.ErrMailboxClosed once m or its Store is closed.
+func (m *Mailbox) check(op string) error {
+	select {
+	case <-m.done:
+		return fmt.Errorf("sqlmailbox: %s queue %q: %w", op, m.q.Spec.Name, sqsloop.ErrMailboxClosed)
+	default:
+		return m.s.check(op)
+	}
+}
+
+// fail wraps a driver's error for the call op (see Store.callError).
+func (m *Mailbox) fail(ctx context.Context, op string, err error) error {
+	return m.s.callError(ctx, op, m.q.Spec.Name, err)
+}
+
+// notFound is the error of a call on a queue that no longer exists.
+func (m *Mailbox) notFound(op string) error {
+	return fmt.Errorf("sqlmailbox: %s queue %q: %w", op, m.q.Spec.Name, sqsloop.ErrQueueNotFound)
+}
+
+// QueueAttributes reports the queue's attributes as it was created (with
+// defaults applied: VisibilityTimeout, Delay, RetentionPeriod,
+// MaxMessageSize, the redrive policy with the dead-letter queue by name,
+// FIFO, ContentBasedDeduplication) and its messages now, counted exactly
+// (ApproximateMessages visible, …InFlight received and hidden, …Delayed
+// never received and delayed).
+//
+// Errors: one wrapping sqsloop.ErrQueueNotFound when the queue was
+// deleted; sqsloop.ErrMailboxClosed after Close; ctx's error; or the
+// database's. Safe for concurrent use.
+func (m *Mailbox) QueueAttributes(ctx context.Context) (sqsloop.QueueAttributes, error) {
+	const op = "get attributes of"
+	if err := m.check(op); err != nil {
+		return sqsloop.QueueAttributes{}, err
+	}
+	c, err := m.s.d.Counts(ctx, &m.q, time.Now())
+	if err != nil {
+		return sqsloop.QueueAttributes{}, m.fail(ctx, op, err)
+	}
+	sp := m.q.Spec
+	return sqsloop.QueueAttributes{
+		VisibilityTimeout:           sp.VisibilityTimeout,
+		Delay:                       sp.Delay,
+		RetentionPeriod:             sp.RetentionPeriod,
+		MaxMessageSize:              sp.MaxMessageSize,
+		MaxReceiveCount:             sp.MaxReceiveCount,
+		DeadLetterQueue:             m.q.DeadLetterQueue,
+		FIFO:                        sp.FIFO,
+		ContentBasedDeduplication:   sp.ContentBasedDeduplication,
+		ApproximateMessages:         c.Visible,
+		ApproximateMessagesInFlight: c.InFlight,
+		ApproximateMessagesDelayed:  c.Delayed,
+	}, nil
+}
+
+// OpenDeadLetterQueue returns a new Mailbox of the queue's dead-letter
+// queue, in the same Store; the caller closes it.
+//
+// Errors: one wrapping sqsloop.ErrNoDeadLetterQueue when the queue has no
+// redrive policy; sqsloop.ErrQueueNotFound when the dead-letter queue no
+// longer exists; sqsloop.ErrMailboxClosed after Close; ctx's error; or the
+// database's. Safe for concurrent use.
+func (m *Mailbox) OpenDeadLetterQueue(ctx context.Context) (sqsloop.Mailbox, error) {
+	if err := m.check("open the dead-letter queue of"); err != nil {
+		return nil, err
+	}
+	if m.q.DeadLetterQueue == "" {
+		return nil, fmt.Errorf("sqlmailbox: queue %q: %w", m.q.Spec.Name, sqsloop.ErrNoDeadLetterQueue)
+	}
+	return m.s.Queue(ctx, m.q.DeadLetterQueue)
+}
+
+// renewWorker registers this Mailbox's worker row at its first receive
+// (register true) and renews it at most once per Config.WorkerHeartbeat
+// after, on receives, acks and visibility changes alike: a worker whose
+// handlers are all busy with long jobs receives nothing for a while, but
+// its lease owner keeps extending their leases. The registry is for
+// operators: a failure is left for the next call to mend, never returned.
+func (m *Mailbox) renewWorker(ctx context.Context, now time.Time, register bool) {
+	w := &m.worker
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if (w.registered && now.Sub(w.renewed) < m.s.cfg.WorkerHeartbeat) || (!w.registered && !register) {
+		return
+	}
+	select {
+	case <-m.done:
+		return // Close removes the row; do not add it back
+	default:
+	}
+	var err error
+	if w.registered {
+		err = m.s.d.RenewWorker(ctx, w.id, now)
+	} else {
+		err = m.s.d.RegisterWorker(ctx, Worker{
+			ID: w.id, Queue: m.q.Spec.Name, Host: m.s.host, PID: m.s.pid, StartedAt: now, LastSeen: now,
+		})
+	}
+	if err == nil {
+		w.registered, w.renewed = true, now
+	}
+}

@@ -1,0 +1,47 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/sqlmailbox/postgres"
+)
+
+// A queue on PostgreSQL, shared by every process that opens the same
+// database (here the one PG_DSN names; the example prints nothing without
+// it, so its output is checked only where there is a server).
+func Example() {
+	dsn := os.Getenv("PG_DSN") // e.g. postgres://user@127.0.0.1:5432/db?sslmode=disable
+	if dsn == "" {
+		return
+	}
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, dsn, postgres.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer st.Close()
+	name := fmt.Sprint("example-", time.Now().UnixNano())
+	orders, err := st.CreateQueue(ctx, sqsloop.QueueSpec{Name: name})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer st.DeleteQueue(context.WithoutCancel(ctx), name)
+	defer orders.Close()
+	if _, err := orders.Send(ctx, []sqsloop.OutgoingMessage{{Body: "order 1"}}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	msgs, err := orders.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 10, VisibilityTimeout: time.Minute, WaitTime: time.Second})
+	if err != nil || len(msgs) != 1 {
+		fmt.Println(len(msgs), err)
+		return
+	}
+	errs, err := orders.Delete(ctx, []string{msgs[0].ReceiptHandle})
+	fmt.Println(msgs[0].Body, errs[0], err)
+}

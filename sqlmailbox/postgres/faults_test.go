@@ -1,0 +1,232 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/internal/harness/sqlharness"
+	"github.com/sqsloop/sqsloop/mailboxtest"
+	"github.com/sqsloop/sqsloop/sqlmailbox"
+	"github.com/sqsloop/sqsloop/sqlmailbox/postgres"
+)
+
+// What cannot be a queue database fails at Open, saying why: a DSN that
+// does not parse, bad options, a server that does not answer.
+func TestOpenRefusesBadDSNs(t *testing.T) {
+	ctx := t.Context()
+	for _, tc := range []struct {
+		name, dsn string
+		opts      postgres.Options
+		want      error
+		mention   string
+	}{
+		{"not a DSN", "postgres://[::1", postgres.Options{}, sqlmailbox.ErrNotADatabase, "DSN does not parse"},
+		{"a bad option", "host=127.0.0.1 sslmode=sometimes", postgres.Options{}, sqlmailbox.ErrNotADatabase, "sslmode"},
+		{"bad options", "postgres://127.0.0.1/x", postgres.Options{MaxConns: -1, Config: sqlmailbox.Config{AuditRetention: time.Second}},
+			sqsloop.ErrInvalidArgument, "MaxConns"},
+		{"no server", "postgres://sqsloop@127.0.0.1:1/postgres?connect_timeout=5", postgres.Options{}, nil, "127.0.0.1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := postgres.Open(ctx, tc.dsn, tc.opts)
+			if err == nil {
+				st.Close()
+				t.Fatalf("Open(%q) succeeded", tc.dsn)
+			}
+			if tc.want != nil && !errors.Is(err, tc.want) {
+				t.Errorf("Open(%q) = %v, want an error wrapping %v", tc.dsn, err, tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.mention) {
+				t.Errorf("Open(%q) = %v, want it to mention %q", tc.dsn, err, tc.mention)
+			}
+			t.Logf("%s: %v", tc.name, err)
+		})
+	}
+}
+
+// A database migrated by a newer sqsloop is refused at Open, and left as it
+// is.
+func TestOpenRefusesANewerSchema(t *testing.T) {
+	ctx := t.Context()
+	dsn := sqlharness.FreshDatabase(t)
+	st, err := postgres.Open(ctx, dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	execSQL(t, dsn, `UPDATE sqsloop_schema SET version = 99`)
+	st, err = postgres.Open(ctx, dsn, postgres.Options{})
+	if err == nil {
+		st.Close()
+		t.Fatal("Open of a version-99 schema succeeded")
+	}
+	if !errors.Is(err, sqlmailbox.ErrSchemaTooNew) || !strings.Contains(err.Error(), "99") {
+		t.Fatalf("Open of a version-99 schema: %v, want ErrSchemaTooNew naming the version", err)
+	}
+	t.Log(err)
+	var v int
+	query(t, dsn, `SELECT version FROM sqsloop_schema`, &v)
+	if v != 99 {
+		t.Fatalf("after the refused Open the schema version is %d, want 99", v)
+	}
+}
+
+func execSQL(t *testing.T, dsn, sql string) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(t.Context(), sql); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func query(t *testing.T, dsn, sql string, dest ...any) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if err := conn.QueryRow(t.Context(), sql).Scan(dest...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The database going away mid-run is transient, and nothing is lost: a
+// consumer (8 handlers, 5 s leases) works through 300 messages on a server
+// of the test's own, which crashes (pg_ctl stop -m immediate: no
+// checkpoint, every connection dropped) once 100 are done and stays down
+// for consumer.NotReadyAfter and 2 s more. Meanwhile calls fail with
+// transient errors (not ErrQueueNotFound, not ErrMailboxClosed), and the
+// consumer's Ready reports it; once the server is back, from its
+// write-ahead log, the consumer finishes every message, Ready is nil
+// again, and the queue is empty: every sent message ran at least once.
+func TestServerCrashAndRestartLosesNothing(t *testing.T) {
+	srv := sqlharness.StartPGServer(t)
+	ctx := t.Context()
+	st, err := postgres.Open(ctx, srv.DSN(), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	mb, err := st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "jobs", VisibilityTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mb.Close()
+	bodies := make([]string, 300)
+	for i := range bodies {
+		bodies[i] = fmt.Sprint("job-", i)
+	}
+	ids := mailboxtest.SendBodies(ctx, t, mb, bodies...)
+
+	var mu sync.Mutex
+	ran := map[string]int{}
+	hundred := make(chan struct{})
+	c, err := consumer.New(mb, func(ctx context.Context, m *sqsloop.Message) error {
+		time.Sleep(10 * time.Millisecond) // the handler's work
+		mu.Lock()
+		defer mu.Unlock()
+		ran[m.ID]++
+		if len(ran) == 100 {
+			close(hundred)
+		}
+		return nil
+	}, consumer.Config{Concurrency: 8, VisibilityTimeout: 5 * time.Second, WaitTime: time.Second, ShutdownTimeout: 10 * time.Second,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- c.Run(runCtx) }()
+
+	<-hundred
+	if err := srv.Crash(); err != nil {
+		t.Fatal(err)
+	}
+	down := time.Now()
+	_, err = mb.Send(ctx, []sqsloop.OutgoingMessage{{Body: "while down"}})
+	if err == nil || errors.Is(err, sqsloop.ErrQueueNotFound) || errors.Is(err, sqsloop.ErrMailboxClosed) || errors.Is(err, sqsloop.ErrInvalidArgument) {
+		t.Fatalf("Send with the server down: %v, want a transient error", err)
+	}
+	t.Logf("Send with the server down: %v", err)
+	for time.Since(down) < consumer.NotReadyAfter+2*time.Second {
+		if err := pause(ctx, 500*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Ready(); err == nil {
+		t.Errorf("Ready() = nil after %v with the server down, want an error", time.Since(down).Round(time.Second))
+	} else {
+		t.Logf("Ready() with the server down: %v", err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	back := time.Now()
+	for {
+		mu.Lock()
+		n := len(ran)
+		mu.Unlock()
+		if n == len(ids) {
+			break
+		}
+		if time.Since(back) > time.Minute {
+			t.Fatalf("a minute after the restart %d of %d messages have run", n, len(ids))
+		}
+		if err := pause(ctx, 100*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("every message ran %v after the restart", time.Since(back).Round(time.Millisecond))
+	for c.Ready() != nil && time.Since(back) < time.Minute {
+		if err := pause(ctx, 100*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Ready(); err != nil {
+		t.Errorf("Ready() after the restart: %v", err)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	mu.Lock()
+	twice := 0
+	for _, id := range ids {
+		if ran[id] > 1 {
+			twice++
+		}
+	}
+	mu.Unlock()
+	t.Logf("300 messages: all ran, %d more than once (their acks were lost in the crash); stats %+v", twice, c.Stats())
+	mailboxtest.ExpectNone(ctx, t, mb, 6*time.Second) // past the 5 s leases: nothing left hidden
+}
+
+// pause waits d, or until ctx is done (returning ctx's error): the step of
+// a loop that waits for a condition it checks.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

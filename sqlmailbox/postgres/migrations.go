@@ -1,0 +1,92 @@
+package postgres
+
+// migrations are the schema's versions, in order: migrations[i] brings a
+// database from version i to version i+1. A released migration is never
+// edited: a change to the schema is a new entry. sqsloop_schema holds the
+// version; a database whose version is past len(migrations) was migrated by
+// a newer sqsloop and is refused (sqlmailbox.ErrSchemaTooNew). Migrate holds
+// a transaction-scoped advisory lock (lockKey) while it runs, so processes
+// starting together migrate once.
+//
+// Messages are keyed by (queue_id, id): the receive's index and the FIFO
+// and retention scans all start with the queue. An identity never reuses a
+// value, so a receipt handle, which names a row by it, can never name a
+// newer message.
+var migrations = []string{
+	// 1: queues, messages, deduplication IDs, the audit and archive tables,
+	// the worker registry.
+	`
+CREATE TABLE sqsloop_queues (
+	id                  bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	name                text        NOT NULL UNIQUE,
+	fifo                boolean     NOT NULL,
+	content_based_dedup boolean     NOT NULL,
+	visibility_timeout  integer     NOT NULL,
+	delay               integer     NOT NULL,
+	retention           integer     NOT NULL,
+	max_message_size    integer     NOT NULL,
+	max_receive_count   integer     NOT NULL,
+	dlq_id              bigint      REFERENCES sqsloop_queues (id),
+	key                 bytea       NOT NULL,
+	created_at          timestamptz NOT NULL DEFAULT statement_timestamp(),
+	swept_at            timestamptz NOT NULL DEFAULT 'epoch'
+);
+CREATE TABLE sqsloop_messages (
+	queue_id          bigint      NOT NULL REFERENCES sqsloop_queues (id) ON DELETE CASCADE,
+	id                bigint      GENERATED ALWAYS AS IDENTITY,
+	message_id        text        NOT NULL,
+	body              text        NOT NULL,
+	attributes        bytea,
+	group_id          text        NOT NULL DEFAULT '',
+	dedup_id          text        NOT NULL DEFAULT '',
+	sent_at           timestamptz NOT NULL,
+	visible_at        timestamptz NOT NULL,
+	receive_count     integer     NOT NULL DEFAULT 0,
+	first_received_at timestamptz,
+	received_at       timestamptz,
+	leased            boolean     NOT NULL DEFAULT false,
+	leased_by         text,
+	PRIMARY KEY (queue_id, id)
+);
+-- The receive's index: the visible messages of a queue, oldest deadline
+-- first; a receive reads as many entries as it takes (and skips).
+CREATE INDEX sqsloop_messages_visible ON sqsloop_messages (queue_id, visible_at, id);
+CREATE TABLE sqsloop_dedup (
+	queue_id   bigint      NOT NULL REFERENCES sqsloop_queues (id) ON DELETE CASCADE,
+	dedup_id   text        NOT NULL,
+	message_id text        NOT NULL,
+	expires_at timestamptz NOT NULL,
+	PRIMARY KEY (queue_id, dedup_id)
+);
+CREATE TABLE sqsloop_audit (
+	id            bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	queue         text        NOT NULL,
+	message_id    text        NOT NULL,
+	receive_count integer     NOT NULL,
+	kind          text        NOT NULL,
+	reason        text        NOT NULL,
+	at            timestamptz NOT NULL
+);
+CREATE INDEX sqsloop_audit_at ON sqsloop_audit (at);
+CREATE TABLE sqsloop_archive (
+	id            bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	queue         text        NOT NULL,
+	message_id    text        NOT NULL,
+	body          text        NOT NULL,
+	attributes    bytea,
+	group_id      text        NOT NULL,
+	receive_count integer     NOT NULL,
+	sent_at       timestamptz NOT NULL,
+	deleted_at    timestamptz NOT NULL
+);
+CREATE INDEX sqsloop_archive_deleted ON sqsloop_archive (deleted_at);
+CREATE TABLE sqsloop_workers (
+	id         text        PRIMARY KEY,
+	queue      text        NOT NULL,
+	host       text        NOT NULL,
+	pid        integer     NOT NULL,
+	started_at timestamptz NOT NULL,
+	last_seen  timestamptz NOT NULL
+);
+`,
+}

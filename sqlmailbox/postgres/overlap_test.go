@@ -1,0 +1,143 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/internal/harness/sqlharness"
+	"github.com/sqsloop/sqsloop/mailboxtest"
+)
+
+// overlapMessages is how many messages TestReceiversNeverShareAMessage
+// sends: 5,000 in CI; SQSLOOP_OVERLAP_MESSAGES=50000 for the figure the
+// README reports.
+func overlapMessages(t *testing.T) int {
+	if v := os.Getenv("SQSLOOP_OVERLAP_MESSAGES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("SQSLOOP_OVERLAP_MESSAGES=%q: want a positive number", v)
+		}
+		return n
+	}
+	return 5000
+}
+
+// Many receivers never hold one message at once: 2 processes of 8
+// goroutines each receive batches of 10 from one queue (FOR UPDATE SKIP
+// LOCKED under the hood) with 10-minute leases and delete them at once. Each
+// records, per message, from the start of the receive to the return of the
+// delete; two such intervals of one message that intersect are an overlap.
+// With leases that outlast the test, any second delivery is a failure too.
+func TestReceiversNeverShareAMessage(t *testing.T) {
+	h := sqlharness.NewPostgres(t)
+	ctx := t.Context()
+	q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{})
+	defer cleanup()
+	n := overlapMessages(t)
+	sendConcurrently(ctx, t, q.Mailbox, n)
+
+	const processes, goroutines = 2, 8
+	start := time.Now()
+	var waits []func() ([]string, error)
+	for range processes {
+		waits = append(waits, startReceivers(t, sqlharness.PGDSN(t), q.Mailbox.(interface{ Name() string }).Name(), goroutines))
+	}
+	type interval struct {
+		proc       int
+		start, end int64
+	}
+	runs := map[string][]interval{}
+	for p, wait := range waits {
+		lines, err := wait()
+		if err != nil {
+			t.Fatalf("receiving process %d: %v", p, err)
+		}
+		for _, line := range lines {
+			f := strings.Fields(line)
+			s, _ := strconv.ParseInt(f[1], 10, 64)
+			e, _ := strconv.ParseInt(f[2], 10, 64)
+			runs[f[0]] = append(runs[f[0]], interval{p, s, e})
+		}
+	}
+	elapsed := time.Since(start)
+	overlaps, duplicates := 0, 0
+	perProc := make([]int, processes)
+	for _, iv := range runs {
+		perProc[iv[0].proc]++
+		if len(iv) > 1 {
+			duplicates++
+		}
+		sort.Slice(iv, func(i, j int) bool { return iv[i].start < iv[j].start })
+		for i := 1; i < len(iv); i++ {
+			if iv[i].start < iv[i-1].end {
+				overlaps++
+			}
+		}
+	}
+	t.Logf("%d messages, %d receivers (%d processes × %d goroutines), drained in %v (%.0f messages/s): "+
+		"%d overlaps, %d delivered more than once, %d never; per process %v",
+		n, processes*goroutines, processes, goroutines, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(),
+		overlaps, duplicates, n-len(runs), perProc)
+	if overlaps != 0 || duplicates != 0 || len(runs) != n {
+		t.Errorf("%d overlaps, %d duplicates, %d of %d messages delivered; want 0, 0, all", overlaps, duplicates, len(runs), n)
+	}
+	for p, c := range perProc {
+		if c == 0 {
+			t.Errorf("process %d received nothing: the receivers did not compete", p)
+		}
+	}
+	mailboxtest.ExpectNone(ctx, t, q.Mailbox, time.Second)
+}
+
+// sendConcurrently sends n messages through mb from 8 goroutines, in
+// batches of 10.
+func sendConcurrently(ctx context.Context, t *testing.T, mb sqsloop.Mailbox, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	next := make(chan int)
+	go func() {
+		defer close(next)
+		for i := 0; i < n; i += sqsloop.MaxBatchSize {
+			next <- i
+		}
+	}()
+	for range 8 {
+		wg.Go(func() {
+			for i := range next {
+				batch := make([]sqsloop.OutgoingMessage, 0, sqsloop.MaxBatchSize)
+				for j := i; j < min(i+sqsloop.MaxBatchSize, n); j++ {
+					batch = append(batch, sqsloop.OutgoingMessage{Body: fmt.Sprint("m", j)})
+				}
+				res, err := mb.Send(ctx, batch)
+				if err == nil {
+					for _, r := range res {
+						err = r.Err
+						if err != nil {
+							break
+						}
+					}
+				}
+				if err != nil {
+					errs <- err
+					for range next {
+					}
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+}

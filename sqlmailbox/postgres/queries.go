@@ -1,0 +1,229 @@
+package postgres
+
+// The SQL of the PostgreSQL dialect, all of it. Time is the server's:
+// statement_timestamp(), fixed for one statement, so every machine sharing
+// the database agrees on when a lease ends. Durations are bound in whole
+// seconds. Every call is one statement (and so one round trip) but a FIFO
+// receive and a FIFO send, which take a few in one transaction. Data-
+// modifying CTEs run to completion whether or not the query reads them
+// (PostgreSQL's rule), so the audit and archive inserts ride along.
+const (
+	// qLock takes the advisory lock Migrate holds (its key is "sqsloop" in
+	// ASCII, as a number), until the transaction ends.
+	qLock          = `SELECT pg_advisory_xact_lock(32494362876145520)`
+	qSchemaTable   = `CREATE TABLE IF NOT EXISTS sqsloop_schema (version integer NOT NULL)`
+	qSchemaVersion = `SELECT coalesce(max(version), 0) FROM sqsloop_schema`
+	qSetVersion    = `WITH d AS (DELETE FROM sqsloop_schema) INSERT INTO sqsloop_schema (version) VALUES ($1)`
+
+	// channel is the LISTEN/NOTIFY channel; the payload is the queue's ID.
+	channel = "sqsloop"
+	qListen = `LISTEN ` + channel
+	qNotify = `SELECT pg_notify('` + channel + `', $1::bigint::text)`
+
+	qInsertQueue = `INSERT INTO sqsloop_queues
+	(name, fifo, content_based_dedup, visibility_timeout, delay, retention, max_message_size, max_receive_count, dlq_id, key)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, nullif($9::bigint, 0), $10)
+	ON CONFLICT (name) DO NOTHING`
+	qLoadQueue = `SELECT q.id, q.name, q.fifo, q.content_based_dedup, q.visibility_timeout, q.delay, q.retention,
+	q.max_message_size, q.max_receive_count, coalesce(q.dlq_id, 0), coalesce(d.name, ''), q.key, q.created_at
+	FROM sqsloop_queues q LEFT JOIN sqsloop_queues d ON d.id = q.dlq_id WHERE q.name = $1`
+	qQueueIsDLQ  = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues s JOIN sqsloop_queues d ON s.dlq_id = d.id WHERE d.name = $1)`
+	qDeleteQueue = `DELETE FROM sqsloop_queues WHERE name = $1`
+
+	// qSend stores a standard queue's batch in the order given, and wakes
+	// the queue's long polls in every process.
+	qSend = `WITH ins AS (
+		INSERT INTO sqsloop_messages (queue_id, message_id, body, attributes, group_id, sent_at, visible_at)
+		SELECT $1, u.mid, u.body, u.attrs, u.grp, statement_timestamp(), statement_timestamp() + u.delay * interval '1 second'
+		FROM unnest($2::text[], $3::text[], $4::bytea[], $5::text[], $6::integer[]) WITH ORDINALITY AS u(mid, body, attrs, grp, delay, n)
+		ORDER BY u.n
+		RETURNING 1
+	)
+	SELECT (SELECT count(*) FROM ins), pg_notify('` + channel + `', $1::bigint::text)`
+	// qSendFIFO stores one FIFO message unless its deduplication ID is
+	// remembered and unexpired, and returns the message ID that holds it
+	// (NULL when another transaction stored the ID meanwhile: look again)
+	// and whether it stored this one.
+	qSendFIFO = `WITH d AS (
+		INSERT INTO sqsloop_dedup AS x (queue_id, dedup_id, message_id, expires_at)
+		VALUES ($1, $2, $3, statement_timestamp() + interval '5 minutes')
+		ON CONFLICT (queue_id, dedup_id) DO UPDATE SET message_id = excluded.message_id, expires_at = excluded.expires_at
+		WHERE x.expires_at <= statement_timestamp()
+		RETURNING message_id
+	), ins AS (
+		INSERT INTO sqsloop_messages (queue_id, message_id, body, attributes, group_id, dedup_id, sent_at, visible_at)
+		SELECT $1, d.message_id, $4, $5, $6, $2, statement_timestamp(), statement_timestamp() + $7::integer * interval '1 second'
+		FROM d
+		RETURNING message_id
+	)
+	SELECT coalesce((SELECT message_id FROM ins), (SELECT message_id FROM sqsloop_dedup WHERE queue_id = $1 AND dedup_id = $2)),
+		EXISTS (SELECT 1 FROM ins)`
+	qDedupFind = `SELECT message_id FROM sqsloop_dedup WHERE queue_id = $1 AND dedup_id = $2`
+
+	// qPickStandard: the oldest visible messages, by the receive's index,
+	// skipping those another receive has locked.
+	qPickStandard = `SELECT id, receive_count FROM sqsloop_messages
+		WHERE queue_id = $1 AND visible_at <= statement_timestamp()
+		ORDER BY visible_at, id LIMIT $2
+		FOR UPDATE SKIP LOCKED`
+	// qLockFIFO serializes a FIFO queue's receives (not its sends: an
+	// insert's foreign-key check takes a KEY SHARE lock, which NO KEY
+	// UPDATE does not conflict with).
+	qLockFIFO = `SELECT 1 FROM sqsloop_queues WHERE id = $1 FOR NO KEY UPDATE`
+	// qPickFIFO: of the oldest 1,000 messages of the groups with nothing in
+	// flight, those with only visible messages before them in their group.
+	qPickFIFO = `SELECT m.id, m.receive_count FROM sqsloop_messages m JOIN (
+			SELECT id FROM (
+				SELECT id, bool_and(visible_at <= statement_timestamp()) OVER (PARTITION BY group_id ORDER BY id) AS ok
+				FROM (
+					SELECT id, group_id, visible_at FROM sqsloop_messages
+					WHERE queue_id = $1 AND group_id NOT IN (
+						SELECT group_id FROM sqsloop_messages
+						WHERE queue_id = $1 AND visible_at > statement_timestamp() AND receive_count > 0
+					)
+					ORDER BY id LIMIT 1000
+				) prefix
+			) runs WHERE ok ORDER BY id LIMIT $2
+		) r ON m.queue_id = $1 AND m.id = r.id
+		ORDER BY m.id
+		FOR UPDATE OF m`
+	// qReceive takes what the pick chose ($pick is replaced by one of the
+	// two above), moves to the DLQ ($5) what was received maxReceiveCount
+	// ($4) times, auditing it, and returns the rows taken in the pick's
+	// order; a last row with id 0 counts the dead letters, if any.
+	qReceive = `WITH picked AS MATERIALIZED (
+		SELECT p.id, p.receive_count, row_number() OVER () AS n FROM ($pick) p
+	), dead AS (
+		UPDATE sqsloop_messages m SET queue_id = $5, visible_at = statement_timestamp(), leased = false, leased_by = NULL
+		FROM picked p
+		WHERE $5 <> 0 AND p.receive_count >= $4 AND m.queue_id = $1 AND m.id = p.id
+		RETURNING m.message_id, m.receive_count
+	), audit AS (
+		INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)
+		SELECT $7, message_id, receive_count, 'dead-lettered', $8, statement_timestamp() FROM dead
+		RETURNING 1
+	), taken AS (
+		UPDATE sqsloop_messages m
+		SET receive_count = m.receive_count + 1, visible_at = statement_timestamp() + $3::integer * interval '1 second',
+			received_at = statement_timestamp(), first_received_at = coalesce(m.first_received_at, statement_timestamp()),
+			leased = true, leased_by = $6
+		FROM picked p
+		WHERE NOT ($5 <> 0 AND p.receive_count >= $4) AND m.queue_id = $1 AND m.id = p.id
+		RETURNING p.n, m.id, m.message_id, m.body, m.attributes, m.group_id, m.dedup_id, m.sent_at, m.first_received_at, m.receive_count
+	)
+	SELECT id, message_id, body, attributes, group_id, dedup_id, sent_at, first_received_at, receive_count
+	FROM (
+		SELECT n, id, message_id, body, attributes, group_id, dedup_id, sent_at, first_received_at, receive_count FROM taken
+		UNION ALL
+		SELECT 0, 0, '', '', NULL, '', '', statement_timestamp(), statement_timestamp(), count(*)::integer
+		FROM dead HAVING count(*) > 0
+	) r ORDER BY n`
+
+	qPeek = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = $1),
+	(SELECT min(visible_at) FROM sqsloop_messages WHERE queue_id = $1 AND visible_at > statement_timestamp()),
+	statement_timestamp()`
+	qCounts = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = $1),
+	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = $1 AND visible_at <= statement_timestamp()),
+	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = $1 AND visible_at > statement_timestamp() AND receive_count > 0),
+	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = $1 AND visible_at > statement_timestamp() AND receive_count = 0)`
+
+	// qDelete: $4 is true on a FIFO queue, whose handles expire with the
+	// lease; with $5 (archive) the deleted rows are copied to the archive
+	// table, under the queue's name $6.
+	qDelete = `WITH d AS (
+		DELETE FROM sqsloop_messages m USING unnest($2::bigint[], $3::integer[]) AS r(id, cnt)
+		WHERE m.queue_id = $1 AND m.id = r.id AND m.receive_count = r.cnt AND (NOT $4 OR m.visible_at > statement_timestamp())
+		RETURNING m.id, m.message_id, m.body, m.attributes, m.group_id, m.receive_count, m.sent_at
+	), a AS (
+		INSERT INTO sqsloop_archive (queue, message_id, body, attributes, group_id, receive_count, sent_at, deleted_at)
+		SELECT $6, message_id, body, attributes, group_id, receive_count, sent_at, statement_timestamp() FROM d WHERE $5
+		RETURNING 1
+	)
+	SELECT id, receive_count FROM d`
+
+	// qChange sets the leases of the batch: in flight, same receive, within
+	// 12 h of it. Each entry reports whether it changed and whether it was in
+	// flight (the snapshot the statement started with: a change that did
+	// not apply to a message in flight hit the ceiling).
+	qChange = `WITH c AS (
+		SELECT * FROM unnest($2::bigint[], $3::integer[], $4::integer[]) WITH ORDINALITY AS c(id, cnt, secs, n)
+	), upd AS (
+		UPDATE sqsloop_messages m SET visible_at = statement_timestamp() + c.secs * interval '1 second', leased = c.secs > 0
+		FROM c
+		WHERE m.queue_id = $1 AND m.id = c.id AND m.receive_count = c.cnt AND m.visible_at > statement_timestamp()
+			AND statement_timestamp() + c.secs * interval '1 second' <= m.received_at + interval '12 hours'
+		RETURNING m.id
+	)
+	SELECT EXISTS (SELECT 1 FROM upd WHERE upd.id = c.id),
+		EXISTS (SELECT 1 FROM sqsloop_messages m WHERE m.queue_id = $1 AND m.id = c.id AND m.receive_count = c.cnt
+			AND m.visible_at > statement_timestamp())
+	FROM c ORDER BY c.n`
+
+	qRecordFailure = `WITH u AS (
+		UPDATE sqsloop_messages SET leased = false WHERE queue_id = $1 AND id = $2 AND receive_count = $3 RETURNING 1
+	)
+	INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)
+	VALUES ($4, $5, $6, $7, $8, statement_timestamp())`
+	qAuditList = `SELECT queue, message_id, receive_count, kind, reason, at FROM sqsloop_audit
+	WHERE $1 = '' OR queue = $1 ORDER BY id DESC LIMIT $2`
+	qArchiveList = `SELECT queue, message_id, body, attributes, group_id, receive_count, sent_at, deleted_at FROM sqsloop_archive
+	WHERE queue = $1 ORDER BY id DESC LIMIT $2`
+
+	qSweepQueues = `SELECT id, name, coalesce(dlq_id, 0), max_receive_count, retention, swept_at, statement_timestamp() FROM sqsloop_queues ORDER BY id`
+	// qSweepLapsed handles the leases of queue $1 that lapsed between its
+	// last sweep ($2) and $3: over-received ones ($4 maxReceiveCount, $5 DLQ)
+	// move to the DLQ, the others are marked no longer leased; both are
+	// audited. It returns how many of each.
+	qSweepLapsed = `WITH l AS MATERIALIZED (
+		SELECT id, message_id, receive_count, ($5 <> 0 AND receive_count >= $4) AS dead FROM sqsloop_messages
+		WHERE queue_id = $1 AND visible_at > $2 AND visible_at <= $3 AND leased
+		FOR UPDATE SKIP LOCKED
+	), upd AS (
+		UPDATE sqsloop_messages m SET leased = false, leased_by = NULL,
+			queue_id = CASE WHEN l.dead THEN $5 ELSE m.queue_id END
+		FROM l WHERE m.queue_id = $1 AND m.id = l.id
+		RETURNING 1
+	), audit AS (
+		INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)
+		SELECT $6, message_id, receive_count,
+			CASE WHEN dead THEN 'dead-lettered' ELSE 'lease-expired' END,
+			CASE WHEN dead THEN $7 ELSE 'the visibility timeout ended without an ack or a nack: visible again' END,
+			statement_timestamp()
+		FROM l
+		RETURNING 1
+	), swept AS (
+		UPDATE sqsloop_queues SET swept_at = $3 WHERE id = $1 RETURNING 1
+	)
+	SELECT count(*) FILTER (WHERE NOT dead), count(*) FILTER (WHERE dead) FROM l`
+	// qSweepRetention deletes up to 1,000 of queue $1's oldest messages
+	// sent before $2 (in id order, the order they were sent), auditing
+	// them.
+	qSweepRetention = `WITH old AS (
+		SELECT id FROM sqsloop_messages WHERE queue_id = $1 ORDER BY id LIMIT 1000
+	), d AS (
+		DELETE FROM sqsloop_messages m USING old
+		WHERE m.queue_id = $1 AND m.id = old.id AND m.sent_at < $2
+		RETURNING m.message_id, m.receive_count
+	), audit AS (
+		INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)
+		SELECT $3, message_id, receive_count, 'retention', $4, statement_timestamp() FROM d
+		RETURNING 1
+	)
+	SELECT count(*) FROM audit`
+	qTrimDedup   = `DELETE FROM sqsloop_dedup WHERE expires_at <= statement_timestamp()`
+	qTrimAudit   = `DELETE FROM sqsloop_audit WHERE at < statement_timestamp() - $1::bigint * interval '1 microsecond'`
+	qTrimArchive = `DELETE FROM sqsloop_archive WHERE deleted_at < statement_timestamp() - $1::bigint * interval '1 microsecond'`
+	qTrimWorkers = `DELETE FROM sqsloop_workers WHERE last_seen < statement_timestamp() - $1::bigint * interval '1 microsecond'`
+
+	qRegisterWorker = `INSERT INTO sqsloop_workers (id, queue, host, pid, started_at, last_seen)
+	VALUES ($1, $2, $3, $4, statement_timestamp(), statement_timestamp())
+	ON CONFLICT (id) DO UPDATE SET last_seen = excluded.last_seen`
+	qRenewWorker  = `UPDATE sqsloop_workers SET last_seen = statement_timestamp() WHERE id = $1`
+	qRemoveWorker = `DELETE FROM sqsloop_workers WHERE id = $1`
+	qWorkers      = `SELECT w.id, w.queue, w.host, w.pid, w.started_at, w.last_seen,
+		statement_timestamp() - w.last_seen, coalesce(h.n, 0)
+	FROM sqsloop_workers w LEFT JOIN (
+		SELECT leased_by, count(*)::integer AS n FROM sqsloop_messages
+		WHERE leased_by IS NOT NULL AND visible_at > statement_timestamp() GROUP BY leased_by
+	) h ON h.leased_by = w.id ORDER BY w.started_at`
+)

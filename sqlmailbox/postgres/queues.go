@@ -1,0 +1,87 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/sqlmailbox"
+)
+
+func (d *driver) CreateQueue(ctx context.Context, q sqlmailbox.QueueRecord) (sqlmailbox.QueueRecord, error) {
+	sp := q.Spec
+	if _, err := d.pool.Exec(ctx, qInsertQueue, sp.Name, sp.FIFO, sp.ContentBasedDeduplication,
+		seconds(sp.VisibilityTimeout), seconds(sp.Delay), seconds(sp.RetentionPeriod), sp.MaxMessageSize,
+		sp.MaxReceiveCount, q.DeadLetterQueueID, q.Key); err != nil {
+		return q, d.classify(err)
+	}
+	return d.LoadQueue(ctx, sp.Name)
+}
+
+func (d *driver) LoadQueue(ctx context.Context, name string) (sqlmailbox.QueueRecord, error) {
+	var q sqlmailbox.QueueRecord
+	var vis, delay, retention int32
+	sp := &q.Spec
+	err := d.pool.QueryRow(ctx, qLoadQueue, name).Scan(&q.ID, &sp.Name, &sp.FIFO, &sp.ContentBasedDeduplication,
+		&vis, &delay, &retention, &sp.MaxMessageSize, &sp.MaxReceiveCount, &q.DeadLetterQueueID, &q.DeadLetterQueue,
+		&q.Key, &q.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return q, fmt.Errorf("queue %q: %w", name, sqsloop.ErrQueueNotFound)
+	}
+	sp.VisibilityTimeout = time.Duration(vis) * time.Second
+	sp.Delay = time.Duration(delay) * time.Second
+	sp.RetentionPeriod = time.Duration(retention) * time.Second
+	return q, d.classify(err)
+}
+
+func (d *driver) DeleteQueue(ctx context.Context, name string) error {
+	return d.tx(ctx, func(tx pgx.Tx) error {
+		var inUse bool
+		if err := tx.QueryRow(ctx, qQueueIsDLQ, name).Scan(&inUse); err != nil {
+			return err
+		}
+		if inUse {
+			return fmt.Errorf("queue %q: %w", name, sqlmailbox.ErrQueueInUse)
+		}
+		tag, err := tx.Exec(ctx, qDeleteQueue, name)
+		if err == nil && tag.RowsAffected() == 0 {
+			err = fmt.Errorf("queue %q: %w", name, sqsloop.ErrQueueNotFound)
+		}
+		return err
+	})
+}
+
+func (d *driver) Peek(ctx context.Context, q *sqlmailbox.QueueRecord, _ time.Time) (sqlmailbox.Peek, error) {
+	var p sqlmailbox.Peek
+	var next *time.Time
+	var now time.Time
+	if err := d.pool.QueryRow(ctx, qPeek, q.ID).Scan(&p.Exists, &next, &now); err != nil {
+		return p, d.classify(err)
+	}
+	if next != nil {
+		// The server's deadline, as a time on this process's clock: the
+		// two clocks may differ, the wait they give does not.
+		p.NextVisible = time.Now().Add(next.Sub(now))
+	}
+	return p, nil
+}
+
+func (d *driver) Counts(ctx context.Context, q *sqlmailbox.QueueRecord, _ time.Time) (sqlmailbox.Counts, error) {
+	var c sqlmailbox.Counts
+	var exists bool
+	var visible, inFlight, delayed int64
+	if err := d.pool.QueryRow(ctx, qCounts, q.ID).Scan(&exists, &visible, &inFlight, &delayed); err != nil {
+		return c, d.classify(err)
+	}
+	if !exists {
+		return c, fmt.Errorf("queue %q: %w", q.Spec.Name, sqsloop.ErrQueueNotFound)
+	}
+	return sqlmailbox.Counts{Visible: int(visible), InFlight: int(inFlight), Delayed: int(delayed)}, nil
+}
+
+// seconds renders a whole-second duration as SQL's integer seconds.
+func seconds(d time.Duration) int32 { return int32(d / time.Second) }

@@ -1,0 +1,163 @@
+package sqlmailbox
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+// Receive takes up to req.MaxMessages (1–10) visible messages in one short
+// transaction (PostgreSQL: SELECT … FOR UPDATE SKIP LOCKED, so concurrent
+// receivers never wait on each other and never take one message; SQLite: one
+// write transaction), each now in flight for req.VisibilityTimeout (0–12 h,
+// rounded up to whole seconds, as SQS counts) with a fresh receipt handle.
+// A message is visible once its visibility deadline has passed: never
+// received, its delay ended, nacked, or its lease lapsed. Recovery needs no
+// sweeper: the receive itself takes a message whose lease lapsed.
+//
+// When nothing is visible it long-polls up to req.WaitTime (0–20 s, rounded
+// up): it returns as soon as a message of the queue is sent or nacked by
+// this Store, announced by PostgreSQL (LISTEN/NOTIFY, from any process), or
+// due (a lease or delay ending, as the database last said); otherwise it
+// looks at the database again every Config.PollInterval, which is how it
+// sees messages sent by other processes on SQLite. It waits in its caller's
+// goroutine, on one timer.
+//
+// A message already received the redrive policy's maxReceiveCount times is
+// moved to the dead-letter queue instead of being delivered (keeping its
+// ID and receive count), and the audit table records it. On a FIFO queue a
+// message group with a message in flight delivers nothing, and one receive
+// may return several messages of a group, in order; a receive looks at the
+// oldest 1,000 messages of the groups not in flight (see the package doc).
+//
+// Each message carries the message attributes req.MessageAttributeNames
+// selects (as SQS: nil, "All" or ".*" all, empty none, "prefix.*" a
+// prefix), and the system attributes ApproximateReceiveCount,
+// SentTimestamp, ApproximateFirstReceiveTimestamp, MessageGroupId when sent
+// with one, and MessageDeduplicationId and SequenceNumber on a FIFO queue.
+// Message.ReceivedAt is the receiver's clock just before the call that took
+// it, so it is no later than the database's start of the lease, and earlier
+// by at most that call's duration.
+//
+// Errors: req.Validate's, unchanged (wrapping sqsloop.ErrInvalidArgument);
+// sqsloop.ErrQueueNotFound when the queue was deleted;
+// sqsloop.ErrMailboxClosed (also at once to a waiting Receive when m or its
+// Store is closed); ctx's error, with no message taken, when ctx is done
+// first; else the database's, transient (a database that is down or
+// restarting): the consumer retries. Safe for concurrent use.
+func (m *Mailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*sqsloop.Message, error) {
+	const op = "receive from"
+	if err := m.check(op); err != nil {
+		return nil, err
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	req.VisibilityTimeout = sqsloop.WholeSeconds(req.VisibilityTimeout)
+	req.WaitTime = sqsloop.WholeSeconds(req.WaitTime)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(req.WaitTime)
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		wake := m.s.hub.watch(m.q.ID)
+		start := time.Now()
+		m.renewWorker(ctx, start, true)
+		res, err := m.s.d.Receive(ctx, &m.q, ReceiveArgs{Now: start, Max: req.MaxMessages, Visibility: req.VisibilityTimeout, Worker: m.worker.id})
+		if err != nil {
+			return nil, m.fail(ctx, op, err)
+		}
+		if res.DeadLettered > 0 {
+			m.s.hub.wake(m.q.DeadLetterQueueID)
+		}
+		if len(res.Rows) > 0 {
+			return m.messages(res.Rows, start, req)
+		}
+		now := time.Now()
+		peek, err := m.s.d.Peek(ctx, &m.q, now)
+		if err != nil {
+			return nil, m.fail(ctx, op, err)
+		}
+		if !peek.Exists {
+			return nil, m.notFound(op)
+		}
+		if !now.Before(deadline) {
+			return nil, nil
+		}
+		m.s.startListening()
+		wait := min(deadline.Sub(now), m.s.cfg.PollInterval)
+		if next := peek.NextVisible; !next.IsZero() && next.Sub(now) < wait {
+			wait = max(next.Sub(now), 0)
+		}
+		if timer == nil {
+			timer = time.NewTimer(wait)
+		} else {
+			timer.Reset(wait)
+		}
+		select {
+		case <-wake:
+		case <-timer.C:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-m.done:
+			return nil, m.check(op)
+		case <-m.s.done:
+			return nil, m.check(op)
+		}
+	}
+}
+
+// messages turns received rows into messages, receivedAt being the
+// receiver's clock before the call that took them.
+func (m *Mailbox) messages(rows []ReceivedRow, receivedAt time.Time, req sqsloop.ReceiveRequest) ([]*sqsloop.Message, error) {
+	out := make([]*sqsloop.Message, len(rows))
+	buf := make([]sqsloop.Message, len(rows))
+	fifo := m.q.Spec.FIFO
+	for i, r := range rows {
+		attrs, err := decodeAttrs(r.Attributes, req.MessageAttributeNames)
+		if err != nil {
+			return nil, fmt.Errorf("sqlmailbox: receive from queue %q: message %s: %w", m.q.Spec.Name, r.MessageID, err)
+		}
+		n := 3
+		if fifo {
+			n = 6
+		} else if r.GroupID != "" {
+			n = 4
+		}
+		sys := make(map[string]string, n)
+		sys[sqsloop.AttrApproximateReceiveCount] = strconv.Itoa(r.ReceiveCount)
+		sys[sqsloop.AttrSentTimestamp] = strconv.FormatInt(r.SentAt.UnixMilli(), 10)
+		sys[sqsloop.AttrApproximateFirstReceiveTimestamp] = strconv.FormatInt(r.FirstReceivedAt.UnixMilli(), 10)
+		if r.GroupID != "" {
+			sys[sqsloop.AttrMessageGroupID] = r.GroupID
+		}
+		if fifo {
+			sys[sqsloop.AttrMessageDeduplicationID] = r.DedupID
+			sys[sqsloop.AttrSequenceNumber] = fmt.Sprintf("%020d", r.ID)
+		}
+		buf[i] = sqsloop.Message{
+			ID:                r.MessageID,
+			Body:              r.Body,
+			MessageAttributes: attrs,
+			Attributes:        sys,
+			ReceiveCount:      r.ReceiveCount,
+			SentAt:            r.SentAt,
+			FirstReceivedAt:   r.FirstReceivedAt,
+			MessageGroupID:    r.GroupID,
+			ReceiptHandle:     m.handles.encode(Ref{ID: r.ID, ReceiveCount: r.ReceiveCount}),
+			ReceivedAt:        receivedAt,
+			VisibilityTimeout: req.VisibilityTimeout,
+		}
+		out[i] = &buf[i]
+	}
+	return out, nil
+}

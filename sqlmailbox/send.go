@@ -1,0 +1,138 @@
+package sqlmailbox
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+// Send stores 1–10 messages (SendMessageBatch) in one transaction and
+// returns one result per message, in order: its message ID (a random UUID,
+// as SQS's) or the entry's error. A message is visible at once, or after
+// its Delay (0–15 min, rounded up to whole seconds; 0 means the queue's
+// delay). Once Send returns, the messages it reports sent are committed:
+// they survive the process's death (see the package doc for what a power
+// loss may cost on SQLite). It wakes the queue's long polls in this process
+// at once, and on PostgreSQL those of every process (NOTIFY).
+//
+// The rules are memmailbox's and SQS's: sqsloop.ValidateSend's (its errors
+// unchanged); the queue's MaxMessageSize; on a FIFO queue a MessageGroupID
+// on every message, no per-message Delay, and a DeduplicationID unless the
+// queue has ContentBasedDeduplication (the body's SHA-256 then); a send
+// whose deduplication ID was sent within DeduplicationWindow (5 min)
+// succeeds with the first message's ID and stores nothing; a standard queue
+// takes a MessageGroupID (fair queues: it orders nothing) but no
+// DeduplicationID. Entry errors wrap sqsloop.ErrInvalidArgument.
+//
+// The call as a whole fails with ValidateSend's error (an empty batch, more
+// than 10 entries, more than 1 MiB in all), sqsloop.ErrQueueNotFound,
+// sqsloop.ErrMailboxClosed, ctx's error, or the database's (then nothing
+// was stored). Safe for concurrent use; it keeps no reference to msgs.
+func (m *Mailbox) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error) {
+	const op = "send to"
+	if err := m.check(op); err != nil {
+		return nil, err
+	}
+	invalid, err := sqsloop.ValidateSend(msgs)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	results := make([]sqsloop.SendResult, len(msgs))
+	rows := make([]NewMessage, 0, len(msgs))
+	at := make([]int, 0, len(msgs))
+	for i, msg := range msgs {
+		if invalid[i] != nil {
+			results[i].Err = invalid[i]
+			continue
+		}
+		row, err := m.prepare(i, msg)
+		if err != nil {
+			results[i].Err = err
+			continue
+		}
+		rows, at = append(rows, row), append(at, i)
+	}
+	if len(rows) == 0 {
+		return results, nil
+	}
+	out, err := m.s.d.Send(ctx, &m.q, time.Now(), rows)
+	if err != nil {
+		return nil, m.fail(ctx, op, err)
+	}
+	for j, o := range out {
+		results[at[j]].MessageID = o.MessageID
+	}
+	m.s.hub.wake(m.q.ID)
+	return results, nil
+}
+
+// prepare applies the queue's own rules to msgs[i], which passed
+// sqsloop.ValidateSend, and returns its row. Errors wrap
+// sqsloop.ErrInvalidArgument, in the grammar of sqsloop's request rules.
+func (m *Mailbox) prepare(i int, msg sqsloop.OutgoingMessage) (NewMessage, error) {
+	bad := func(field, rule string) error {
+		return fmt.Errorf("%w: Send: msgs[%d]%s: %s", sqsloop.ErrInvalidArgument, i, field, rule)
+	}
+	sp := m.q.Spec
+	if size := messageSize(msg); size > sp.MaxMessageSize {
+		return NewMessage{}, bad("", fmt.Sprintf("must take at most %d bytes, body and message attributes together (the queue's MaxMessageSize), got %d",
+			sp.MaxMessageSize, size))
+	}
+	attrs, err := encodeAttrs(msg.MessageAttributes)
+	if err != nil {
+		return NewMessage{}, bad(".MessageAttributes", err.Error())
+	}
+	row := NewMessage{MessageID: newMessageID(), Body: msg.Body, Attributes: attrs, GroupID: msg.MessageGroupID, Delay: sp.Delay}
+	if msg.Delay > 0 {
+		row.Delay = sqsloop.WholeSeconds(msg.Delay)
+	}
+	if !sp.FIFO {
+		if msg.DeduplicationID != "" {
+			return NewMessage{}, bad(".DeduplicationID", "must be empty on a standard queue (only a FIFO queue deduplicates)")
+		}
+		return row, nil
+	}
+	switch {
+	case msg.Delay != 0:
+		return NewMessage{}, bad(".Delay", fmt.Sprintf("must be 0 on a FIFO queue (it takes only the queue's delay), got %v", msg.Delay))
+	case msg.MessageGroupID == "":
+		return NewMessage{}, bad(".MessageGroupID", "must not be empty on a FIFO queue")
+	case msg.DeduplicationID != "":
+		row.DedupID = msg.DeduplicationID
+	case sp.ContentBasedDeduplication:
+		sum := sha256.Sum256([]byte(msg.Body))
+		row.DedupID = hex.EncodeToString(sum[:])
+	default:
+		return NewMessage{}, bad(".DeduplicationID", "must not be empty on a FIFO queue without ContentBasedDeduplication")
+	}
+	return row, nil
+}
+
+// messageSize is what SQS counts of a message against MaximumMessageSize:
+// the body and each attribute's name, data type and value.
+func messageSize(msg sqsloop.OutgoingMessage) int {
+	n := len(msg.Body)
+	for name, a := range msg.MessageAttributes {
+		n += len(name) + len(a.DataType) + len(a.StringValue) + len(a.BinaryValue)
+	}
+	return n
+}
+
+// newMessageID returns a random UUID (version 4), the form of SQS message
+// IDs.
+func newMessageID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand.Read crashes the program instead)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}

@@ -1,0 +1,20 @@
+// Package sqlite is sqlmailbox on SQLite: a durable queue in one file,
+// without a server. It is the only package of sqsloop that imports the
+// SQLite driver, modernc.org/sqlite: SQLite itself translated to Go, so a
+// build needs no C compiler (cgo), and the whole of SQLite, its
+// write-ahead log shared by processes through the file's locks and shared
+// memory included, is what runs. (github.com/ncruces/go-sqlite3, the other
+// pure-Go choice, runs SQLite compiled to WebAssembly; modernc's is the one
+// River's SQLite driver tests against, and it needs nothing but Go.)
+//
+// [Open] opens (or creates) the file in WAL mode with synchronous=FULL, a
+// busy timeout (a file locked by another process is waited for, not
+// reported as SQLITE_BUSY) and foreign keys on, and migrates the schema.
+// Several processes may use one file at once, correctly: each call is one
+// immediate (write-locking) transaction, so writes are serialized by
+// SQLite's lock, and a long poll sees other processes' messages within
+// PollInterval (200 ms). Within a process, calls queue for the Store's one
+// connection.
+//
+// SQL lives in queries.go, next to the schema's versions in migrations.go.
+package sqlite

@@ -1,0 +1,189 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sqsloop/sqsloop/sqlmailbox"
+)
+
+func (d *driver) Send(ctx context.Context, q *sqlmailbox.QueueRecord, now time.Time, msgs []sqlmailbox.NewMessage) ([]sqlmailbox.SendOutcome, error) {
+	out := make([]sqlmailbox.SendOutcome, len(msgs))
+	t := micros(now)
+	err := d.tx(ctx, func(tx *sql.Tx) error {
+		for i, m := range msgs {
+			out[i] = sqlmailbox.SendOutcome{MessageID: m.MessageID}
+			if q.Spec.FIFO {
+				if _, err := tx.ExecContext(ctx, qDedupForget, q.ID, m.DedupID, t); err != nil {
+					return err
+				}
+				var first string
+				switch err := tx.QueryRowContext(ctx, qDedupFind, q.ID, m.DedupID).Scan(&first); {
+				case err == nil:
+					out[i] = sqlmailbox.SendOutcome{MessageID: first, Duplicate: true}
+					continue
+				case !errors.Is(err, sql.ErrNoRows):
+					return err
+				}
+				if _, err := tx.ExecContext(ctx, qDedupAdd, q.ID, m.DedupID, m.MessageID, micros(now.Add(sqlmailbox.DeduplicationWindow))); err != nil {
+					return err
+				}
+			}
+			if _, err := tx.ExecContext(ctx, qInsertMessage, q.ID, m.MessageID, m.Body, m.Attributes, m.GroupID, m.DedupID,
+				t, micros(now.Add(m.Delay))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// picked is a message Receive chose, before it is taken or moved.
+type picked struct {
+	id    int64
+	count int
+}
+
+func (d *driver) Receive(ctx context.Context, q *sqlmailbox.QueueRecord, r sqlmailbox.ReceiveArgs) (sqlmailbox.ReceiveResult, error) {
+	var res sqlmailbox.ReceiveResult
+	now := micros(r.Now)
+	pick := qPickStandard
+	if q.Spec.FIFO {
+		pick = qPickFIFO
+	}
+	err := d.tx(ctx, func(tx *sql.Tx) error {
+		res = sqlmailbox.ReceiveResult{}
+		rows, err := tx.QueryContext(ctx, pick, q.ID, now, r.Max)
+		if err != nil {
+			return err
+		}
+		var ps []picked
+		for rows.Next() {
+			var p picked
+			if err := rows.Scan(&p.id, &p.count); err != nil {
+				rows.Close()
+				return err
+			}
+			ps = append(ps, p)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
+		until := micros(r.Now.Add(r.Visibility))
+		for _, p := range ps {
+			if q.DeadLetterQueueID != 0 && p.count >= q.Spec.MaxReceiveCount {
+				if err := deadLetter(ctx, tx, q, now, p.id); err != nil {
+					return err
+				}
+				res.DeadLettered++
+				continue
+			}
+			row := sqlmailbox.ReceivedRow{ID: p.id}
+			var sent, first int64
+			var attrs []byte
+			if err := tx.QueryRowContext(ctx, qTake, q.ID, now, until, r.Worker, p.id).Scan(&row.MessageID, &row.Body, &attrs,
+				&row.GroupID, &row.DedupID, &sent, &first, &row.ReceiveCount); err != nil {
+				return err
+			}
+			row.Attributes = attrs
+			row.SentAt, row.FirstReceivedAt = fromMicros(sent), fromMicros(first)
+			res.Rows = append(res.Rows, row)
+		}
+		return nil
+	})
+	return res, err
+}
+
+// deadLetter moves message id of q to q's dead-letter queue, keeping its
+// row, and audits it.
+func deadLetter(ctx context.Context, tx *sql.Tx, q *sqlmailbox.QueueRecord, now, id int64) error {
+	var msgID string
+	var count int
+	if err := tx.QueryRowContext(ctx, qMoveToDLQ, q.ID, now, q.DeadLetterQueueID, id).Scan(&msgID, &count); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, qAudit, q.Spec.Name, msgID, count, sqlmailbox.AuditDeadLettered,
+		fmt.Sprintf("received %d times (maxReceiveCount %d): moved to dead-letter queue %q", count, q.Spec.MaxReceiveCount, q.DeadLetterQueue), now)
+	return err
+}
+
+func (d *driver) Delete(ctx context.Context, q *sqlmailbox.QueueRecord, now time.Time, refs []sqlmailbox.Ref, archive bool) ([]bool, error) {
+	deleted := make([]bool, len(refs))
+	t := micros(now)
+	err := d.tx(ctx, func(tx *sql.Tx) error {
+		for i, ref := range refs {
+			var msgID, body, group string
+			var attrs []byte
+			var count int
+			var sent int64
+			err := tx.QueryRowContext(ctx, qDelete, q.ID, ref.ID, ref.ReceiveCount, q.Spec.FIFO, t).Scan(&msgID, &body, &attrs, &group, &count, &sent)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				deleted[i] = false
+				continue
+			case err != nil:
+				return err
+			}
+			deleted[i] = true
+			if archive {
+				if _, err := tx.ExecContext(ctx, qArchive, q.Spec.Name, msgID, body, attrs, group, count, sent, t); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return deleted, nil
+}
+
+func (d *driver) ChangeVisibility(ctx context.Context, q *sqlmailbox.QueueRecord, now time.Time, changes []sqlmailbox.Change) ([]sqlmailbox.ChangeOutcome, error) {
+	out := make([]sqlmailbox.ChangeOutcome, len(changes))
+	t := micros(now)
+	err := d.tx(ctx, func(tx *sql.Tx) error {
+		for i, c := range changes {
+			res, err := tx.ExecContext(ctx, qChange, q.ID, t, c.ID, c.ReceiveCount, c.Timeout.Microseconds())
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 1 {
+				out[i] = sqlmailbox.Changed
+				continue
+			}
+			var inFlight bool
+			if err := tx.QueryRowContext(ctx, qInFlight, q.ID, c.ID, c.ReceiveCount, t).Scan(&inFlight); err != nil {
+				return err
+			}
+			out[i] = sqlmailbox.Stale
+			if inFlight {
+				out[i] = sqlmailbox.PastCeiling
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (d *driver) RecordFailure(ctx context.Context, q *sqlmailbox.QueueRecord, now time.Time, ref sqlmailbox.Ref, rec sqlmailbox.AuditRecord) error {
+	return d.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, qAudit, rec.Queue, rec.MessageID, rec.ReceiveCount, rec.Kind, rec.Reason, micros(now)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, qUnlease, q.ID, ref.ID, ref.ReceiveCount)
+		return err
+	})
+}

@@ -1,0 +1,100 @@
+package sqlite
+
+// The SQL of the SQLite dialect, all of it. Parameters are numbered (?1) so
+// one value serves several places; now is ?-bound in microseconds since the
+// Unix epoch by the caller's clock.
+const (
+	qSchemaTable   = `CREATE TABLE IF NOT EXISTS sqsloop_schema (version INTEGER NOT NULL)`
+	qSchemaVersion = `SELECT coalesce(max(version), 0) FROM sqsloop_schema`
+	qClearVersion  = `DELETE FROM sqsloop_schema`
+	qSetVersion    = `INSERT INTO sqsloop_schema (version) VALUES (?1)`
+
+	qInsertQueue = `INSERT INTO sqsloop_queues
+	(name, fifo, content_based_dedup, visibility_timeout, delay, retention, max_message_size, max_receive_count, dlq_id, key, created_at)
+	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+	ON CONFLICT (name) DO NOTHING`
+	qLoadQueue = `SELECT q.id, q.name, q.fifo, q.content_based_dedup, q.visibility_timeout, q.delay, q.retention,
+	q.max_message_size, q.max_receive_count, coalesce(q.dlq_id, 0), coalesce(d.name, ''), q.key, q.created_at
+	FROM sqsloop_queues q LEFT JOIN sqsloop_queues d ON d.id = q.dlq_id WHERE q.name = ?1`
+	qQueueIsDLQ  = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues s JOIN sqsloop_queues d ON s.dlq_id = d.id WHERE d.name = ?1)`
+	qDeleteQueue = `DELETE FROM sqsloop_queues WHERE name = ?1`
+
+	qInsertMessage = `INSERT INTO sqsloop_messages (queue_id, message_id, body, attributes, group_id, dedup_id, sent_at, visible_at)
+	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`
+	qDedupForget = `DELETE FROM sqsloop_dedup WHERE queue_id = ?1 AND dedup_id = ?2 AND expires_at <= ?3`
+	qDedupFind   = `SELECT message_id FROM sqsloop_dedup WHERE queue_id = ?1 AND dedup_id = ?2`
+	qDedupAdd    = `INSERT INTO sqsloop_dedup (queue_id, dedup_id, message_id, expires_at) VALUES (?1, ?2, ?3, ?4)`
+
+	// qPickStandard: the oldest visible messages, by the receive's index.
+	qPickStandard = `SELECT id, receive_count FROM sqsloop_messages
+	WHERE queue_id = ?1 AND visible_at <= ?2 ORDER BY visible_at, id LIMIT ?3`
+	// qPickFIFO: of the oldest 1,000 messages of the groups with nothing in
+	// flight, those with only visible messages before them in their group.
+	qPickFIFO = `WITH busy AS (
+		SELECT DISTINCT group_id FROM sqsloop_messages
+		WHERE queue_id = ?1 AND visible_at > ?2 AND receive_count > 0
+	), prefix AS (
+		SELECT id, group_id, receive_count, visible_at <= ?2 AS vis FROM sqsloop_messages
+		WHERE queue_id = ?1 AND group_id NOT IN busy ORDER BY id LIMIT 1000
+	), runs AS (
+		SELECT id, receive_count, min(vis) OVER (PARTITION BY group_id ORDER BY id) AS ok FROM prefix
+	)
+	SELECT id, receive_count FROM runs WHERE ok ORDER BY id LIMIT ?3`
+	qTake = `UPDATE sqsloop_messages
+	SET receive_count = receive_count + 1, visible_at = ?3, received_at = ?2,
+		first_received_at = coalesce(first_received_at, ?2), leased = 1, leased_by = ?4
+	WHERE id = ?5 AND queue_id = ?1
+	RETURNING message_id, body, attributes, group_id, dedup_id, sent_at, first_received_at, receive_count`
+	// qMoveToDLQ keeps the row: its ID, body, attributes, counts, sent time.
+	qMoveToDLQ = `UPDATE sqsloop_messages SET queue_id = ?3, visible_at = ?2, leased = 0, leased_by = NULL
+	WHERE id = ?4 AND queue_id = ?1 RETURNING message_id, receive_count`
+	qAudit = `INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)`
+
+	qPeek = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = ?1),
+	coalesce((SELECT min(visible_at) FROM sqsloop_messages WHERE queue_id = ?1 AND visible_at > ?2), 0)`
+	qCounts = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = ?1),
+	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = ?1 AND visible_at <= ?2),
+	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = ?1 AND visible_at > ?2 AND receive_count > 0),
+	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = ?1 AND visible_at > ?2 AND receive_count = 0)`
+
+	// qDelete: ?4 is 1 on a FIFO queue, whose handles expire with the lease.
+	qDelete = `DELETE FROM sqsloop_messages
+	WHERE id = ?2 AND queue_id = ?1 AND receive_count = ?3 AND (?4 = 0 OR visible_at > ?5)
+	RETURNING message_id, body, attributes, group_id, receive_count, sent_at`
+	qArchive = `INSERT INTO sqsloop_archive (queue, message_id, body, attributes, group_id, receive_count, sent_at, deleted_at)
+	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`
+
+	// qChange: in flight, same receive, within 12 h (43,200 s) of it.
+	qChange = `UPDATE sqsloop_messages SET visible_at = ?2 + ?5, leased = ?5 > 0
+	WHERE id = ?3 AND queue_id = ?1 AND receive_count = ?4 AND visible_at > ?2 AND ?2 + ?5 <= received_at + 43200000000`
+	qInFlight = `SELECT EXISTS (SELECT 1 FROM sqsloop_messages
+	WHERE id = ?2 AND queue_id = ?1 AND receive_count = ?3 AND visible_at > ?4)`
+	qUnlease = `UPDATE sqsloop_messages SET leased = 0 WHERE id = ?2 AND queue_id = ?1 AND receive_count = ?3`
+
+	qAuditList = `SELECT queue, message_id, receive_count, kind, reason, at FROM sqsloop_audit
+	WHERE ?1 = '' OR queue = ?1 ORDER BY id DESC LIMIT ?2`
+	qArchiveList = `SELECT queue, message_id, body, attributes, group_id, receive_count, sent_at, deleted_at FROM sqsloop_archive
+	WHERE queue = ?1 ORDER BY id DESC LIMIT ?2`
+
+	qSweepQueues = `SELECT id, name, coalesce(dlq_id, 0), max_receive_count, retention, swept_at FROM sqsloop_queues ORDER BY id`
+	// qLapsed: leases that ended since the queue's last sweep; the earlier
+	// ones that sweep saw.
+	qLapsed = `SELECT id, message_id, receive_count FROM sqsloop_messages
+	WHERE queue_id = ?1 AND visible_at > ?2 AND visible_at <= ?3 AND leased = 1`
+	qSwept       = `UPDATE sqsloop_queues SET swept_at = ?2 WHERE id = ?1`
+	qOldest      = `SELECT id, message_id, receive_count, sent_at FROM sqsloop_messages WHERE queue_id = ?1 ORDER BY id LIMIT 500`
+	qDropMsg     = `DELETE FROM sqsloop_messages WHERE id = ?2 AND queue_id = ?1`
+	qTrimDedup   = `DELETE FROM sqsloop_dedup WHERE expires_at <= ?1`
+	qTrimAudit   = `DELETE FROM sqsloop_audit WHERE at < ?1`
+	qTrimArchive = `DELETE FROM sqsloop_archive WHERE deleted_at < ?1`
+	qTrimWorkers = `DELETE FROM sqsloop_workers WHERE last_seen < ?1`
+
+	qRegisterWorker = `INSERT OR REPLACE INTO sqsloop_workers (id, queue, host, pid, started_at, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6)`
+	qRenewWorker    = `UPDATE sqsloop_workers SET last_seen = ?2 WHERE id = ?1`
+	qRemoveWorker   = `DELETE FROM sqsloop_workers WHERE id = ?1`
+	qWorkers        = `SELECT w.id, w.queue, w.host, w.pid, w.started_at, w.last_seen, coalesce(h.n, 0)
+	FROM sqsloop_workers w LEFT JOIN (
+		SELECT leased_by, count(*) AS n FROM sqsloop_messages
+		WHERE leased_by IS NOT NULL AND visible_at > ?1 GROUP BY leased_by
+	) h ON h.leased_by = w.id ORDER BY w.started_at`
+)

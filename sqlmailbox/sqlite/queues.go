@@ -1,0 +1,103 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/sqlmailbox"
+)
+
+func (d *driver) CreateQueue(ctx context.Context, q sqlmailbox.QueueRecord) (sqlmailbox.QueueRecord, error) {
+	var got sqlmailbox.QueueRecord
+	err := d.tx(ctx, func(tx *sql.Tx) error {
+		sp := q.Spec
+		var dlq any
+		if q.DeadLetterQueueID != 0 {
+			dlq = q.DeadLetterQueueID
+		}
+		if _, err := tx.ExecContext(ctx, qInsertQueue, sp.Name, sp.FIFO, sp.ContentBasedDeduplication,
+			seconds(sp.VisibilityTimeout), seconds(sp.Delay), seconds(sp.RetentionPeriod), sp.MaxMessageSize,
+			sp.MaxReceiveCount, dlq, q.Key, micros(time.Now())); err != nil {
+			return err
+		}
+		var err error
+		got, err = loadQueue(ctx, tx, sp.Name)
+		return err
+	})
+	return got, err
+}
+
+func (d *driver) LoadQueue(ctx context.Context, name string) (sqlmailbox.QueueRecord, error) {
+	var got sqlmailbox.QueueRecord
+	err := d.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		got, err = loadQueue(ctx, tx, name)
+		return err
+	})
+	return got, err
+}
+
+func loadQueue(ctx context.Context, tx *sql.Tx, name string) (sqlmailbox.QueueRecord, error) {
+	var q sqlmailbox.QueueRecord
+	var vis, delay, retention, created int64
+	sp := &q.Spec
+	err := tx.QueryRowContext(ctx, qLoadQueue, name).Scan(&q.ID, &sp.Name, &sp.FIFO, &sp.ContentBasedDeduplication,
+		&vis, &delay, &retention, &sp.MaxMessageSize, &sp.MaxReceiveCount, &q.DeadLetterQueueID, &q.DeadLetterQueue,
+		&q.Key, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return q, fmt.Errorf("queue %q: %w", name, sqsloop.ErrQueueNotFound)
+	}
+	sp.VisibilityTimeout = time.Duration(vis) * time.Second
+	sp.Delay = time.Duration(delay) * time.Second
+	sp.RetentionPeriod = time.Duration(retention) * time.Second
+	q.CreatedAt = fromMicros(created)
+	return q, err
+}
+
+func (d *driver) DeleteQueue(ctx context.Context, name string) error {
+	return d.tx(ctx, func(tx *sql.Tx) error {
+		var inUse bool
+		if err := tx.QueryRowContext(ctx, qQueueIsDLQ, name).Scan(&inUse); err != nil {
+			return err
+		}
+		if inUse {
+			return fmt.Errorf("queue %q: %w", name, sqlmailbox.ErrQueueInUse)
+		}
+		res, err := tx.ExecContext(ctx, qDeleteQueue, name)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return errors.Join(err, fmt.Errorf("queue %q: %w", name, sqsloop.ErrQueueNotFound))
+		}
+		return nil
+	})
+}
+
+func (d *driver) Peek(ctx context.Context, q *sqlmailbox.QueueRecord, now time.Time) (sqlmailbox.Peek, error) {
+	var p sqlmailbox.Peek
+	var next int64
+	if err := d.db.QueryRowContext(ctx, qPeek, q.ID, micros(now)).Scan(&p.Exists, &next); err != nil {
+		return p, d.classify(err)
+	}
+	if next != 0 {
+		p.NextVisible = fromMicros(next)
+	}
+	return p, nil
+}
+
+func (d *driver) Counts(ctx context.Context, q *sqlmailbox.QueueRecord, now time.Time) (sqlmailbox.Counts, error) {
+	var c sqlmailbox.Counts
+	var exists bool
+	if err := d.db.QueryRowContext(ctx, qCounts, q.ID, micros(now)).Scan(&exists, &c.Visible, &c.InFlight, &c.Delayed); err != nil {
+		return c, d.classify(err)
+	}
+	if !exists {
+		return c, fmt.Errorf("queue %q: %w", q.Spec.Name, sqsloop.ErrQueueNotFound)
+	}
+	return c, nil
+}

@@ -1,0 +1,242 @@
+package sqlmailbox
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+// Store is one database holding queues: the handle a program opens once
+// (sqlite.Open, postgres.Open) and takes its queues' Mailboxes from. It
+// owns the database's connections and, on a database that can announce new
+// messages (postgres), the one goroutine that listens for them; Close stops
+// it and waits for it. Safe for concurrent use.
+type Store struct {
+	d    Driver
+	cfg  Config
+	hub  hub
+	host string
+	pid  int
+
+	mu     sync.Mutex
+	closed bool
+	done   chan struct{} // closed by Close
+	listen struct {
+		started bool
+		cancel  context.CancelFunc
+		wg      sync.WaitGroup
+	}
+}
+
+// Open returns a Store on d after bringing the database's schema up to
+// date (creating it on first use; see Driver.Migrate), so that a database
+// that cannot be used fails here, not at the first call. It closes d when
+// it fails.
+//
+// Errors: cfg.Validate's (wrapping sqsloop.ErrInvalidArgument, naming every
+// bad field); one wrapping ErrSchemaTooNew when a newer sqsloop migrated
+// the database; ErrNotADatabase when it is not one; ctx's error; or the
+// database's. Programs call the Open of sqlmailbox/sqlite or
+// sqlmailbox/postgres, which build d and call this.
+func Open(ctx context.Context, d Driver, cfg Config) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		_ = d.Close()
+		return nil, err
+	}
+	if err := d.Migrate(ctx); err != nil {
+		_ = d.Close()
+		return nil, fmt.Errorf("sqlmailbox: %s: preparing the schema: %w", d.Dialect(), err)
+	}
+	host, _ := os.Hostname()
+	return &Store{d: d, cfg: cfg.withDefaults(d.PollInterval()), host: host, pid: os.Getpid(), done: make(chan struct{})}, nil
+}
+
+// CreateQueue creates the queue spec describes, with its dead-letter queue
+// first when spec.MaxReceiveCount is above 0 (spec.DeadLetterSpec), and
+// returns its Mailbox. Like SQS's CreateQueue it is idempotent: a queue
+// that exists with the same attributes is reused; one that exists with
+// other attributes fails with an error wrapping sqsloop.ErrInvalidArgument
+// that names each attribute that differs.
+//
+// Errors: spec.Validate's (wrapping sqsloop.ErrInvalidArgument, naming
+// every bad field), sqsloop.ErrMailboxClosed after Close, ctx's error, or
+// the database's. Safe for concurrent use, from several processes too.
+func (s *Store) CreateQueue(ctx context.Context, spec sqsloop.QueueSpec) (*Mailbox, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if err := s.check("CreateQueue"); err != nil {
+		return nil, err
+	}
+	spec = spec.WithDefaults()
+	want := QueueRecord{Spec: spec}
+	if spec.MaxReceiveCount > 0 {
+		dlq, err := s.ensure(ctx, QueueRecord{Spec: spec.DeadLetterSpec().WithDefaults()})
+		if err != nil {
+			return nil, err
+		}
+		want.DeadLetterQueueID, want.DeadLetterQueue = dlq.ID, dlq.Spec.Name
+	}
+	q, err := s.ensure(ctx, want)
+	if err != nil {
+		return nil, err
+	}
+	return s.mailbox(q), nil
+}
+
+// ensure creates the queue want describes, or checks that the one of its
+// name has the same attributes.
+func (s *Store) ensure(ctx context.Context, want QueueRecord) (QueueRecord, error) {
+	want.Key = make([]byte, 32)
+	_, _ = rand.Read(want.Key) // never fails (crypto/rand.Read crashes the program instead)
+	got, err := s.d.CreateQueue(ctx, want)
+	if err != nil {
+		return QueueRecord{}, s.callError(ctx, "create queue", want.Spec.Name, err)
+	}
+	var diffs []string
+	differ := func(field string, have, asked any) {
+		if have != asked {
+			diffs = append(diffs, fmt.Sprintf("%s: have %v, asked for %v", field, have, asked))
+		}
+	}
+	h, w := got.Spec, want.Spec
+	differ("FIFO", h.FIFO, w.FIFO)
+	differ("ContentBasedDeduplication", h.ContentBasedDeduplication, w.ContentBasedDeduplication)
+	differ("VisibilityTimeout", h.VisibilityTimeout, w.VisibilityTimeout)
+	differ("Delay", h.Delay, w.Delay)
+	differ("RetentionPeriod", h.RetentionPeriod, w.RetentionPeriod)
+	differ("MaxMessageSize", h.MaxMessageSize, w.MaxMessageSize)
+	differ("MaxReceiveCount", h.MaxReceiveCount, w.MaxReceiveCount)
+	differ("DeadLetterQueue", got.DeadLetterQueue, want.DeadLetterQueue)
+	if len(diffs) > 0 {
+		return QueueRecord{}, fmt.Errorf("%w: sqlmailbox: CreateQueue %q: the queue exists with other attributes: %v",
+			sqsloop.ErrInvalidArgument, w.Name, diffs)
+	}
+	return got, nil
+}
+
+// Queue returns the Mailbox of the queue name.
+//
+// Errors: one wrapping sqsloop.ErrQueueNotFound that names the queue when
+// it does not exist; sqsloop.ErrMailboxClosed after Close; ctx's error; or
+// the database's. Safe for concurrent use.
+func (s *Store) Queue(ctx context.Context, name string) (*Mailbox, error) {
+	if err := s.check("Queue"); err != nil {
+		return nil, err
+	}
+	q, err := s.d.LoadQueue(ctx, name)
+	if err != nil {
+		return nil, s.callError(ctx, "open queue", name, err)
+	}
+	return s.mailbox(q), nil
+}
+
+// DeleteQueue deletes the queue name and every message in it, at once (SQS
+// takes up to 60 s). Its Mailboxes then fail with sqsloop.ErrQueueNotFound.
+// Its dead-letter queue stays.
+//
+// Errors: one wrapping sqsloop.ErrQueueNotFound when it does not exist;
+// ErrQueueInUse when it is another queue's dead-letter queue;
+// sqsloop.ErrMailboxClosed after Close; ctx's error; or the database's.
+func (s *Store) DeleteQueue(ctx context.Context, name string) error {
+	if err := s.check("DeleteQueue"); err != nil {
+		return err
+	}
+	if err := s.d.DeleteQueue(ctx, name); err != nil {
+		return s.callError(ctx, "delete queue", name, err)
+	}
+	return nil
+}
+
+// Close closes the database's connections and stops the Store's listener,
+// waiting for it. Long polls of its Mailboxes return
+// sqsloop.ErrMailboxClosed at once, and so does every later call. Close is
+// idempotent; it returns the database's error from closing, if any.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.done)
+	if s.listen.cancel != nil {
+		s.listen.cancel()
+	}
+	s.mu.Unlock()
+	s.listen.wg.Wait()
+	return s.d.Close()
+}
+
+// check fails with sqsloop.ErrMailboxClosed once the Store is closed.
+func (s *Store) check(op string) error {
+	select {
+	case <-s.done:
+		return fmt.Errorf("sqlmailbox: %s: store closed: %w", op, sqsloop.ErrMailboxClosed)
+	default:
+		return nil
+	}
+}
+
+// callError wraps a driver's error for the call op on queue: ctx's error
+// when ctx ended (the driver's error may only say the connection was
+// interrupted), sqsloop.ErrMailboxClosed when the Store was closed under
+// the call.
+func (s *Store) callError(ctx context.Context, op, queue string, err error) error {
+	switch {
+	case ctx.Err() != nil && !errors.Is(err, ctx.Err()):
+		return fmt.Errorf("sqlmailbox: %s %q: %w (%v)", op, queue, ctx.Err(), err)
+	case s.check(op) != nil && !errors.Is(err, sqsloop.ErrQueueNotFound):
+		return fmt.Errorf("sqlmailbox: %s %q: %w (%v)", op, queue, sqsloop.ErrMailboxClosed, err)
+	default:
+		return fmt.Errorf("sqlmailbox: %s %q on %s: %w", op, queue, s.d.Dialect(), err)
+	}
+}
+
+// startListening starts the listener goroutine once, if the driver is a
+// Notifier: from then on, messages made visible by other processes wake
+// this Store's long polls at once.
+func (s *Store) startListening() {
+	n, ok := s.d.(Notifier)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.listen.started || s.closed {
+		return
+	}
+	s.listen.started = true
+	ctx, cancel := context.WithCancel(context.Background())
+	s.listen.cancel = cancel
+	s.listen.wg.Go(func() { s.listenLoop(ctx, n) })
+}
+
+// listenLoop runs n.Listen until ctx ends, again after each failure, waiting
+// from 100 ms doubling to 5 s between tries. After each (re)start every long
+// poll looks again, since a wake-up may have been missed while it was down.
+func (s *Store) listenLoop(ctx context.Context, n Notifier) {
+	const first, most = 100 * time.Millisecond, 5 * time.Second
+	pause := first
+	for ctx.Err() == nil {
+		began := time.Now()
+		_ = n.Listen(ctx, s.hub.wakeAll, s.hub.wake)
+		if time.Since(began) > most {
+			pause = first // it listened for a while: a new failure, not the same one
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		pause = min(2*pause, most)
+	}
+}

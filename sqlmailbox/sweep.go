@@ -1,0 +1,118 @@
+package sqlmailbox
+
+import (
+	"context"
+	"time"
+)
+
+// SweepStats are what one sweep found and did.
+type SweepStats struct {
+	// Queues is how many queues it looked at.
+	Queues int
+	// ExpiredFound counts leases found lapsed (a receive's visibility
+	// timeout ended without an ack or a nack) that no receive had taken
+	// again yet; Recovered of them were marked no longer leased (they were
+	// already visible: the receive query takes a lapsed lease's message by
+	// itself), and Failed were moved to the dead-letter queue, their receive
+	// count having reached the redrive policy's maxReceiveCount.
+	ExpiredFound, Recovered, Failed int
+	// RetentionDeleted counts messages deleted for outliving their queue's
+	// retention period.
+	RetentionDeleted int
+	// DeduplicationIDsPruned counts FIFO deduplication IDs forgotten after
+	// DeduplicationWindow.
+	DeduplicationIDsPruned int
+	// AuditTrimmed and ArchiveTrimmed count audit and archive rows deleted
+	// for outliving Config.AuditRetention and Config.ArchiveRetention.
+	AuditTrimmed, ArchiveTrimmed int
+	// WorkersRemoved counts worker rows deleted, not seen for
+	// WorkerRetention (an hour).
+	WorkersRemoved int
+	// Duration is how long the sweep took.
+	Duration time.Duration
+}
+
+// WorkerRetention is how long a worker row that is no longer renewed stays
+// in the registry (shown dead) before Sweep deletes it: 1 hour.
+const WorkerRetention = time.Hour
+
+// Sweep does, in one pass over every queue of the database, what no receive
+// does: it audits leases that lapsed since the queue's last sweep and moves
+// those whose receive count reached maxReceiveCount to the dead-letter
+// queue (a receive would move them too, when it got to them), deletes
+// messages older than their queue's retention period, forgets expired FIFO
+// deduplication IDs, and trims the audit table, the archive table and the
+// worker registry to their retention. It is optional: without it queues
+// still work, lapsed leases are still recovered by receives, and only the
+// tables grow. Several processes may sweep at once; each row is counted by
+// one of them.
+//
+// Errors: sqsloop.ErrMailboxClosed after Close; ctx's error; or the
+// database's (a sweep that fails part-way keeps what it did). Safe for
+// concurrent use.
+func (s *Store) Sweep(ctx context.Context) (SweepStats, error) {
+	if err := s.check("Sweep"); err != nil {
+		return SweepStats{}, err
+	}
+	start := time.Now()
+	st, err := s.d.Sweep(ctx, SweepArgs{
+		Now:              start,
+		AuditRetention:   s.cfg.AuditRetention,
+		ArchiveRetention: s.cfg.ArchiveRetention,
+		WorkerRetention:  WorkerRetention,
+	})
+	st.Duration = time.Since(start)
+	if err != nil {
+		return st, s.callError(ctx, "sweep", "*", err)
+	}
+	if st.Failed > 0 {
+		s.hub.wakeAll() // dead letters arrived in some DLQ
+	}
+	return st, nil
+}
+
+// Sweeper sweeps a Store at an interval, as a loop a lifecycle.LoopGroup
+// can own: Run sweeps at once and then every interval until its context
+// ends. Build it with Store.Sweeper.
+type Sweeper struct {
+	s        *Store
+	interval time.Duration
+	report   func(SweepStats, error)
+}
+
+// Sweeper returns a loop that sweeps s every interval (0 means
+// DefaultSweepInterval, 1 minute), calling report, if not nil, with each
+// sweep's statistics and error, from Run's goroutine.
+func (s *Store) Sweeper(interval time.Duration, report func(SweepStats, error)) *Sweeper {
+	if interval <= 0 {
+		interval = DefaultSweepInterval
+	}
+	return &Sweeper{s: s, interval: interval, report: report}
+}
+
+// Run sweeps at once and then every interval, until ctx ends; it returns
+// nil then. A failed sweep is reported and the next one tried on time; a
+// closed Store ends the loop with its error (wrapping
+// sqsloop.ErrMailboxClosed). Run is meant to be called once, from one
+// goroutine (lifecycle.Runnable).
+func (w *Sweeper) Run(ctx context.Context) error {
+	t := time.NewTicker(w.interval)
+	defer t.Stop()
+	for {
+		st, err := w.s.Sweep(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if w.report != nil {
+			w.report(st, err)
+		}
+		if err := w.s.check("Sweep"); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
