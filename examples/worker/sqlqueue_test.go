@@ -21,8 +21,9 @@ import (
 // (-mailbox) is shut down part-way (what Ctrl+C does); the second finds the
 // rest waiting, says how many, enqueues nothing, and finishes them: every
 // file job acked once across the two runs (those in flight at the shutdown
-// were acked by the first), the failing job dead-lettered, the queue
-// drained. On SQLite in virtual time; on PostgreSQL (PG_DSN) on the wall
+// were acked by the first), the malformed job moved to the dead-letter
+// queue at once, the failing job dead-lettered by the redrive policy, the
+// queue drained. On SQLite in virtual time; on PostgreSQL (PG_DSN) on the wall
 // clock.
 func TestWorkerOnADatabaseFinishesAnInterruptedRun(t *testing.T) {
 	dir := t.TempDir()
@@ -57,9 +58,14 @@ func TestWorkerOnADatabaseFinishesAnInterruptedRun(t *testing.T) {
 		if second.enqueued || second.waiting == 0 || !strings.Contains(out.String(), fmt.Sprintf("found %d jobs waiting", second.waiting)) {
 			t.Errorf("second run: enqueued %v, waiting %d; want none enqueued and the waiting jobs reported", second.enqueued, second.waiting)
 		}
-		// 60 files and the stuck job, each acked once; the failing job never.
-		if acked := first.st.Acked + second.st.Acked; acked != 61 || !second.drained {
-			t.Errorf("acked %d + %d across the runs, drained %v; want 61 and drained", first.st.Acked, second.st.Acked, second.drained)
+		// 60 files, the stuck job and the malformed one (acked once its
+		// copy is in the dead-letter queue), each acked once; the failing
+		// job never.
+		if acked := first.st.Acked + second.st.Acked; acked != 62 || !second.drained {
+			t.Errorf("acked %d + %d across the runs, drained %v; want 62 and drained", first.st.Acked, second.st.Acked, second.drained)
+		}
+		if poisoned := first.st.Poisoned + second.st.Poisoned; poisoned != 1 {
+			t.Errorf("poisoned %d + %d across the runs, want the malformed job once", first.st.Poisoned, second.st.Poisoned)
 		}
 		if first.deadLettered+second.deadLettered != 1 {
 			t.Errorf("dead-lettered %d + %d, want the failing job once", first.deadLettered, second.deadLettered)
