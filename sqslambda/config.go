@@ -122,7 +122,8 @@ type Config struct {
 	// Visibility.Observer is set: Settled for every batch call
 	// (extensions, nacks, give-backs) and LeaseLost. Records that never
 	// run (the rest of a failed FIFO group, those left at the cut-off, one
-	// whose lease lapsed while it waited) are no handler runs and have no
+	// whose lease lapsed while it waited, reported by LeaseLost) are no
+	// handler runs and have no
 	// ProcessStart or ProcessEnd, as a consumer's unstarted messages have
 	// none: with a client their give-back is a Settled entry
 	// (sqsloop.KindGiveBack); Stats.Skipped and Stats.CutOff count them.
