@@ -35,7 +35,8 @@ type Observer interface {
 	ProcessStart(ctx context.Context, m *Message) context.Context
 
 	// ProcessEnd reports that the handler of m returned (or was abandoned
-	// at the end of a drain), with the context ProcessStart returned.
+	// at the end of a drain, or of a Lambda invocation), with the context
+	// ProcessStart returned.
 	ProcessEnd(ctx context.Context, m *Message, e ProcessEvent)
 
 	// Settled reports one batch call about received messages: a
@@ -109,16 +110,18 @@ const (
 	// OutcomePanicked: the handler panicked; the message is nacked after
 	// ProcessEvent.Delay.
 	OutcomePanicked
-	// OutcomeGivenBack: the drain budget cancelled the handler's context
-	// and it returned an error; the message is given back at once
-	// (visibility 0), not counted as failed.
+	// OutcomeGivenBack: the drain budget (on AWS Lambda, the invocation's
+	// deadline) cancelled the handler's context and it returned an error;
+	// the message is given back at once (visibility 0), not nacked.
 	OutcomeGivenBack
 	// OutcomeLeaseLost: the handler returned after its message's lease was
 	// lost, so its result is late: another worker may run the message
 	// again (ProcessEvent.Err is what it returned).
 	OutcomeLeaseLost
-	// OutcomeAbandoned: the handler still ran when the drain ended; its
-	// message was given back and whatever it returns later is ignored.
+	// OutcomeAbandoned: the handler still ran when the drain ended (on AWS
+	// Lambda, when the invocation stopped waiting for it); its message was
+	// given back (on Lambda, reported failed) and whatever it returns
+	// later is ignored.
 	OutcomeAbandoned
 	// OutcomeDeadLettered: the handler failed with an error that says the
 	// message can never succeed (consumer.Permanent); a copy was sent to
@@ -143,7 +146,9 @@ type ProcessEvent struct {
 	// Err is the handler's error (a panic turned into one), nil when it
 	// returned nil or was abandoned.
 	Err error
-	// Delay is the nack delay (OutcomeNacked, OutcomePanicked).
+	// Delay is the nack delay (OutcomeNacked, OutcomePanicked); 0 when
+	// nothing nacks the message (on AWS Lambda without an SQS client it
+	// comes back when its visibility timeout ends).
 	Delay time.Duration
 	// Duration is how long the handler ran (until the drain abandoned it,
 	// for OutcomeAbandoned).

@@ -61,24 +61,10 @@ func (c *Consumer) processEnd(ctx context.Context, m *sqsloop.Message, lastBeat 
 	if !ok {
 		return // abandoned: reported by the drain
 	}
-	e := sqsloop.ProcessEvent{Err: err, Duration: took}
-	var pe *panicError
-	switch {
-	case lost:
-		e.Outcome = sqsloop.OutcomeLeaseLost
-		e.NeverBeat = lastBeat.Equal(r.beat0)
-	case err == nil:
-		e.Outcome = sqsloop.OutcomeAcked
-	case errors.Is(context.Cause(ctx), ErrDrainTimeout):
-		e.Outcome = sqsloop.OutcomeGivenBack
-	case deadLettered:
-		e.Outcome = sqsloop.OutcomeDeadLettered
-	case errors.As(err, &pe):
-		e.Outcome, e.Delay = sqsloop.OutcomePanicked, c.nackDelay(m, err)
-	default:
-		e.Outcome, e.Delay = sqsloop.OutcomeNacked, c.nackDelay(m, err)
-	}
-	c.cfg.Observer.ProcessEnd(r.ctx, m, e)
+	c.cfg.Observer.ProcessEnd(r.ctx, m, HandlerRun{
+		Message: m, Err: err, Took: took, LeaseLost: lost, Beat0: r.beat0, LastBeat: lastBeat,
+		CutShort: errors.Is(context.Cause(ctx), ErrDrainTimeout), DeadLettered: deadLettered, Backoff: c.cfg.Backoff,
+	}.Event())
 }
 
 // observeAbandoned reports every handler still running as abandoned: the

@@ -36,10 +36,13 @@ type batch struct {
 	next    atomic.Int64 // the next sequence to run
 	stopAll atomic.Bool  // a FIFO failure stops the batch (Config.FIFOStopOnFailure)
 
+	runs []observedRun // with Config.Observer: each record's handler run, from ProcessStart on
+
 	mu       sync.Mutex
 	state    []recState
 	firstErr error
-	closed   bool // the response is built: what comes later is ignored
+	closed   bool           // the response is built: what comes later is ignored
+	settling sync.WaitGroup // state changes whose consequences are being applied (see set)
 }
 
 // recState is what became of one record.
@@ -71,6 +74,9 @@ func (h *Handler) newBatch(ctx context.Context, recs []events.SQSMessage, start 
 		h: h, recs: recs,
 		msgs: make([]*sqsloop.Message, n), leases: make([]*visibility.Lease, n), ctxs: make([]context.Context, n),
 		state: make([]recState, n),
+	}
+	if h.cfg.Observer != nil {
+		b.runs = make([]observedRun, n)
 	}
 	var deadline time.Time
 	if d, ok := ctx.Deadline(); ok {
@@ -233,8 +239,8 @@ func (b *batch) pastCut() bool {
 	return b.hctx.Err() != nil || (!b.cut.IsZero() && !time.Now().Before(b.cut))
 }
 
-// runOne runs record i's handler and settles its outcome. It reports
-// whether the handler succeeded.
+// runOne runs record i's handler and settles its outcome, reporting both
+// to the observer. It reports whether the handler succeeded.
 func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
 	if !b.set(i, running) {
 		return false
@@ -242,13 +248,26 @@ func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
 	m := b.msgs[i]
 	ctx := heartbeat.NewContext(b.ctxs[i], hb)
 	b.h.st.started.Add(1)
+	if b.runs != nil {
+		ctx = b.processStart(ctx, i, hb)
+	}
+	b.settling.Done()
 	err := b.h.handler(ctx, m)
+	end := succeeded
+	if err != nil {
+		end = failed
+	}
+	if !b.set(i, end) {
+		return err == nil // abandoned: finish reported it
+	}
+	defer b.settling.Done()
+	cutShort := err != nil && errors.Is(context.Cause(ctx), ErrDeadline)
+	if b.runs != nil {
+		b.processEnd(i, hb, err, cutShort) // before the beat below: did the handler beat?
+	}
 	hb.Beat() // a finished record is progress for the ones waiting
 	l := b.leases[i]
 	if err == nil {
-		if !b.set(i, succeeded) {
-			return true
-		}
 		b.h.st.succeeded.Add(1)
 		if l != nil && l.Err() != nil {
 			b.h.st.lateAcked.Add(1)
@@ -260,15 +279,12 @@ func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
 		}
 		return true
 	}
-	if !b.set(i, failed) {
-		return false
-	}
 	b.h.st.failed.Add(1)
 	if consumer.IsPanic(err) {
 		b.h.st.panics.Add(1)
 	}
 	b.noteErr(err)
-	if errors.Is(context.Cause(ctx), ErrDeadline) {
+	if cutShort {
 		if l != nil {
 			l.GiveBack() // cut short by the deadline, not failed: at once
 		}
@@ -289,6 +305,7 @@ func (b *batch) notRun(i int, s recState) {
 	if !b.set(i, s) {
 		return
 	}
+	defer b.settling.Done()
 	if s == skipped {
 		b.h.st.skipped.Add(1)
 	} else {
@@ -300,7 +317,11 @@ func (b *batch) notRun(i int, s recState) {
 }
 
 // set records s as record i's state and reports whether it counts: not
-// once the response is built.
+// once the response is built (finish). When it counts, the caller applies
+// what follows from s (counters, the lease's decision, the observer's
+// event) and then calls b.settling.Done(); finish waits for that before it
+// reads the states, so that the response, the counters, the decisions sent
+// and the events agree about every record.
 func (b *batch) set(i int, s recState) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -308,6 +329,7 @@ func (b *batch) set(i int, s recState) bool {
 		return false
 	}
 	b.state[i] = s
+	b.settling.Add(1)
 	return true
 }
 
@@ -322,16 +344,17 @@ func (b *batch) noteErr(err error) {
 
 // finish closes the batch once run has returned: records still running are
 // abandoned (reported failed, their leases released: they stay hidden
-// while their handlers may still run) and those never reached are cut off
-// (given back); the lease owners stop, after sending what was decided. It
-// returns the batch item failures, in the event's order, each message ID
-// once, whether every record failed, and the first handler error.
+// while their handlers may still run; their runs reported abandoned to the
+// observer) and those never reached are cut off (given back); the lease
+// owners stop, after sending what was decided. It returns the batch item
+// failures, in the event's order, each message ID once, whether every
+// record failed, and the first handler error.
 func (b *batch) finish() ([]events.SQSBatchItemFailure, bool, error) {
 	b.mu.Lock()
 	b.closed = true
-	state := append([]recState(nil), b.state...)
-	firstErr := b.firstErr
 	b.mu.Unlock()
+	b.settling.Wait()                      // the state changes made before closed: applied
+	state, firstErr := b.state, b.firstErr // no longer changed
 
 	var abandoned, cut int
 	for i, s := range state {
@@ -341,6 +364,9 @@ func (b *batch) finish() ([]events.SQSBatchItemFailure, bool, error) {
 			abandoned++
 			if l != nil {
 				l.Release()
+			}
+			if b.runs != nil {
+				b.observeAbandoned(i)
 			}
 		case waiting:
 			cut++

@@ -30,15 +30,24 @@ func bigBatch() events.SQSEvent {
 // BenchmarkHandle measures one invocation of a standard queue's largest
 // batch, 10,000 records of a no-op handler, with Concurrency 10: without a
 // client, and with one (a memmailbox queue: the lease owner holds and
-// releases every record's lease). Reported per record. BenchmarkHandRolled
+// releases every record's lease); and with an Observer that does nothing
+// (sqsloop.NopObserver: what reporting the runs costs, besides what an
+// observer does). Reported per record. BenchmarkHandRolled
 // is what users write today, side by side: a loop over the records with a
 // recover, one at a time.
 func BenchmarkHandle(b *testing.B) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	for _, withClient := range []bool{false, true} {
-		b.Run(fmt.Sprintf("client=%v", withClient), func(b *testing.B) {
+	for _, c := range []struct {
+		withClient bool
+		observer   string
+	}{{false, "none"}, {true, "none"}, {false, "nop"}, {true, "nop"}} {
+		withClient := c.withClient
+		b.Run(fmt.Sprintf("client=%v/observer=%s", withClient, c.observer), func(b *testing.B) {
 			ev := bigBatch()
 			cfg := Config{Logger: quiet}
+			if c.observer == "nop" {
+				cfg.Observer = sqsloop.NopObserver{}
+			}
 			if withClient {
 				broker := memmailbox.NewBroker()
 				defer broker.Close()

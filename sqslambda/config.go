@@ -90,9 +90,10 @@ type Config struct {
 	OpenQueue func(queueURL string) (Queue, error)
 
 	// Visibility tunes the lease owner as in consumer.Config: extension
-	// (HeartbeatGated by default), CancelOnLeaseLost, OnLeaseLost. Left
-	// zero, Extension is the queue's visibility timeout and Interval a
-	// fifth of the smaller of the two. Used only with OpenQueue.
+	// (HeartbeatGated by default), CancelOnLeaseLost, OnLeaseLost,
+	// Observer (Config.Observer when nil). Left zero, Extension is the
+	// queue's visibility timeout and Interval a fifth of the smaller of the
+	// two. Used only with OpenQueue.
 	Visibility visibility.Config
 
 	// Backoff gives a failed record's retry delay from its approximate
@@ -108,6 +109,29 @@ type Config struct {
 	// Logger receives the handler's and the lease owner's records (message
 	// IDs only, never receipt handles). Default slog.Default().
 	Logger *slog.Logger
+
+	// Observer, if set, receives the events of the records' handler runs
+	// as a consumer reports them (sqsloop.Observer): ProcessStart before a
+	// record's handler runs, which then runs with the context it returns,
+	// and one ProcessEnd after, with the consumer's outcome
+	// (consumer.HandlerRun): acked, nacked or panicked with the retry
+	// delay, lease_lost when the lease was lost while it ran, given_back
+	// when it returned an error after the deadline cut it short, abandoned
+	// when Handle stopped waiting for it (at the latest before Handle
+	// returns). With a client it is also the lease owner's, unless
+	// Visibility.Observer is set: Settled for every batch call
+	// (extensions, nacks, give-backs) and LeaseLost. Records that never
+	// run (the rest of a failed FIFO group, those left at the cut-off, one
+	// whose lease lapsed while it waited, reported by LeaseLost) are no
+	// handler runs and have no
+	// ProcessStart or ProcessEnd, as a consumer's unstarted messages have
+	// none: with a client their give-back is a Settled entry
+	// (sqsloop.KindGiveBack); Stats.Skipped and Stats.CutOff count them.
+	// Received and Drain are never called: the event source mapping
+	// receives, and an invocation has no drain. Package otelsqsloop makes
+	// OpenTelemetry spans and metrics of the events, package leasepage a
+	// page of the records in flight. Nil (the default) costs nothing.
+	Observer sqsloop.Observer
 }
 
 func (c Config) withDefaults() Config {
@@ -119,6 +143,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Visibility.Observer == nil {
+		c.Visibility.Observer = c.Observer
 	}
 	return c
 }

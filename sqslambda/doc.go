@@ -80,6 +80,18 @@
 // event does not say when a redelivered record was received, which a
 // batching window or a throttled invocation puts before the invocation.
 //
+// # Observing it
+//
+// Config.Observer receives what a consumer reports for the same things
+// (sqsloop.Observer): a ProcessStart and a ProcessEnd for each record run,
+// with the consumer's outcomes, and, with a client, the lease owner's
+// batch calls and lost leases. Package otelsqsloop makes of them the same
+// process spans (linked to each record's producer, from its traceparent
+// message attribute or its AWSTraceHeader), settle spans and metrics as
+// for a consumer, and package leasepage a page of the records in flight.
+// No receive is reported (the event source mapping receives), nor a drain;
+// records never run are no handler runs (see Config.Observer).
+//
 // # Checks at the cold start
 //
 // With a client, the first invocation with records of a queue reads the

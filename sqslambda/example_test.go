@@ -11,6 +11,7 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/heartbeat"
+	"github.com/sqsloop/sqsloop/otelsqsloop"
 	"github.com/sqsloop/sqsloop/sqslambda"
 )
 
@@ -47,4 +48,34 @@ func ExampleQueueURL() {
 	fmt.Println(url, err)
 	// Output:
 	// https://sqs.eu-west-1.amazonaws.com/123456789012/jobs <nil>
+}
+
+// Reporting to OpenTelemetry on Lambda: the consumer's Observer
+// (otelsqsloop, here to the global providers) for the queue the event
+// source mapping reads. Each record's handler runs in its process span,
+// linked to the producer's trace context the record carries.
+func ExampleConfig_observer() {
+	url, err := sqslambda.QueueURL("arn:aws:sqs:us-east-1:123456789012:jobs")
+	if err != nil {
+		log.Fatal(err)
+	}
+	obs, err := otelsqsloop.New(otelsqsloop.Config{QueueURL: url})
+	if err != nil {
+		log.Fatal(err)
+	}
+	h, err := sqslambda.New(func(ctx context.Context, m *sqsloop.Message) error {
+		fmt.Println("processing", m.Body) // ctx carries the process span
+		return nil
+	}, sqslambda.Config{Observer: obs})
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+		{MessageId: "m-1", Body: "resize photo 1", EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:jobs", Attributes: map[string]string{
+			"AWSTraceHeader": "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"}},
+	}})
+	fmt.Println(resp.BatchItemFailures, err)
+	// Output:
+	// processing resize photo 1
+	// [] <nil>
 }

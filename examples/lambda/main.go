@@ -21,6 +21,10 @@
 //	BACKOFF        first retry delay of a failed record, doubling (default 1s)
 //	SLOW, CHUNKS   pause after each of CHUNKS reads of a file (default 0, 48)
 //	CONCURRENCY    records at once (default 10)
+//	TRACE=stdout   print an OpenTelemetry span of every record run (and, with
+//	               LEASES=on, of every batch call of the lease owner) on
+//	               standard output, as JSON; needs QUEUE_URL, the URL of the
+//	               queue, which the spans name
 //
 // After each invocation it logs one line with the response and the
 // handler's counters.
@@ -29,6 +33,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strconv"
@@ -44,7 +49,7 @@ import (
 
 func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	h, err := newFunction(context.Background(), os.Getenv, log)
+	h, err := newFunction(context.Background(), os.Getenv, os.Stdout, log)
 	if err != nil {
 		log.Error("lambda example: bad settings", slog.Any("error", err))
 		os.Exit(1)
@@ -52,8 +57,9 @@ func main() {
 	lambda.Start(h)
 }
 
-// newFunction returns the function's handler, configured from getenv.
-func newFunction(ctx context.Context, getenv func(string) string, log *slog.Logger) (func(context.Context, events.SQSEvent) (events.SQSEventResponse, error), error) {
+// newFunction returns the function's handler, configured from getenv; spans
+// (TRACE=stdout) go to stdout.
+func newFunction(ctx context.Context, getenv func(string) string, stdout io.Writer, log *slog.Logger) (func(context.Context, events.SQSEvent) (events.SQSEventResponse, error), error) {
 	j := &job{log: log, chunks: 48}
 	cfg := sqslambda.Config{Logger: log}
 	backoff := time.Second
@@ -85,6 +91,17 @@ func newFunction(ctx context.Context, getenv func(string) string, log *slog.Logg
 	case "", "off":
 	default:
 		return nil, fmt.Errorf("LEASES=%q: want on or off", v)
+	}
+	switch v := getenv("TRACE"); v {
+	case "stdout":
+		obs, err := tracing(getenv("QUEUE_URL"), stdout)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Observer = obs
+	case "":
+	default:
+		return nil, fmt.Errorf("TRACE=%q: want stdout or nothing", v)
 	}
 	h, err := sqslambda.New(j.handle, cfg)
 	if err != nil {

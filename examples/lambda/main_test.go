@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,7 +30,7 @@ func TestFunctionReportsFailingAndPanickingRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fn, err := newFunction(t.Context(), func(string) string { return "" }, quiet)
+	fn, err := newFunction(t.Context(), func(string) string { return "" }, io.Discard, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,9 +57,72 @@ func TestFunctionReportsFailingAndPanickingRecords(t *testing.T) {
 }
 
 func TestBadSettingsAreRefused(t *testing.T) {
-	for _, env := range []map[string]string{{"SLOW": "fast"}, {"CHUNKS": "x"}, {"BACKOFF": "1"}, {"CONCURRENCY": "0x"}, {"LEASES": "yes"}} {
-		if _, err := newFunction(t.Context(), func(k string) string { return env[k] }, quiet); err == nil {
+	for _, env := range []map[string]string{{"SLOW": "fast"}, {"CHUNKS": "x"}, {"BACKOFF": "1"}, {"CONCURRENCY": "0x"}, {"LEASES": "yes"},
+		{"TRACE": "otlp", "QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/jobs"}, {"TRACE": "stdout"}} {
+		if _, err := newFunction(t.Context(), func(k string) string { return env[k] }, io.Discard, quiet); err == nil {
 			t.Errorf("%v: no error", env)
 		}
+	}
+}
+
+// TRACE=stdout prints a process span per record on the writer given as
+// standard output, as JSON: named for QUEUE_URL's queue, with its outcome,
+// and linked to the producer's context of a record that carries a
+// traceparent.
+func TestTraceStdoutPrintsASpanPerRecord(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a")
+	if err := os.WriteFile(file, []byte("some bytes"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"TRACE": "stdout", "QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/jobs"}
+	var out bytes.Buffer
+	fn, err := newFunction(t.Context(), func(k string) string { return env[k] }, &out, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	tp := "00-" + traceID + "-00f067aa0ba902b7-01"
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if _, err := fn(ctx, events.SQSEvent{Records: []events.SQSMessage{
+		{MessageId: "good-1", Body: file, Attributes: map[string]string{"ApproximateReceiveCount": "1"},
+			MessageAttributes: map[string]events.SQSMessageAttribute{"traceparent": {DataType: "String", StringValue: &tp}},
+			EventSourceARN:    "arn:aws:sqs:us-east-1:123456789012:jobs"},
+		{MessageId: "fail-1", Body: "fail: always", Attributes: map[string]string{"ApproximateReceiveCount": "1"},
+			EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:jobs"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	type span struct {
+		Name       string
+		Attributes []struct {
+			Key   string
+			Value struct{ Value any }
+		}
+		Links []struct{ SpanContext struct{ TraceID string } }
+	}
+	got := map[string]string{} // message ID: outcome and link
+	dec := json.NewDecoder(&out)
+	for dec.More() {
+		var s span
+		if err := dec.Decode(&s); err != nil {
+			t.Fatalf("stdout: %v", err)
+		}
+		attrs := map[string]any{}
+		for _, a := range s.Attributes {
+			attrs[a.Key] = a.Value.Value
+		}
+		link := "no link"
+		if len(s.Links) == 1 {
+			link = s.Links[0].SpanContext.TraceID
+		}
+		if s.Name == "process jobs" {
+			got[fmt.Sprint(attrs["messaging.message.id"])] = fmt.Sprint(attrs["sqsloop.outcome"], " ", link)
+		}
+	}
+	want := map[string]string{"good-1": "acked " + traceID, "fail-1": "nacked no link"}
+	if !maps.Equal(got, want) {
+		t.Errorf("process spans printed %v, want %v", got, want)
 	}
 }
