@@ -50,9 +50,8 @@ func (c *Consumer) processStart(ctx context.Context, m *sqsloop.Message, hb *hea
 // processEnd reports the end of m's handler, which returned err after
 // took, unless the drain abandoned it (and reported it) already. ctx is
 // the handler's context; lastBeat is its heartbeat's last beat when it
-// returned, lost tells a lease lost by then, deadLettered a message sent
-// to the dead-letter queue.
-func (c *Consumer) processEnd(ctx context.Context, m *sqsloop.Message, lastBeat time.Time, lost bool, err error, took time.Duration, deadLettered bool) {
+// returned, lost tells a lease lost by then; d is what failed decided.
+func (c *Consumer) processEnd(ctx context.Context, m *sqsloop.Message, lastBeat time.Time, lost bool, err error, took time.Duration, d failure) {
 	o := &c.obs
 	o.mu.Lock()
 	r, ok := o.running[m]
@@ -63,7 +62,7 @@ func (c *Consumer) processEnd(ctx context.Context, m *sqsloop.Message, lastBeat 
 	}
 	c.cfg.Observer.ProcessEnd(r.ctx, m, HandlerRun{
 		Message: m, Err: err, Took: took, LeaseLost: lost, Beat0: r.beat0, LastBeat: lastBeat,
-		CutShort: errors.Is(context.Cause(ctx), ErrDrainTimeout), DeadLettered: deadLettered, Backoff: c.cfg.Backoff,
+		CutShort: errors.Is(context.Cause(ctx), ErrDrainTimeout), DeadLettered: d.deadLettered, Delay: d.delay,
 	}.Event())
 }
 

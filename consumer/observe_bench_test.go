@@ -42,7 +42,7 @@ func BenchmarkHooksWithoutObserver(b *testing.B) {
 			mctx = c.processStart(mctx, m, nil, began)
 		}
 		if c.cfg.Observer != nil { // process end
-			c.processEnd(mctx, m, time.Time{}, false, nil, 0, false)
+			c.processEnd(mctx, m, time.Time{}, false, nil, 0, failure{})
 		}
 		sink = mctx
 	}

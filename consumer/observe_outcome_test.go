@@ -73,3 +73,54 @@ func TestPermanentFailureOutcome(t *testing.T) {
 		})
 	}
 }
+
+// A failed run's reported delay is the one its message was nacked with:
+// Backoff is drawn once, so a jittered back-off does not report a second
+// draw.
+func TestReportedDelayIsTheNackDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, sqsloop.QueueSpec{Name: "jobs"})
+		send(t, q, "fails")
+		var draws []time.Duration
+		var mu sync.Mutex
+		var delays []time.Duration
+		obs := &delayObserver{record: func(d time.Duration) { mu.Lock(); delays = append(delays, d); mu.Unlock() }}
+		cfg := fast()
+		cfg.Observer = obs
+		cfg.Backoff = func(int) time.Duration { // 10 s, 20 s, …: each draw differs
+			mu.Lock()
+			defer mu.Unlock()
+			draws = append(draws, time.Duration(len(draws)+1)*10*time.Second)
+			return draws[len(draws)-1]
+		}
+		before := -1 // draws when the handler ran (the start-up line draws samples)
+		c := mustNew(t, q, func(context.Context, *sqsloop.Message) error {
+			mu.Lock()
+			defer mu.Unlock()
+			before = len(draws)
+			return errors.New("boom")
+		}, cfg)
+		stop := start(t, c)
+		time.Sleep(time.Second)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if before < 0 || len(draws) != before+1 || len(delays) != 1 || delays[0] != draws[before] {
+			t.Errorf("Backoff drawn %v (%d before the run), delays reported %v: want one draw for the failure, reported as drawn", draws, before, delays)
+		}
+		if st := q.Stats(); st.Delayed+st.InFlight != 1 {
+			t.Errorf("queue %+v: want the message hidden for its back-off", st)
+		}
+	})
+}
+
+type delayObserver struct {
+	sqsloop.NopObserver
+	record func(time.Duration)
+}
+
+func (o *delayObserver) ProcessEnd(_ context.Context, _ *sqsloop.Message, e sqsloop.ProcessEvent) {
+	o.record(e.Delay)
+}

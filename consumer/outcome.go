@@ -11,8 +11,7 @@ import (
 // package sqslambda on AWS Lambda, so that the same run ends with the same
 // outcome in both.
 type HandlerRun struct {
-	// Message is the message the handler ran; its ReceiveCount sets the
-	// retry delay of a failed run.
+	// Message is the message the handler ran.
 	Message *sqsloop.Message
 	// Err is what the handler returned (nil: success; a recovered panic
 	// matches IsPanic); Took is how long it ran.
@@ -34,9 +33,12 @@ type HandlerRun struct {
 	// DeadLettered reports a failed run whose message was sent to the
 	// dead-letter queue (Permanent) instead of being nacked.
 	DeadLettered bool
-	// Backoff gives the retry delay by receive count (Config.Backoff); nil
-	// means its default. A delay the error carries (NackAfter) comes first.
-	Backoff func(receiveCount int) time.Duration
+	// Delay is the retry delay a failed run's message was nacked with
+	// (RetryDelay: the delay NackAfter put on Err, else Backoff(receive
+	// count)), reported as ProcessEvent.Delay of a nacked or panicked run;
+	// 0 when nothing nacked it. Pass the delay used, not a second draw of
+	// a jittered Backoff.
+	Delay time.Duration
 }
 
 // Event returns the sqsloop.ProcessEvent that reports r's end, as the
@@ -48,11 +50,9 @@ type HandlerRun struct {
 //   - OutcomeGivenBack when CutShort;
 //   - OutcomeDeadLettered when DeadLettered;
 //   - OutcomePanicked when Err is a recovered panic (IsPanic), else
-//     OutcomeNacked, each with Delay = RetryDelay(Err, receive count,
-//     Backoff).
+//     OutcomeNacked, each with r's Delay.
 //
-// Err and Duration are r's Err and Took. Event calls Backoff at most once
-// and never blocks.
+// Err and Duration are r's Err and Took. Event never blocks.
 func (r HandlerRun) Event() sqsloop.ProcessEvent {
 	e := sqsloop.ProcessEvent{Err: r.Err, Duration: r.Took}
 	switch {
@@ -70,7 +70,7 @@ func (r HandlerRun) Event() sqsloop.ProcessEvent {
 		if IsPanic(r.Err) {
 			e.Outcome = sqsloop.OutcomePanicked
 		}
-		e.Delay = RetryDelay(r.Err, r.Message.ReceiveCount, r.Backoff)
+		e.Delay = r.Delay
 	}
 	return e
 }

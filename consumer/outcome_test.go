@@ -12,8 +12,8 @@ import (
 // HandlerRun.Event decides the outcome of a run as the Consumer does, in
 // its order: a lost lease first (whatever the handler returned; NeverBeat
 // when the heartbeat's last beat did not move), then success, a run cut
-// short, a dead-lettered message, a panic, an error; the retry delay only
-// for the last two (a NackAfter delay before Backoff).
+// short, a dead-lettered message, a panic, an error; the run's retry delay
+// only for the last two.
 func TestHandlerRunEvent(t *testing.T) {
 	m := &sqsloop.Message{ID: "m", ReceiveCount: 3}
 	began, beat := time.Unix(100, 0), time.Unix(105, 0)
@@ -24,7 +24,7 @@ func TestHandlerRunEvent(t *testing.T) {
 		if r.LastBeat.IsZero() {
 			r.LastBeat = beat
 		}
-		r.Backoff = func(n int) time.Duration { return time.Duration(n) * time.Minute }
+		r.Delay = 3 * time.Minute
 		return r.Event()
 	}
 	for _, c := range []struct {
@@ -41,8 +41,7 @@ func TestHandlerRunEvent(t *testing.T) {
 		{"dead-lettered", run(HandlerRun{Err: Permanent(boom), DeadLettered: true}), sqsloop.OutcomeDeadLettered, 0, false},
 		{"panicked", run(HandlerRun{Err: panicked}), sqsloop.OutcomePanicked, 3 * time.Minute, false},
 		{"failed", run(HandlerRun{Err: boom}), sqsloop.OutcomeNacked, 3 * time.Minute, false},
-		{"failed with NackAfter", run(HandlerRun{Err: NackAfter(boom, 7*time.Second)}), sqsloop.OutcomeNacked, 7 * time.Second, false},
-		{"default back-off", HandlerRun{Message: m, Err: boom}.Event(), sqsloop.OutcomeNacked, 4 * time.Second, false},
+		{"not nacked", HandlerRun{Message: m, Err: boom}.Event(), sqsloop.OutcomeNacked, 0, false},
 	} {
 		if c.got.Outcome != c.want || c.got.Delay != c.delay || c.got.NeverBeat != c.never {
 			t.Errorf("%s: %v after %v (never beat %v), want %v after %v (%v)", c.name,

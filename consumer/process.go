@@ -180,15 +180,15 @@ func (c *Consumer) process(s *sequence) {
 			lost, lastBeat = lease.Err() != nil, s.hb.LastBeat()
 		}
 		s.hb.Beat() // a finished message is progress for the ones waiting
-		deadLettered := false
+		var d failure
 		if err == nil {
 			c.st.succeeded.Add(1)
 			lease.Ack()
 		} else {
-			deadLettered = c.failed(mctx, m, lease, err)
+			d = c.failed(mctx, m, lease, err)
 		}
 		if c.cfg.Observer != nil {
-			c.processEnd(mctx, m, lastBeat, lost, err, took, deadLettered)
+			c.processEnd(mctx, m, lastBeat, lost, err, took, d)
 		}
 		if err != nil {
 			s.giveBack() // keep the group's order for the next receiver
@@ -199,9 +199,9 @@ func (c *Consumer) process(s *sequence) {
 // failed accounts for a handler's error (or panic) and decides its nack:
 // after the delay the error asks for (NackAfter), else Backoff(receive
 // count); at once when the drain interrupted it. A Permanent error sends
-// the message to the dead-letter queue instead, when it can: then failed
-// reports true.
-func (c *Consumer) failed(ctx context.Context, m *sqsloop.Message, lease *visibility.Lease, err error) (deadLettered bool) {
+// the message to the dead-letter queue instead, when it can. It returns
+// what it decided.
+func (c *Consumer) failed(ctx context.Context, m *sqsloop.Message, lease *visibility.Lease, err error) failure {
 	c.st.failed.Add(1)
 	var pe *panicError
 	if errors.As(err, &pe) {
@@ -209,16 +209,23 @@ func (c *Consumer) failed(ctx context.Context, m *sqsloop.Message, lease *visibi
 	}
 	if errors.Is(context.Cause(ctx), ErrDrainTimeout) {
 		lease.GiveBack() // interrupted by the drain, not failed
-		return false
+		return failure{}
 	}
 	if c.deadLetter(ctx, m, lease, err) { // Permanent: to the DLQ at once (poison.go)
-		return true
+		return failure{deadLettered: true}
 	}
 	delay := c.nackDelay(m, err)
 	c.cfg.Logger.Debug("consumer: handler failed; nacking", slog.String("message_id", m.ID),
 		duration("delay", delay), slog.Any("error", err))
 	lease.Nack(delay)
-	return false
+	return failure{delay: delay}
+}
+
+// failure is what failed decided about a failed run: moved to the
+// dead-letter queue, or nacked after delay (0 and false: given back).
+type failure struct {
+	deadLettered bool
+	delay        time.Duration
 }
 
 // nackDelay is the nack delay of m, whose handler failed with err: the

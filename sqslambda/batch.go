@@ -262,8 +262,12 @@ func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
 	}
 	defer b.settling.Done()
 	cutShort := err != nil && errors.Is(context.Cause(ctx), ErrDeadline)
+	var delay time.Duration // the retry delay of a failed run, drawn once
+	if err != nil && !cutShort {
+		delay = consumer.RetryDelay(err, m.ReceiveCount, b.h.cfg.Backoff)
+	}
 	if b.runs != nil {
-		b.processEnd(i, hb, err, cutShort) // before the beat below: did the handler beat?
+		b.processEnd(i, hb, err, cutShort, delay) // before the beat below: did the handler beat?
 	}
 	hb.Beat() // a finished record is progress for the ones waiting
 	l := b.leases[i]
@@ -290,7 +294,6 @@ func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
 		}
 		return false
 	}
-	delay := consumer.RetryDelay(err, m.ReceiveCount, b.h.cfg.Backoff)
 	b.h.cfg.Logger.Debug("sqslambda: handler failed", slog.String("message_id", m.ID),
 		slog.Duration("retry_in", delay), slog.Bool("lease_owner", l != nil), slog.Any("error", err))
 	if l != nil {

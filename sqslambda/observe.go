@@ -26,20 +26,21 @@ func (b *batch) processStart(ctx context.Context, i int, hb *heartbeat.Heartbeat
 }
 
 // processEnd reports the end of record i's handler, beating hb, which
-// returned err (cut short by the deadline: cutShort), with the consumer's
-// outcome. It is called before the record's lease is decided, and before
-// the beat that marks the end of the record.
-func (b *batch) processEnd(i int, hb *heartbeat.Heartbeat, err error, cutShort bool) {
+// returned err (cut short by the deadline: cutShort; failed: retried
+// after delay), with the consumer's outcome. It is called before the
+// record's lease is decided, and before the beat that marks the end of the
+// record.
+func (b *batch) processEnd(i int, hb *heartbeat.Heartbeat, err error, cutShort bool, delay time.Duration) {
 	r := &b.runs[i]
 	l := b.leases[i]
 	e := consumer.HandlerRun{
 		Message: b.msgs[i], Err: err, Took: time.Since(r.began), LeaseLost: l != nil && l.Err() != nil,
-		Beat0: r.beat0, LastBeat: hb.LastBeat(), CutShort: cutShort, Backoff: b.h.cfg.Backoff,
-	}.Event()
-	if l == nil {
-		e.Delay = 0 // no client: nothing nacks it; it comes back when its visibility timeout ends
+		Beat0: r.beat0, LastBeat: hb.LastBeat(), CutShort: cutShort,
 	}
-	b.h.cfg.Observer.ProcessEnd(r.ctx, b.msgs[i], e)
+	if l != nil {
+		e.Delay = delay // without a client nothing nacks it: it comes back when its visibility timeout ends
+	}
+	b.h.cfg.Observer.ProcessEnd(r.ctx, b.msgs[i], e.Event())
 }
 
 // observeAbandoned reports record i's handler, still running when Handle
