@@ -10,8 +10,9 @@ import (
 
 // testFIFOOrderWithinGroup: on a FIFO queue, messages of one group arrive in
 // the order sent; while one of a group is in flight no other of that group is
-// delivered; nacked messages come back first, so the order holds; and a
-// duplicate send (same deduplication ID) is not delivered.
+// delivered; nacked messages come back first, so the order holds; a
+// duplicate send (same deduplication ID) is not delivered; and Send reports
+// each message's sequence number as a receive does.
 func testFIFOOrderWithinGroup(t *testing.T, h Harness) {
 	ctx := t.Context()
 	f := h.Features()
@@ -33,7 +34,18 @@ func testFIFOOrderWithinGroup(t *testing.T, h Harness) {
 			}
 		}
 	}
-	SendAll(ctx, t, q.Mailbox, out...)
+	// Each send reports the sequence number a receive then reports.
+	sent, err := q.Mailbox.Send(ctx, out)
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	seqOf := map[string]string{}
+	for i, r := range sent {
+		if r.Err != nil || r.MessageID == "" || r.SequenceNumber == "" {
+			t.Fatalf("Send entry %d (%q) = %+v, want a message ID and a sequence number", i, out[i].Body, r)
+		}
+		seqOf[out[i].Body] = r.SequenceNumber
+	}
 	SendAll(ctx, t, q.Mailbox, sqsloop.OutgoingMessage{Body: "a1", MessageGroupID: "A", DeduplicationID: "a1"}) // a duplicate
 	total := len(order["A"]) + len(order["B"])
 
@@ -51,6 +63,9 @@ func testFIFOOrderWithinGroup(t *testing.T, h Harness) {
 			if m.Attributes[sqsloop.AttrMessageGroupID] != g || m.Attributes[sqsloop.AttrSequenceNumber] == "" ||
 				m.Attributes[sqsloop.AttrMessageDeduplicationID] != m.Body {
 				t.Errorf("message %q: system attributes %v, want MessageGroupId %s, a SequenceNumber and MessageDeduplicationId %s", m.Body, m.Attributes, g, m.Body)
+			}
+			if got := m.Attributes[sqsloop.AttrSequenceNumber]; got != seqOf[m.Body] {
+				t.Errorf("message %q: SequenceNumber %q, want %q, as its Send reported", m.Body, got, seqOf[m.Body])
 			}
 			if next[g] >= len(seq) || m.Body != seq[next[g]] {
 				t.Fatalf("group %s: received %q, want %q next (order within a group must hold): %s", g, m.Body, seq[min(next[g], len(seq)-1)], describe(msgs))

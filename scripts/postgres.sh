@@ -7,9 +7,11 @@
 # Sourced (scripts/test.sh does: `source scripts/postgres.sh`), it starts the
 # server unless PG_DSN already names one, exports PG_DSN and PG_BIN (the
 # directory of initdb and pg_ctl, for tests that start servers of their own),
-# and the sourcing shell is the owner. Run as `scripts/postgres.sh start`, it
-# prints the export lines instead, for `eval "$(scripts/postgres.sh start)"`,
-# and the calling shell is the owner.
+# and the sourcing shell is the owner. Run as `scripts/postgres.sh start
+# [OWNER_PID]`, it prints the export lines instead, for
+# `eval "$(scripts/postgres.sh start $$)"`: the process OWNER_PID (the
+# calling shell, $$) is the owner; without it the parent process is, which
+# in a command substitution is a subshell that exits at once.
 #
 # The binaries: PG_BIN if set, else pg_config's or Debian's
 # /usr/lib/postgresql/<version>/bin; when there are none it installs Debian's
@@ -138,11 +140,13 @@ else
   set -euo pipefail
   case "${1:-}" in
     start)
-      pg__start "$PPID"
+      # The owner: the PID given (the caller's $$), else the parent process
+      # (not the caller's shell when it runs this in a command substitution).
+      pg__start "${2:-$PPID}"
       printf 'export PG_DSN=%q PG_BIN=%q\n' "$PG_DSN" "$PG_BIN"
       ;;
     *)
-      echo "usage: scripts/postgres.sh start   (prints export lines: eval \"\$(scripts/postgres.sh start)\")" >&2
+      echo "usage: scripts/postgres.sh start [OWNER_PID]   (prints export lines: eval \"\$(scripts/postgres.sh start \$\$)\")" >&2
       echo "       source scripts/postgres.sh  (exports PG_DSN and PG_BIN)" >&2
       exit 2
       ;;

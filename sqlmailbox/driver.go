@@ -59,9 +59,10 @@ type Driver interface {
 
 	// Send stores msgs (MessageID set by the caller; on a FIFO queue the
 	// deduplication ID too), each visible after its Delay, and returns one
-	// outcome per message: on a FIFO queue a message whose deduplication ID
-	// was stored within DeduplicationWindow is not stored again and reports
-	// the first message's ID as a duplicate, also within one call. It wakes
+	// outcome per message: on a FIFO queue its sequence number, and a
+	// message whose deduplication ID was stored within DeduplicationWindow
+	// is not stored again and reports the first message's ID and sequence
+	// number as a duplicate, also within one call. It wakes
 	// the queue's long polls in other processes where the database can.
 	// ErrQueueNotFound when the queue was deleted.
 	Send(ctx context.Context, q *QueueRecord, now time.Time, msgs []NewMessage) ([]SendOutcome, error)
@@ -182,6 +183,10 @@ type SendOutcome struct {
 	MessageID string
 	// Duplicate reports a FIFO send deduplicated within the window.
 	Duplicate bool
+	// Seq is, on a FIFO queue, the stored message's row key (ReceivedRow.ID:
+	// its sequence number), or the first message's for a duplicate; 0 on a
+	// standard queue.
+	Seq int64
 }
 
 // ReceiveArgs are Driver.Receive's arguments.

@@ -142,7 +142,7 @@ func (m *Mailbox) messages(rows []ReceivedRow, receivedAt time.Time, req sqsloop
 		}
 		if fifo {
 			sys[sqsloop.AttrMessageDeduplicationID] = r.DedupID
-			sys[sqsloop.AttrSequenceNumber] = fmt.Sprintf("%020d", r.ID)
+			sys[sqsloop.AttrSequenceNumber] = sequenceNumber(r.ID)
 		}
 		buf[i] = sqsloop.Message{
 			ID:                r.MessageID,

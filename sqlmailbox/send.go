@@ -13,7 +13,8 @@ import (
 
 // Send stores 1–10 messages (SendMessageBatch) in one transaction and
 // returns one result per message, in order: its message ID (a random UUID,
-// as SQS's) or the entry's error. A message is visible at once, or after
+// as SQS's) and, on a FIFO queue, its sequence number (the one a receive
+// reports in its SequenceNumber attribute), or the entry's error. A message is visible at once, or after
 // its Delay (0–15 min, rounded up to whole seconds; 0 means the queue's
 // delay). Once Send returns, the messages it reports sent are committed:
 // they survive the process's death (see the package doc for what a power
@@ -25,9 +26,9 @@ import (
 // on every message, no per-message Delay, and a DeduplicationID unless the
 // queue has ContentBasedDeduplication (the body's SHA-256 then); a send
 // whose deduplication ID was sent within DeduplicationWindow (5 min)
-// succeeds with the first message's ID and stores nothing; a standard queue
-// takes a MessageGroupID (fair queues: it orders nothing) but no
-// DeduplicationID. Entry errors wrap sqsloop.ErrInvalidArgument.
+// succeeds with the first message's ID and sequence number and stores
+// nothing; a standard queue takes a MessageGroupID (fair queues: it orders
+// nothing) but no DeduplicationID. Entry errors wrap sqsloop.ErrInvalidArgument.
 //
 // The call as a whole fails with ValidateSend's error (an empty batch, more
 // than 10 entries, more than 1 MiB in all), sqsloop.ErrQueueNotFound,
@@ -69,6 +70,9 @@ func (m *Mailbox) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]s
 	}
 	for j, o := range out {
 		results[at[j]].MessageID = o.MessageID
+		if m.q.Spec.FIFO {
+			results[at[j]].SequenceNumber = sequenceNumber(o.Seq)
+		}
 	}
 	m.s.hub.wake(m.q.ID)
 	return results, nil
@@ -125,6 +129,11 @@ func messageSize(msg sqsloop.OutgoingMessage) int {
 	}
 	return n
 }
+
+// sequenceNumber renders a FIFO message's row key as its SequenceNumber:
+// 20 decimal digits, zero-padded, so that the strings sort as the numbers
+// (SQS's are 20-digit numbers too).
+func sequenceNumber(id int64) string { return fmt.Sprintf("%020d", id) }
 
 // newMessageID returns a random UUID (version 4), the form of SQS message
 // IDs.

@@ -45,15 +45,21 @@ func (d *driver) sendFIFO(ctx context.Context, q *sqlmailbox.QueueRecord, msgs [
 		for i, m := range msgs {
 			var id *string
 			var stored bool
-			if err := tx.QueryRow(ctx, qSendFIFO, q.ID, m.DedupID, m.MessageID, m.Body, m.Attributes, m.GroupID, seconds(m.Delay)).Scan(&id, &stored); err != nil {
+			var seq int64
+			if err := tx.QueryRow(ctx, qSendFIFO, q.ID, m.DedupID, m.MessageID, m.Body, m.Attributes, m.GroupID, seconds(m.Delay)).Scan(&id, &stored, &seq); err != nil {
 				return err
 			}
 			if id == nil { // another transaction stored the ID after this statement began
-				if err := tx.QueryRow(ctx, qDedupFind, q.ID, m.DedupID).Scan(&id); err != nil {
+				if err := tx.QueryRow(ctx, qDedupFind, q.ID, m.DedupID).Scan(&id, &seq); err != nil {
 					return err
 				}
 			}
-			out[i] = sqlmailbox.SendOutcome{MessageID: *id, Duplicate: !stored}
+			if stored {
+				if _, err := tx.Exec(ctx, qDedupSeq, q.ID, m.DedupID, seq); err != nil {
+					return err
+				}
+			}
+			out[i] = sqlmailbox.SendOutcome{MessageID: *id, Duplicate: !stored, Seq: seq}
 		}
 		_, err := tx.Exec(ctx, qNotify, q.ID)
 		return err

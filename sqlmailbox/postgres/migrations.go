@@ -55,6 +55,7 @@ CREATE TABLE sqsloop_dedup (
 	queue_id   bigint      NOT NULL REFERENCES sqsloop_queues (id) ON DELETE CASCADE,
 	dedup_id   text        NOT NULL,
 	message_id text        NOT NULL,
+	seq        bigint      NOT NULL DEFAULT 0, -- the message's id: its sequence number
 	expires_at timestamptz NOT NULL,
 	PRIMARY KEY (queue_id, dedup_id)
 );

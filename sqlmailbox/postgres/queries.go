@@ -42,8 +42,10 @@ const (
 	SELECT (SELECT count(*) FROM ins), pg_notify('` + channel + `', $1::bigint::text)`
 	// qSendFIFO stores one FIFO message unless its deduplication ID is
 	// remembered and unexpired, and returns the message ID that holds it
-	// (NULL when another transaction stored the ID meanwhile: look again)
-	// and whether it stored this one.
+	// (NULL when another transaction stored the ID meanwhile: look again),
+	// whether it stored this one, and its sequence number (the stored
+	// message's id; the remembered one's for a duplicate; qDedupSeq then
+	// records a stored one's).
 	qSendFIFO = `WITH d AS (
 		INSERT INTO sqsloop_dedup AS x (queue_id, dedup_id, message_id, expires_at)
 		VALUES ($1, $2, $3, statement_timestamp() + interval '5 minutes')
@@ -54,11 +56,13 @@ const (
 		INSERT INTO sqsloop_messages (queue_id, message_id, body, attributes, group_id, dedup_id, sent_at, visible_at)
 		SELECT $1, d.message_id, $4, $5, $6, $2, statement_timestamp(), statement_timestamp() + $7::integer * interval '1 second'
 		FROM d
-		RETURNING message_id
+		RETURNING message_id, id
 	)
 	SELECT coalesce((SELECT message_id FROM ins), (SELECT message_id FROM sqsloop_dedup WHERE queue_id = $1 AND dedup_id = $2)),
-		EXISTS (SELECT 1 FROM ins)`
-	qDedupFind = `SELECT message_id FROM sqsloop_dedup WHERE queue_id = $1 AND dedup_id = $2`
+		EXISTS (SELECT 1 FROM ins),
+		coalesce((SELECT id FROM ins), (SELECT seq FROM sqsloop_dedup WHERE queue_id = $1 AND dedup_id = $2), 0)`
+	qDedupSeq  = `UPDATE sqsloop_dedup SET seq = $3 WHERE queue_id = $1 AND dedup_id = $2`
+	qDedupFind = `SELECT message_id, seq FROM sqsloop_dedup WHERE queue_id = $1 AND dedup_id = $2`
 
 	// qPickStandard: the oldest visible messages, by the receive's index,
 	// skipping those another receive has locked.

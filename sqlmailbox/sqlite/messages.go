@@ -21,20 +21,25 @@ func (d *driver) Send(ctx context.Context, q *sqlmailbox.QueueRecord, now time.T
 					return err
 				}
 				var first string
-				switch err := tx.QueryRowContext(ctx, qDedupFind, q.ID, m.DedupID).Scan(&first); {
+				var seq int64
+				switch err := tx.QueryRowContext(ctx, qDedupFind, q.ID, m.DedupID).Scan(&first, &seq); {
 				case err == nil:
-					out[i] = sqlmailbox.SendOutcome{MessageID: first, Duplicate: true}
+					out[i] = sqlmailbox.SendOutcome{MessageID: first, Duplicate: true, Seq: seq}
 					continue
 				case !errors.Is(err, sql.ErrNoRows):
 					return err
 				}
-				if _, err := tx.ExecContext(ctx, qDedupAdd, q.ID, m.DedupID, m.MessageID, micros(now.Add(sqlmailbox.DeduplicationWindow))); err != nil {
+			}
+			var id int64
+			if err := tx.QueryRowContext(ctx, qInsertMessage, q.ID, m.MessageID, m.Body, m.Attributes, m.GroupID, m.DedupID,
+				t, micros(now.Add(m.Delay))).Scan(&id); err != nil {
+				return err
+			}
+			if q.Spec.FIFO {
+				out[i].Seq = id
+				if _, err := tx.ExecContext(ctx, qDedupAdd, q.ID, m.DedupID, m.MessageID, id, micros(now.Add(sqlmailbox.DeduplicationWindow))); err != nil {
 					return err
 				}
-			}
-			if _, err := tx.ExecContext(ctx, qInsertMessage, q.ID, m.MessageID, m.Body, m.Attributes, m.GroupID, m.DedupID,
-				t, micros(now.Add(m.Delay))); err != nil {
-				return err
 			}
 		}
 		return nil

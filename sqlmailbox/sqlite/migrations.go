@@ -54,6 +54,7 @@ CREATE TABLE sqsloop_dedup (
 	queue_id   INTEGER NOT NULL REFERENCES sqsloop_queues (id) ON DELETE CASCADE,
 	dedup_id   TEXT    NOT NULL,
 	message_id TEXT    NOT NULL,
+	seq        INTEGER NOT NULL, -- the message's id: its sequence number
 	expires_at INTEGER NOT NULL,
 	PRIMARY KEY (queue_id, dedup_id)
 ) WITHOUT ROWID;

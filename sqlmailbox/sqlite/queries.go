@@ -20,10 +20,10 @@ const (
 	qDeleteQueue = `DELETE FROM sqsloop_queues WHERE name = ?1`
 
 	qInsertMessage = `INSERT INTO sqsloop_messages (queue_id, message_id, body, attributes, group_id, dedup_id, sent_at, visible_at)
-	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`
+	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id`
 	qDedupForget = `DELETE FROM sqsloop_dedup WHERE queue_id = ?1 AND dedup_id = ?2 AND expires_at <= ?3`
-	qDedupFind   = `SELECT message_id FROM sqsloop_dedup WHERE queue_id = ?1 AND dedup_id = ?2`
-	qDedupAdd    = `INSERT INTO sqsloop_dedup (queue_id, dedup_id, message_id, expires_at) VALUES (?1, ?2, ?3, ?4)`
+	qDedupFind   = `SELECT message_id, seq FROM sqsloop_dedup WHERE queue_id = ?1 AND dedup_id = ?2`
+	qDedupAdd    = `INSERT INTO sqsloop_dedup (queue_id, dedup_id, message_id, seq, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)`
 
 	// qPickStandard: the oldest visible messages, by the receive's index.
 	qPickStandard = `SELECT id, receive_count FROM sqsloop_messages

@@ -13,7 +13,7 @@
 // how fast the first 5,000 of a queue are done with 100 and with 100,000
 // more waiting behind them, with the receive's query plan.
 //
-//	eval "$(../scripts/postgres.sh start)"   # or PG_DSN of a server on this machine
+//	eval "$(../scripts/postgres.sh start $$)"   # or PG_DSN of a server on this machine
 //	go run ./cmd/riverbench -n 10000,100000
 //
 // River runs at its defaults (FetchCooldown 100 ms: one fetch of at most
@@ -45,7 +45,7 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the sqlmailbox/postgres run at the largest N to this file")
 	flag.Parse()
 	if *dsn == "" {
-		fmt.Fprintln(os.Stderr, "riverbench: no PostgreSQL server: set PG_DSN or -dsn (eval \"$(scripts/postgres.sh start)\" starts one)")
+		fmt.Fprintln(os.Stderr, "riverbench: no PostgreSQL server: set PG_DSN or -dsn (eval \"$(scripts/postgres.sh start $$)\" starts one)")
 		os.Exit(2)
 	}
 	ctx := context.Background()

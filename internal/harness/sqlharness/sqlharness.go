@@ -128,7 +128,7 @@ func PGDSN(t testing.TB) string {
 	}
 	const how = "PG_DSN is unset, so there is no PostgreSQL server to test sqlmailbox/postgres on.\n" +
 		"*** ./scripts/test.sh starts one (scripts/postgres.sh: initdb and pg_ctl on a temporary directory, installing\n" +
-		"*** Debian's postgresql package if its binaries are missing); or run `eval \"$(scripts/postgres.sh start)\"` and test again."
+		"*** Debian's postgresql package if its binaries are missing); or run `eval \"$(scripts/postgres.sh start $$)\"` and test again."
 	if os.Getenv("CI") == "true" {
 		t.Fatal(how + " CI=true: a skipped suite would hide that nothing was tested.")
 	}
