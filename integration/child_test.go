@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -43,16 +42,16 @@ type childConfig struct {
 func childMain(raw string) int {
 	var cfg childConfig
 	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
-		return childFailed(fmt.Errorf("%s: %w", childEnv, err))
+		return childproc.Failed(fmt.Errorf("%s: %w", childEnv, err))
 	}
 	ctx := context.Background()
 	client, err := sqsmailbox.NewClient(ctx, cfg.Endpoint, harness.ConfigOptions(cfg.Region, cfg.DummyCredentials)...)
 	if err != nil {
-		return childFailed(err)
+		return childproc.Failed(err)
 	}
 	mb, err := sqsmailbox.New(client, cfg.QueueURL)
 	if err != nil {
-		return childFailed(err)
+		return childproc.Failed(err)
 	}
 	defer mb.Close()
 	if cfg.Poison {
@@ -79,7 +78,7 @@ func consumerProcess(group *lifecycle.LoopGroup, mb sqsloop.Mailbox, cfg consume
 	cfg.ShutdownTimeout = 10 * time.Second
 	cfg.Logger = warnLogger()
 	c, err := consumer.New(mb, func(ctx context.Context, m *sqsloop.Message) error {
-		say("start %s", m.ID)
+		childproc.Say("start %s", m.ID)
 		for end := time.Now().Add(hold); time.Now().Before(end); {
 			heartbeat.Beat(ctx)
 			select {
@@ -88,39 +87,22 @@ func consumerProcess(group *lifecycle.LoopGroup, mb sqsloop.Mailbox, cfg consume
 			case <-time.After(beat):
 			}
 		}
-		say("done %s", m.ID)
+		childproc.Say("done %s", m.ID)
 		return nil
 	}, cfg)
 	if err != nil {
-		return childFailed(err)
+		return childproc.Failed(err)
 	}
 	if err := group.Add("consumer", c); err != nil {
-		return childFailed(err)
+		return childproc.Failed(err)
 	}
 	err = group.Run(context.Background())
-	say("exit %+v", c.Stats())
+	childproc.Say("exit %+v", c.Stats())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 1
 	}
 	return 0
-}
-
-// say writes one line to standard output, for the parent to read: whole,
-// even when handlers write at once.
-func say(format string, args ...any) {
-	sayMu.Lock()
-	defer sayMu.Unlock()
-	fmt.Printf(format+"\n", args...)
-}
-
-var sayMu sync.Mutex
-
-// childFailed writes err to standard error and returns 2, the exit code of
-// a child process that could not start.
-func childFailed(err error) int {
-	fmt.Fprintln(os.Stderr, "child:", err)
-	return 2
 }
 
 // warnLogger is a child's logger: warnings and errors, to standard error.

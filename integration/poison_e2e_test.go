@@ -11,6 +11,7 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/internal/harness/childproc"
 	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/sqsmailbox"
 )
@@ -122,7 +123,7 @@ func poisonChildMain(cfg childConfig, mb *sqsmailbox.Mailbox) int {
 		Logger:            warnLogger(),
 	})
 	if err != nil {
-		return childFailed(err)
+		return childproc.Failed(err)
 	}
 	err = c.Run(context.Background())
 	fmt.Fprintln(os.Stderr, "child: Run returned:", err)
@@ -145,7 +146,7 @@ type hangingDLQ struct{ sqsloop.Mailbox }
 func (d hangingDLQ) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error) {
 	res, err := d.Mailbox.Send(ctx, msgs)
 	if err == nil && res[0].Err == nil {
-		say("copied %s", msgs[0].MessageAttributes[consumer.AttrPoisonMessageID].StringValue)
+		childproc.Say("copied %s", msgs[0].MessageAttributes[consumer.AttrPoisonMessageID].StringValue)
 		select {} // the process dies here, its delete not sent
 	}
 	return res, err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/internal/harness/childproc"
 	"github.com/sqsloop/sqsloop/lifecycle"
 	"github.com/sqsloop/sqsloop/sqlmailbox"
 	"github.com/sqsloop/sqsloop/sqlmailbox/postgres"
@@ -40,7 +41,7 @@ type sqlChildConfig struct {
 func sqlChildMain(raw string) int {
 	var cfg sqlChildConfig
 	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
-		return childFailed(fmt.Errorf("%s: %w", sqlChildEnv, err))
+		return childproc.Failed(fmt.Errorf("%s: %w", sqlChildEnv, err))
 	}
 	ctx := context.Background()
 	var st *sqlmailbox.Store
@@ -51,12 +52,12 @@ func sqlChildMain(raw string) int {
 		st, err = postgres.Open(ctx, cfg.Target, postgres.Options{})
 	}
 	if err != nil {
-		return childFailed(err)
+		return childproc.Failed(err)
 	}
 	defer st.Close()
 	mb, err := st.Queue(ctx, cfg.Queue)
 	if err != nil {
-		return childFailed(err)
+		return childproc.Failed(err)
 	}
 	defer mb.Close()
 	backlog := func(ctx context.Context) (int, error) {
@@ -65,9 +66,9 @@ func sqlChildMain(raw string) int {
 	}
 	n, err := backlog(ctx)
 	if err != nil {
-		return childFailed(err)
+		return childproc.Failed(err)
 	}
-	say("waiting %d", n)
+	childproc.Say("waiting %d", n)
 	var group lifecycle.LoopGroup
 	if cfg.ExitWhenEmpty {
 		if err := group.Add("until-empty", lifecycle.RunnableFunc(func(ctx context.Context) error {
@@ -87,7 +88,7 @@ func sqlChildMain(raw string) int {
 			}
 			return nil
 		})); err != nil {
-			return childFailed(err)
+			return childproc.Failed(err)
 		}
 	}
 	return consumerProcess(&group, mb, consumer.Config{
