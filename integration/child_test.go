@@ -1,16 +1,12 @@
 package integration
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +14,7 @@ import (
 	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/heartbeat"
 	"github.com/sqsloop/sqsloop/internal/harness"
+	"github.com/sqsloop/sqsloop/internal/harness/childproc"
 	"github.com/sqsloop/sqsloop/lifecycle"
 	"github.com/sqsloop/sqsloop/sqsmailbox"
 	"github.com/sqsloop/sqsloop/visibility"
@@ -40,68 +37,67 @@ type childConfig struct {
 	Poison                     bool // run poisonChildMain instead (poison_e2e_test.go)
 }
 
-// childMain is the child process's main. It writes "start ID" when a
-// handler starts, "done ID" when it returns nil, and, on its way out,
-// "exit " and the consumer's stats; it returns the exit code: 0 when the
-// group drained cleanly, 1 otherwise (the error on standard error).
+// childMain is the child process's main: a consumer of the queue
+// (consumerProcess), or poisonChildMain's.
 func childMain(raw string) int {
 	var cfg childConfig
 	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "child:", childEnv, err)
-		return 2
+		return childproc.Failed(fmt.Errorf("%s: %w", childEnv, err))
 	}
 	ctx := context.Background()
 	client, err := sqsmailbox.NewClient(ctx, cfg.Endpoint, harness.ConfigOptions(cfg.Region, cfg.DummyCredentials)...)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 2
+		return childproc.Failed(err)
 	}
 	mb, err := sqsmailbox.New(client, cfg.QueueURL)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 2
+		return childproc.Failed(err)
 	}
 	defer mb.Close()
-	var out sync.Mutex // one line per write
-	say := func(format string, args ...any) {
-		out.Lock()
-		defer out.Unlock()
-		fmt.Printf(format+"\n", args...)
-	}
 	if cfg.Poison {
-		return poisonChildMain(cfg, mb, say)
+		return poisonChildMain(cfg, mb)
 	}
+	return consumerProcess(&lifecycle.LoopGroup{}, mb, consumer.Config{
+		Concurrency:       2,
+		VisibilityTimeout: cfg.Lease,
+		Visibility:        visibility.Config{Interval: time.Second, Extension: cfg.Lease},
+	}, cfg.Hold, 100*time.Millisecond)
+}
+
+// consumerProcess adds to group a consumer of mb and runs the group (in its
+// zero value SIGTERM and SIGINT drain). The consumer has cfg's Concurrency,
+// VisibilityTimeout and Visibility, 20 s long polls (what users run), a
+// 10 s drain, and logs warnings to standard error; its handler writes
+// "start ID", beats every beat for hold, writes "done ID" and returns nil.
+// On its way out it writes "exit " and the consumer's stats. It returns
+// the process's exit code: 0 when the group stopped cleanly, 1 when it
+// returned an error, 2 when it could not start (the error on standard
+// error).
+func consumerProcess(group *lifecycle.LoopGroup, mb sqsloop.Mailbox, cfg consumer.Config, hold, beat time.Duration) int {
+	cfg.WaitTime = sqsloop.MaxWaitTime
+	cfg.ShutdownTimeout = 10 * time.Second
+	cfg.Logger = warnLogger()
 	c, err := consumer.New(mb, func(ctx context.Context, m *sqsloop.Message) error {
-		say("start %s", m.ID)
-		for end := time.Now().Add(cfg.Hold); time.Now().Before(end); {
+		childproc.Say("start %s", m.ID)
+		for end := time.Now().Add(hold); time.Now().Before(end); {
 			heartbeat.Beat(ctx)
 			select {
 			case <-ctx.Done():
 				return context.Cause(ctx)
-			case <-time.After(100 * time.Millisecond):
+			case <-time.After(beat):
 			}
 		}
-		say("done %s", m.ID)
+		childproc.Say("done %s", m.ID)
 		return nil
-	}, consumer.Config{
-		Concurrency:       2,
-		VisibilityTimeout: cfg.Lease,
-		WaitTime:          sqsloop.MaxWaitTime,
-		Visibility:        visibility.Config{Interval: time.Second, Extension: cfg.Lease},
-		ShutdownTimeout:   10 * time.Second,
-		Logger:            slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+	}, cfg)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 2
+		return childproc.Failed(err)
 	}
-	var group lifecycle.LoopGroup
 	if err := group.Add("consumer", c); err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 2
+		return childproc.Failed(err)
 	}
-	err = group.Run(ctx)
-	say("exit %+v", c.Stats())
+	err = group.Run(context.Background())
+	childproc.Say("exit %+v", c.Stats())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 1
@@ -109,74 +105,44 @@ func childMain(raw string) int {
 	return 0
 }
 
-// child is a running child consumer process.
-type child struct {
-	cmd    *exec.Cmd
-	lines  chan string // its standard output, line by line; closed at its end
-	exited chan error  // Wait's result, once its output has ended
-	stderr *lockedBuffer
+// warnLogger is a child's logger: warnings and errors, to standard error.
+func warnLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
-// startChild starts this test binary as a consumer process running cfg.
-// The end of the test kills it if it still runs.
-func startChild(t *testing.T, cfg childConfig) *child {
+// child is a running child process of this test binary.
+type child struct{ *childproc.Child }
+
+// startChild starts this test binary as a child process: env names the
+// environment variable that selects its main (see TestMain), cfg is that
+// main's config, sent in JSON. The end of the test kills it if it still
+// runs.
+func startChild(t *testing.T, env string, cfg any) child {
 	t.Helper()
 	raw, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return startProcess(t, childEnv+"="+string(raw))
-}
-
-// startProcess starts this test binary with the environment variable env
-// ("NAME=value") added, which makes it a child process (see TestMain). The
-// end of the test kills it if it still runs.
-func startProcess(t *testing.T, env string) *child {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$") // runs no test even if the variable were ignored
-	cmd.Env = append(os.Environ(), env)
-	p := &child{cmd: cmd, lines: make(chan string, 64), exited: make(chan error, 1), stderr: &lockedBuffer{}}
-	cmd.Stderr = p.stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			p.lines <- sc.Text()
-		}
-		close(p.lines)
-		p.exited <- cmd.Wait() // after the output has been read to its end, as Wait wants
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill() // no-op once it has exited
-		for range p.lines {
-		}
-	})
-	return p
+	return child{childproc.Start(t, env+"="+string(raw))}
 }
 
 // awaitStarts reads the child's output until n handlers have started, and
 // returns their message IDs; it fails t when they have not within d.
-func (p *child) awaitStarts(t *testing.T, n int, d time.Duration) []string {
+func (p child) awaitStarts(t *testing.T, n int, d time.Duration) []string {
 	t.Helper()
 	var ids []string
 	timeout := time.After(d)
 	for len(ids) < n {
 		select {
-		case line, ok := <-p.lines:
+		case line, ok := <-p.Lines:
 			if !ok {
-				t.Fatalf("the child ended after starting %d handlers; stderr:\n%s", len(ids), p.stderr)
+				t.Fatalf("the child ended after starting %d handlers; stderr:\n%s", len(ids), p.Stderr())
 			}
 			if id, ok := strings.CutPrefix(line, "start "); ok {
 				ids = append(ids, id)
 			}
 		case <-timeout:
-			t.Fatalf("the child started %d handlers within %v, want %d; stderr:\n%s", len(ids), d, n, p.stderr)
+			t.Fatalf("the child started %d handlers within %v, want %d; stderr:\n%s", len(ids), d, n, p.Stderr())
 		}
 	}
 	return ids
@@ -185,14 +151,14 @@ func (p *child) awaitStarts(t *testing.T, n int, d time.Duration) []string {
 // rest reads the child's output to its end (it must end within d) and
 // returns the IDs of the handlers that started and finished in it, the exit
 // line, and Wait's result.
-func (p *child) rest(t *testing.T, d time.Duration) (started, done []string, exit string, err error) {
+func (p child) rest(t *testing.T, d time.Duration) (started, done []string, exit string, err error) {
 	t.Helper()
 	timeout := time.After(d)
 	for {
 		select {
-		case line, ok := <-p.lines:
+		case line, ok := <-p.Lines:
 			if !ok {
-				return started, done, exit, <-p.exited
+				return started, done, exit, <-p.Exited
 			}
 			if id, ok := strings.CutPrefix(line, "start "); ok {
 				started = append(started, id)
@@ -202,27 +168,7 @@ func (p *child) rest(t *testing.T, d time.Duration) (started, done []string, exi
 				exit = line
 			}
 		case <-timeout:
-			t.Fatalf("the child still running %v later; stderr:\n%s", d, p.stderr)
+			t.Fatalf("the child still running %v later; stderr:\n%s", d, p.Stderr())
 		}
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent use: os/exec writes the
-// child's standard error from a goroutine of its own while a failing test
-// reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

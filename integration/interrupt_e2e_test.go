@@ -31,12 +31,12 @@ func TestE2ESecondSignalGivesInFlightBack(t *testing.T) {
 	defer cleanup()
 	ids := mailboxtest.SendBodies(ctx, t, q.Mailbox, jobBodies(6)...)
 
-	p := startChild(t, childOn(t, q, longLease, time.Minute))
+	p := startChild(t, childEnv, childOn(t, q, longLease, time.Minute))
 	running := p.awaitStarts(t, 2, patience)
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
 	signalled := time.Now()
@@ -50,9 +50,9 @@ func TestE2ESecondSignalGivesInFlightBack(t *testing.T) {
 	if len(done) != 0 {
 		t.Errorf("%s: handlers finished before the exit: %v", h.Name(), done)
 	}
-	lines := strings.Count(p.stderr.String(), "consumer: interrupted;")
-	if lines != 1 || !strings.Contains(p.stderr.String(), "2 messages in flight: 2 given back (visible again now)") {
-		t.Errorf("%s: %d interrupted lines, want one saying 2 in flight, 2 given back; stderr:\n%s", h.Name(), lines, p.stderr)
+	lines := strings.Count(p.Stderr(), "consumer: interrupted;")
+	if lines != 1 || !strings.Contains(p.Stderr(), "2 messages in flight: 2 given back (visible again now)") {
+		t.Errorf("%s: %d interrupted lines, want one saying 2 in flight, 2 given back; stderr:\n%s", h.Name(), lines, p.Stderr())
 	}
 	// The process waits for the give-back round at most InterruptTimeout;
 	// the exit itself then takes a moment.

@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"strings"
 	"syscall"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/internal/harness/childproc"
 	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/sqsmailbox"
 )
@@ -86,20 +86,9 @@ func TestE2EPoisonKilledBetweenCopyAndDelete(t *testing.T) {
 	ids := mailboxtest.SendBodies(ctx, t, q.Mailbox, "not JSON at all")
 	cfg := childOn(t, q, shortLease, 0)
 	cfg.Poison = true
-	p := startChild(t, cfg)
-	timeout := time.After(patience)
-	for copied := false; !copied; {
-		select {
-		case line, ok := <-p.lines:
-			if !ok {
-				t.Fatalf("the child ended before copying; stderr:\n%s", p.stderr)
-			}
-			copied = line == "copied "+ids[0]
-		case <-timeout:
-			t.Fatalf("the child copied nothing within %v; stderr:\n%s", patience, p.stderr)
-		}
-	}
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	p := startChild(t, childEnv, cfg)
+	p.Expect(t, "copied "+ids[0], patience)
+	if err := p.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_, _, _, err := p.rest(t, patience)
@@ -125,17 +114,16 @@ func TestE2EPoisonKilledBetweenCopyAndDelete(t *testing.T) {
 // JSON handler of mb (every body a poison message), whose dead-letter queue
 // says "copied ID" once a copy is sent and then hangs, so that the parent
 // can kill the process between the copy and the delete.
-func poisonChildMain(cfg childConfig, mb *sqsmailbox.Mailbox, say func(string, ...any)) int {
-	c, err := consumer.New(&hangAfterCopy{Mailbox: mb, say: say}, consumer.JSON(func(context.Context, *sqsloop.Message, poisonJob) error {
+func poisonChildMain(cfg childConfig, mb *sqsmailbox.Mailbox) int {
+	c, err := consumer.New(&hangAfterCopy{mb}, consumer.JSON(func(context.Context, *sqsloop.Message, poisonJob) error {
 		return nil
 	}), consumer.Config{
 		VisibilityTimeout: cfg.Lease,
 		WaitTime:          sqsloop.MaxWaitTime,
-		Logger:            slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger:            warnLogger(),
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 2
+		return childproc.Failed(err)
 	}
 	err = c.Run(context.Background())
 	fmt.Fprintln(os.Stderr, "child: Run returned:", err)
@@ -143,28 +131,22 @@ func poisonChildMain(cfg childConfig, mb *sqsmailbox.Mailbox, say func(string, .
 }
 
 // hangAfterCopy is a Mailbox whose dead-letter queue hangs after a send.
-type hangAfterCopy struct {
-	*sqsmailbox.Mailbox
-	say func(string, ...any)
-}
+type hangAfterCopy struct{ *sqsmailbox.Mailbox }
 
 func (h *hangAfterCopy) OpenDeadLetterQueue(ctx context.Context) (sqsloop.Mailbox, error) {
 	dlq, err := h.Mailbox.OpenDeadLetterQueue(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &hangingDLQ{Mailbox: dlq, say: h.say}, nil
+	return hangingDLQ{dlq}, nil
 }
 
-type hangingDLQ struct {
-	sqsloop.Mailbox
-	say func(string, ...any)
-}
+type hangingDLQ struct{ sqsloop.Mailbox }
 
-func (d *hangingDLQ) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error) {
+func (d hangingDLQ) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error) {
 	res, err := d.Mailbox.Send(ctx, msgs)
 	if err == nil && res[0].Err == nil {
-		d.say("copied %s", msgs[0].MessageAttributes[consumer.AttrPoisonMessageID].StringValue)
+		childproc.Say("copied %s", msgs[0].MessageAttributes[consumer.AttrPoisonMessageID].StringValue)
 		select {} // the process dies here, its delete not sent
 	}
 	return res, err

@@ -46,15 +46,15 @@ func TestE2ESIGTERMDrainsConsumerProcess(t *testing.T) {
 	defer cleanup()
 	ids := mailboxtest.SendBodies(ctx, t, q.Mailbox, jobBodies(10)...)
 
-	p := startChild(t, childOn(t, q, longLease, 3*time.Second))
+	p := startChild(t, childEnv, childOn(t, q, longLease, 3*time.Second))
 	running := p.awaitStarts(t, 2, patience)
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	started, done, exit, err := p.rest(t, 30*time.Second)
 	t.Logf("%s: running at SIGTERM %v, started after %v, finished %v; %s", h.Name(), running, started, done, exit)
 	if err != nil {
-		t.Errorf("%s: the consumer process exited with %v after SIGTERM, want 0; stderr:\n%s", h.Name(), err, p.stderr)
+		t.Errorf("%s: the consumer process exited with %v after SIGTERM, want 0; stderr:\n%s", h.Name(), err, p.Stderr())
 	}
 	if len(started) != 0 {
 		t.Errorf("%s: handlers started after SIGTERM: %v", h.Name(), started)
@@ -98,14 +98,14 @@ func TestE2ESIGKILLedConsumerProcessLosesNothing(t *testing.T) {
 	defer cleanup()
 	ids := mailboxtest.SendBodies(ctx, t, q.Mailbox, jobBodies(10)...)
 
-	p := startChild(t, childOn(t, q, lease, time.Minute))
+	p := startChild(t, childEnv, childOn(t, q, lease, time.Minute))
 	running := p.awaitStarts(t, 2, patience)
 	// The scenario, not a race: the handlers run past their first lease, so
 	// that what the kill leaves behind is held by extensions.
 	if err := h.Sleep(ctx, 2*lease); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.cmd.Process.Kill(); err != nil {
+	if err := p.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	_, done, _, err := p.rest(t, patience)

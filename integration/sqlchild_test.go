@@ -4,14 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"os"
-	"sync"
 	"time"
 
-	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
-	"github.com/sqsloop/sqsloop/heartbeat"
+	"github.com/sqsloop/sqsloop/internal/harness/childproc"
 	"github.com/sqsloop/sqsloop/lifecycle"
 	"github.com/sqsloop/sqsloop/sqlmailbox"
 	"github.com/sqsloop/sqsloop/sqlmailbox/postgres"
@@ -40,15 +36,12 @@ type sqlChildConfig struct {
 	ExitWhenEmpty bool
 }
 
-// sqlChildMain is the child's main. It writes "waiting N" with the queue's
-// messages when it starts, "start ID" when a handler starts, "done ID" when
-// it returns nil, and "exit " and the consumer's stats on its way out; it
-// returns 0 when the group stopped cleanly.
+// sqlChildMain is the child's main: it writes "waiting N" with the queue's
+// messages when it starts, then runs the consumer (consumerProcess).
 func sqlChildMain(raw string) int {
 	var cfg sqlChildConfig
 	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "child:", sqlChildEnv, err)
-		return 2
+		return childproc.Failed(fmt.Errorf("%s: %w", sqlChildEnv, err))
 	}
 	ctx := context.Background()
 	var st *sqlmailbox.Store
@@ -59,61 +52,24 @@ func sqlChildMain(raw string) int {
 		st, err = postgres.Open(ctx, cfg.Target, postgres.Options{})
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 2
+		return childproc.Failed(err)
 	}
 	defer st.Close()
 	mb, err := st.Queue(ctx, cfg.Queue)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 2
+		return childproc.Failed(err)
 	}
 	defer mb.Close()
-	var out sync.Mutex
-	say := func(format string, args ...any) {
-		out.Lock()
-		defer out.Unlock()
-		fmt.Printf(format+"\n", args...)
-	}
 	backlog := func(ctx context.Context) (int, error) {
 		a, err := mb.QueueAttributes(ctx)
 		return a.ApproximateMessages + a.ApproximateMessagesInFlight + a.ApproximateMessagesDelayed, err
 	}
 	n, err := backlog(ctx)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 2
+		return childproc.Failed(err)
 	}
-	say("waiting %d", n)
-	c, err := consumer.New(mb, func(ctx context.Context, m *sqsloop.Message) error {
-		say("start %s", m.ID)
-		for end := time.Now().Add(cfg.Hold); time.Now().Before(end); {
-			heartbeat.Beat(ctx)
-			select {
-			case <-ctx.Done():
-				return context.Cause(ctx)
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-		say("done %s", m.ID)
-		return nil
-	}, consumer.Config{
-		Concurrency:       cfg.Concurrency,
-		VisibilityTimeout: cfg.Lease,
-		WaitTime:          sqsloop.MaxWaitTime,
-		Visibility:        visibility.Config{Interval: cfg.Lease / 4, Extension: cfg.Lease},
-		ShutdownTimeout:   10 * time.Second,
-		Logger:            slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 2
-	}
+	childproc.Say("waiting %d", n)
 	var group lifecycle.LoopGroup
-	if err := group.Add("consumer", c); err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 2
-	}
 	if cfg.ExitWhenEmpty {
 		if err := group.Add("until-empty", lifecycle.RunnableFunc(func(ctx context.Context) error {
 			t := time.NewTicker(100 * time.Millisecond)
@@ -132,15 +88,12 @@ func sqlChildMain(raw string) int {
 			}
 			return nil
 		})); err != nil {
-			fmt.Fprintln(os.Stderr, "child:", err)
-			return 2
+			return childproc.Failed(err)
 		}
 	}
-	err = group.Run(ctx)
-	say("exit %+v", c.Stats())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 1
-	}
-	return 0
+	return consumerProcess(&group, mb, consumer.Config{
+		Concurrency:       cfg.Concurrency,
+		VisibilityTimeout: cfg.Lease,
+		Visibility:        visibility.Config{Interval: cfg.Lease / 4, Extension: cfg.Lease},
+	}, cfg.Hold, 20*time.Millisecond)
 }

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -50,16 +49,6 @@ func forEachSQLDatabase(t *testing.T, body func(t *testing.T, db sqlDatabase)) {
 	})
 }
 
-// startSQLChild starts a consumer process on db (sqlChildMain).
-func startSQLChild(t *testing.T, cfg sqlChildConfig) *child {
-	t.Helper()
-	raw, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return startProcess(t, sqlChildEnv+"="+string(raw))
-}
-
 // counts reads the queue's messages by state.
 func counts(t *testing.T, mb sqsloop.Mailbox) sqsloop.QueueAttributes {
 	t.Helper()
@@ -89,23 +78,23 @@ func TestE2ESQLSIGKILLMidBatchThenRestart(t *testing.T) {
 		ids := mailboxtest.SendBodies(ctx, t, mb, jobBodies(300)...)
 		cfg := sqlChildConfig{Dialect: db.dialect, Target: db.target, Queue: "jobs", Lease: 2 * time.Second, Hold: 50 * time.Millisecond, Concurrency: 8}
 
-		first := startSQLChild(t, cfg)
+		first := startChild(t, sqlChildEnv, cfg)
 		started, done := map[string]bool{}, map[string]int{}
-		for line := range first.lines {
+		for line := range first.Lines {
 			if id, ok := strings.CutPrefix(line, "start "); ok {
 				started[id] = true
 			}
 			if id, ok := strings.CutPrefix(line, "done "); ok {
 				done[id]++
 				if len(done) == 100 {
-					if err := first.cmd.Process.Kill(); err != nil {
+					if err := first.Cmd.Process.Kill(); err != nil {
 						t.Fatal(err)
 					}
 				}
 			}
 		}
-		if err := <-first.exited; err == nil || len(done) >= len(ids) {
-			t.Fatalf("the first process exited with %v after %d jobs, want killed mid-run; stderr:\n%s", err, len(done), first.stderr)
+		if err := <-first.Exited; err == nil || len(done) >= len(ids) {
+			t.Fatalf("the first process exited with %v after %d jobs, want killed mid-run; stderr:\n%s", err, len(done), first.Stderr())
 		}
 		var running []string // started, not done, at the kill
 		for id := range started {
@@ -116,10 +105,10 @@ func TestE2ESQLSIGKILLMidBatchThenRestart(t *testing.T) {
 		doneBefore := len(done)
 
 		cfg.ExitWhenEmpty = true
-		second := startSQLChild(t, cfg)
+		second := startChild(t, sqlChildEnv, cfg)
 		waiting := -1
 		again := map[string]bool{}
-		for line := range second.lines {
+		for line := range second.Lines {
 			if n, ok := strings.CutPrefix(line, "waiting "); ok {
 				waiting, _ = strconv.Atoi(n)
 			}
@@ -130,8 +119,8 @@ func TestE2ESQLSIGKILLMidBatchThenRestart(t *testing.T) {
 				done[id]++
 			}
 		}
-		if err := <-second.exited; err != nil {
-			t.Fatalf("the second process: %v; stderr:\n%s", err, second.stderr)
+		if err := <-second.Exited; err != nil {
+			t.Fatalf("the second process: %v; stderr:\n%s", err, second.Stderr())
 		}
 		var lost []string
 		for _, id := range ids {
@@ -174,15 +163,15 @@ func TestE2ESQLSIGTERMDrainsConsumerProcess(t *testing.T) {
 		}
 		defer mb.Close()
 		mailboxtest.SendBodies(ctx, t, mb, jobBodies(20)...)
-		p := startSQLChild(t, sqlChildConfig{Dialect: db.dialect, Target: db.target, Queue: "jobs", Lease: longLease, Hold: 3 * time.Second, Concurrency: 2})
+		p := startChild(t, sqlChildEnv, sqlChildConfig{Dialect: db.dialect, Target: db.target, Queue: "jobs", Lease: longLease, Hold: 3 * time.Second, Concurrency: 2})
 		running := p.awaitStarts(t, 2, patience)
-		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
 		started, done, exit, err := p.rest(t, 30*time.Second)
 		t.Logf("%s: running at SIGTERM %v, started after %v, finished %v; %s", db.dialect, running, started, done, exit)
 		if err != nil {
-			t.Errorf("the process exited with %v after SIGTERM, want 0; stderr:\n%s", err, p.stderr)
+			t.Errorf("the process exited with %v after SIGTERM, want 0; stderr:\n%s", err, p.Stderr())
 		}
 		if len(started) != 0 {
 			t.Errorf("jobs started after SIGTERM: %v", started)

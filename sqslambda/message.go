@@ -1,7 +1,6 @@
 package sqslambda
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -25,7 +24,8 @@ var systemAttributes = []string{
 
 // message returns the Message of record r, delivered to an invocation that
 // started at start from a queue whose visibility timeout is vt (0 when
-// unknown: no client). The fields are those sqsmailbox fills.
+// unknown: no client). The fields are those sqsmailbox fills, the typed
+// ones by sqsloop.Message.ParseSystemAttributes.
 //
 // ReceivedAt is start, or, on a first delivery, the record's
 // ApproximateFirstReceiveTimestamp when it is earlier: that is when this
@@ -57,26 +57,11 @@ func message(r *events.SQSMessage, start time.Time, vt time.Duration) *sqsloop.M
 			m.MessageAttributes[name] = ma
 		}
 	}
-	if n, err := strconv.Atoi(m.Attributes[sqsloop.AttrApproximateReceiveCount]); err == nil {
-		m.ReceiveCount = n
-	}
-	m.SentAt = millis(m.Attributes[sqsloop.AttrSentTimestamp])
-	m.FirstReceivedAt = millis(m.Attributes[sqsloop.AttrApproximateFirstReceiveTimestamp])
-	m.MessageGroupID = m.Attributes[sqsloop.AttrMessageGroupID]
+	m.ParseSystemAttributes()
 	if m.ReceiveCount == 1 && !m.FirstReceivedAt.IsZero() && m.FirstReceivedAt.Before(start) {
 		m.ReceivedAt = m.FirstReceivedAt
 	}
 	return m
-}
-
-// millis parses an SQS timestamp attribute (epoch milliseconds); the zero
-// time when absent or malformed.
-func millis(s string) time.Time {
-	ms, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms)
 }
 
 // fifo reports whether m belongs to a FIFO queue's message group, by the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -134,7 +133,8 @@ func seconds(d time.Duration) int32 {
 }
 
 // toMessage maps one received SQS message. receivedAt and visibility are the
-// receive's; the typed fields are parsed from the system attributes.
+// receive's; the typed fields are parsed from the system attributes
+// (sqsloop.Message.ParseSystemAttributes).
 func toMessage(sm types.Message, receivedAt time.Time, visibility time.Duration) *sqsloop.Message {
 	msg := &sqsloop.Message{
 		ID:                aws.ToString(sm.MessageId),
@@ -157,24 +157,8 @@ func toMessage(sm types.Message, receivedAt time.Time, visibility time.Duration)
 			}
 		}
 	}
-	attrs := msg.Attributes
-	if n, err := strconv.Atoi(attrs[sqsloop.AttrApproximateReceiveCount]); err == nil {
-		msg.ReceiveCount = n
-	}
-	msg.SentAt = millis(attrs[sqsloop.AttrSentTimestamp])
-	msg.FirstReceivedAt = millis(attrs[sqsloop.AttrApproximateFirstReceiveTimestamp])
-	msg.MessageGroupID = attrs[sqsloop.AttrMessageGroupID]
+	msg.ParseSystemAttributes()
 	return msg
-}
-
-// millis parses an SQS timestamp attribute (epoch milliseconds); the zero
-// time when absent or malformed.
-func millis(s string) time.Time {
-	ms, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms)
 }
 
 // systemAttributes are the system attributes Receive asks for: the

@@ -166,7 +166,7 @@ func TestServerCrashAndRestartLosesNothing(t *testing.T) {
 	}
 	t.Logf("Send with the server down: %v", err)
 	for time.Since(down) < consumer.NotReadyAfter+2*time.Second {
-		if err := pause(ctx, 500*time.Millisecond); err != nil {
+		if err := sqlharness.Sleep(ctx, 500*time.Millisecond); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -189,13 +189,13 @@ func TestServerCrashAndRestartLosesNothing(t *testing.T) {
 		if time.Since(back) > time.Minute {
 			t.Fatalf("a minute after the restart %d of %d messages have run", n, len(ids))
 		}
-		if err := pause(ctx, 100*time.Millisecond); err != nil {
+		if err := sqlharness.Sleep(ctx, 100*time.Millisecond); err != nil {
 			t.Fatal(err)
 		}
 	}
 	t.Logf("every message ran %v after the restart", time.Since(back).Round(time.Millisecond))
 	for c.Ready() != nil && time.Since(back) < time.Minute {
-		if err := pause(ctx, 100*time.Millisecond); err != nil {
+		if err := sqlharness.Sleep(ctx, 100*time.Millisecond); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -216,17 +216,4 @@ func TestServerCrashAndRestartLosesNothing(t *testing.T) {
 	mu.Unlock()
 	t.Logf("300 messages: all ran, %d more than once (their acks were lost in the crash); stats %+v", twice, c.Stats())
 	mailboxtest.ExpectNone(ctx, t, mb, 6*time.Second) // past the 5 s leases: nothing left hidden
-}
-
-// pause waits d, or until ctx is done (returning ctx's error): the step of
-// a loop that waits for a condition it checks.
-func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

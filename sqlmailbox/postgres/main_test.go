@@ -40,19 +40,16 @@ func receiverMain(args []string) int {
 	ctx := context.Background()
 	n, err := strconv.Atoi(args[2])
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 2
+		return childproc.Failed(err)
 	}
 	st, err := postgres.Open(ctx, args[0], postgres.Options{MaxConns: int32(n + 2)})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 2
+		return childproc.Failed(err)
 	}
 	defer st.Close()
 	mb, err := st.Queue(ctx, args[1])
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 2
+		return childproc.Failed(err)
 	}
 	out := bufio.NewWriterSize(os.Stdout, 1<<16)
 	var mu sync.Mutex

@@ -23,7 +23,6 @@ func TestStore(t *testing.T) {
 			t.Cleanup(func() { st.Close() })
 			return st
 		},
-		Run:   func(t *testing.T, body func(*testing.T)) { body(t) },
-		Sleep: pause,
+		Run: func(t *testing.T, body func(*testing.T)) { body(t) },
 	})
 }

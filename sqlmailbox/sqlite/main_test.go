@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -44,16 +43,7 @@ func TestMain(m *testing.M) {
 //     and exits once a 1 s long poll comes back empty after it got some.
 func childMain(args []string) int {
 	ctx := context.Background()
-	fail := func(err error) int {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 2
-	}
-	var out sync.Mutex
-	say := func(format string, a ...any) {
-		out.Lock()
-		defer out.Unlock()
-		fmt.Printf(format+"\n", a...)
-	}
+	fail, say := childproc.Failed, childproc.Say
 	role, path := args[0], args[1]
 	if role == "lock" {
 		hold, err := time.ParseDuration(args[2])

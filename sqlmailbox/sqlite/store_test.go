@@ -1,11 +1,9 @@
 package sqlite_test
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 	"testing/synctest"
-	"time"
 
 	"github.com/sqsloop/sqsloop/sqlmailbox"
 	"github.com/sqsloop/sqsloop/sqlmailbox/internal/storetest"
@@ -26,18 +24,6 @@ func TestStore(t *testing.T) {
 			return st
 		},
 		Run:         func(t *testing.T, body func(*testing.T)) { synctest.Test(t, body) },
-		Sleep:       sleep,
 		VirtualTime: true,
 	})
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -3,12 +3,14 @@
 // kill processes, and reads its output line by line as it comes, so that a
 // child is never stalled on a full pipe. The child's TestMain recognizes
 // the environment variable the test sets and runs its role instead of the
-// tests. Test support: only _test.go files import it.
+// tests, reporting with Say and Failed. Test support: only _test.go files
+// import it (sqlmailbox's and the integration module's).
 package childproc
 
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"sync"
@@ -100,6 +102,24 @@ func (c *Child) Rest() ([]string, error) {
 		lines = append(lines, line)
 	}
 	return lines, <-c.Exited
+}
+
+// Say writes one line to standard output, for the parent to read (format
+// and args as for fmt.Printf, without the newline): whole, even when
+// goroutines of the child say lines at once. Safe for concurrent use.
+func Say(format string, args ...any) {
+	sayMu.Lock()
+	defer sayMu.Unlock()
+	fmt.Printf(format+"\n", args...)
+}
+
+var sayMu sync.Mutex
+
+// Failed writes err to standard error ("child: " and err) and returns 2,
+// the exit code of a child that could not play its role.
+func Failed(err error) int {
+	fmt.Fprintln(os.Stderr, "child:", err)
+	return 2
 }
 
 type writerFunc func([]byte) (int, error)

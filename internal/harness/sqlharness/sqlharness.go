@@ -100,7 +100,7 @@ func (SQLite) Features() mailboxtest.Features {
 func (SQLite) Run(t *testing.T, body func(t *testing.T)) { synctest.Test(t, body) }
 
 // Sleep waits d on the bubble's clock, or until ctx is done.
-func (SQLite) Sleep(ctx context.Context, d time.Duration) error { return sleep(ctx, d) }
+func (SQLite) Sleep(ctx context.Context, d time.Duration) error { return Sleep(ctx, d) }
 
 // NewQueue opens a Store on a new file (the queue "queue", with its DLQ
 // "queue-dlq" for a redrive policy) and returns its mailboxes; cleanup
@@ -172,7 +172,7 @@ func (h *Postgres) Features() mailboxtest.Features { return features() }
 func (h *Postgres) Run(t *testing.T, body func(t *testing.T)) { body(t) }
 
 // Sleep waits d on the wall clock, or until ctx is done.
-func (h *Postgres) Sleep(ctx context.Context, d time.Duration) error { return sleep(ctx, d) }
+func (h *Postgres) Sleep(ctx context.Context, d time.Duration) error { return Sleep(ctx, d) }
 
 // NewQueue creates a queue of its own (and its DLQ) and returns its
 // mailboxes; cleanup closes them and deletes the queues.
@@ -221,8 +221,10 @@ func closeAll(q mailboxtest.Queue) {
 	}
 }
 
-// sleep waits d, or until ctx is done (returning ctx's error).
-func sleep(ctx context.Context, d time.Duration) error {
+// Sleep waits d, or until ctx is done (returning ctx's error): on the
+// synctest bubble's clock when called in one, else on the wall clock. For
+// sqlmailbox's tests that wait between looks at a condition.
+func Sleep(ctx context.Context, d time.Duration) error {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {

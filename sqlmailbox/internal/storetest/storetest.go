@@ -6,13 +6,13 @@
 package storetest
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/internal/harness/sqlharness"
 	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/sqlmailbox"
 )
@@ -24,10 +24,8 @@ type Env struct {
 	Open func(t *testing.T, cfg sqlmailbox.Config) *sqlmailbox.Store
 	// Run runs a scenario's body (in a synctest bubble for virtual time).
 	Run func(t *testing.T, body func(t *testing.T))
-	// Sleep waits d (virtual or wall-clock), or until ctx is done.
-	Sleep func(ctx context.Context, d time.Duration) error
-	// VirtualTime says Sleep costs nothing: scenarios then wait out
-	// retention periods (a minute at least) too.
+	// VirtualTime says Run's waits (sqlharness.Sleep) cost nothing:
+	// scenarios then wait out retention periods (a minute at least) too.
 	VirtualTime bool
 }
 
@@ -130,7 +128,7 @@ func sweepRecoversLapsed(t *testing.T, env Env) {
 	// lease will lapse.
 	fails := mailboxtest.SendBodies(ctx, t, mb, "fails")[0]
 	mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, time.Second)
-	if err := env.Sleep(ctx, 2*time.Second); err != nil {
+	if err := sqlharness.Sleep(ctx, 2*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if m := mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, time.Second)[0]; m.ID != fails || m.ReceiveCount != 2 {
@@ -146,7 +144,7 @@ func sweepRecoversLapsed(t *testing.T, env Env) {
 			}
 		}
 	}
-	if err := env.Sleep(ctx, 2*time.Second); err != nil {
+	if err := sqlharness.Sleep(ctx, 2*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	stats := ok[sqlmailbox.SweepStats](t)(st.Sweep(ctx))
@@ -197,7 +195,7 @@ func auditAndRetention(t *testing.T, env Env) {
 	if !env.VirtualTime {
 		return
 	}
-	if err := env.Sleep(ctx, 61*time.Second); err != nil {
+	if err := sqlharness.Sleep(ctx, 61*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	stats := ok[sqlmailbox.SweepStats](t)(st.Sweep(ctx))
@@ -207,7 +205,7 @@ func auditAndRetention(t *testing.T, env Env) {
 	if a := ok[sqsloop.QueueAttributes](t)(mb.QueueAttributes(ctx)); a.ApproximateMessages+a.ApproximateMessagesInFlight != 0 {
 		t.Errorf("after retention: %+v, want an empty queue", a)
 	}
-	if err := env.Sleep(ctx, 2*time.Minute+time.Second); err != nil {
+	if err := sqlharness.Sleep(ctx, 2*time.Minute+time.Second); err != nil {
 		t.Fatal(err)
 	}
 	stats = ok[sqlmailbox.SweepStats](t)(st.Sweep(ctx))
@@ -253,7 +251,7 @@ func workerRegistry(t *testing.T, env Env) {
 	// Busy with long jobs, it receives nothing, but extends their leases:
 	// that keeps it alive.
 	for range 5 {
-		if err := env.Sleep(ctx, time.Second); err != nil {
+		if err := sqlharness.Sleep(ctx, time.Second); err != nil {
 			t.Fatal(err)
 		}
 		changes := []sqsloop.VisibilityChange{{ReceiptHandle: held[0].ReceiptHandle, Timeout: time.Minute}, {ReceiptHandle: held[1].ReceiptHandle, Timeout: time.Minute}}
@@ -264,7 +262,7 @@ func workerRegistry(t *testing.T, env Env) {
 	if ws = ok[[]sqlmailbox.Worker](t)(st.Workers(ctx)); len(ws) != 1 || !ws[0].Alive {
 		t.Fatalf("workers %+v after 5 s of extensions and no receive: want it alive", ws)
 	}
-	if err := env.Sleep(ctx, 4*time.Second); err != nil {
+	if err := sqlharness.Sleep(ctx, 4*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	ws = ok[[]sqlmailbox.Worker](t)(st.Workers(ctx))
