@@ -180,7 +180,7 @@ func (m *Manager) apply(c *call, now time.Time) {
 		case extendCall:
 			m.applyExtension(l, c.timeouts[i], c.errs[i], c.sentAt, now)
 		case deleteCall:
-			m.applyAck(l, c.errs[i], now)
+			m.applyAck(l, c.errs[i], c.sentAt, now)
 		default:
 			m.applyNack(l, c.errs[i], now)
 		}

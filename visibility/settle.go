@@ -87,8 +87,9 @@ func (m *Manager) settling() bool {
 	return false
 }
 
-// applyAck records the outcome of l's delete. Called with m.mu held.
-func (m *Manager) applyAck(l *Lease, err error, now time.Time) {
+// applyAck records the outcome of l's delete, sent at sentAt. Called with
+// m.mu held.
+func (m *Manager) applyAck(l *Lease, err error, sentAt, now time.Time) {
 	switch {
 	case err == nil && (l.late || l.lost != nil):
 		m.st.lateAcked.Add(1)
@@ -112,11 +113,15 @@ func (m *Manager) applyAck(l *Lease, err error, now time.Time) {
 	// the lease alive and try again, looking at it by Interval/2 before its
 	// deadline at the latest, as at a holding lease, so that an extension
 	// sent then still lands (unless it can no longer be extended, or Run
-	// is flushing and extends nothing: then the back-off stands).
+	// is flushing and extends nothing: then the back-off stands). A delete
+	// that was on the wire across that last look makes up for it at once;
+	// one sent after it (the last look, or a retry) keeps its back-off, so
+	// that calls failing at once (the endpoint down) are not tried again
+	// in a loop until the deadline.
 	m.st.ackRetries.Add(1)
 	l.tries++
 	l.due = now.Add(m.retryDelay(l.tries))
-	if last := l.deadline.Add(-m.cfg.Interval / 2); !m.cfg.Disabled && !l.capped && !m.flushing && last.Before(l.due) {
+	if last := l.deadline.Add(-m.cfg.Interval / 2); !m.cfg.Disabled && !l.capped && !m.flushing && last.Before(l.due) && sentAt.Before(last) {
 		l.due = last
 		if l.due.Before(now) {
 			l.due = now
