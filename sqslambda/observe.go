@@ -25,22 +25,18 @@ func (b *batch) processStart(ctx context.Context, i int, hb *heartbeat.Heartbeat
 	return ctx
 }
 
-// processEnd reports the end of record i's handler, beating hb, which
-// returned err (cut short by the deadline: cutShort; failed: retried
-// after delay), with the consumer's outcome. It is called before the
-// record's lease is decided, and before the beat that marks the end of the
-// record.
-func (b *batch) processEnd(i int, hb *heartbeat.Heartbeat, err error, cutShort bool, delay time.Duration) {
+// processEnd reports the end of record i's handler with the consumer's
+// outcome of run, which has all but the run's start: Took is counted
+// from it to returned, when the handler returned, and Beat0 is the
+// heartbeat's last beat then. It is called before the record's lease is
+// decided.
+func (b *batch) processEnd(i int, returned time.Time, run consumer.HandlerRun) {
 	r := &b.runs[i]
-	l := b.leases[i]
-	e := consumer.HandlerRun{
-		Message: b.msgs[i], Err: err, Took: time.Since(r.began), LeaseLost: l != nil && l.Err() != nil,
-		Beat0: r.beat0, LastBeat: hb.LastBeat(), CutShort: cutShort,
+	run.Took, run.Beat0 = returned.Sub(r.began), r.beat0
+	if b.leases[i] == nil {
+		run.Delay = 0 // without a client nothing nacks it: it comes back when its visibility timeout ends
 	}
-	if l != nil {
-		e.Delay = delay // without a client nothing nacks it: it comes back when its visibility timeout ends
-	}
-	b.h.cfg.Observer.ProcessEnd(r.ctx, b.msgs[i], e.Event())
+	b.h.cfg.Observer.ProcessEnd(r.ctx, b.msgs[i], run.Event())
 }
 
 // observeAbandoned reports record i's handler, still running when Handle
