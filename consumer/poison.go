@@ -31,7 +31,7 @@ var ErrPermanent = errors.New("consumer: permanent failure")
 //
 // The dead-letter queue is the one the queue's redrive policy names, found
 // through sqsloop.DeadLetterQueueOpener (memmailbox and sqsmailbox have it;
-// sqsmailbox needs sqs:GetQueueAttributes and sqs:GetQueueUrl on the queue
+// sqsmailbox needs sqs:GetQueueAttributes on the queue and sqs:GetQueueUrl
 // and sqs:SendMessage on the DLQ). Without one (no redrive policy, a
 // Mailbox that cannot name it, or a copy that failed) the message is
 // nacked like any failure, with a WARN naming the queue and the reason.
