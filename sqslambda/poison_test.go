@@ -17,6 +17,7 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/memmailbox"
 )
 
@@ -67,15 +68,7 @@ func deliver(t *testing.T, q sqsloop.Mailbox, ev events.SQSEvent, vt time.Durati
 		}
 		out[i] = o
 	}
-	res, err := q.Send(t.Context(), out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range res {
-		if r.Err != nil {
-			t.Fatal(r.Err)
-		}
-	}
+	mailboxtest.SendAll(t.Context(), t, q, out...)
 	byBody := map[string]*sqsloop.Message{}
 	for len(byBody) < len(out) {
 		msgs, err := q.Receive(t.Context(), sqsloop.ReceiveRequest{MaxMessages: 10, VisibilityTimeout: vt})
