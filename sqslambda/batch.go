@@ -23,7 +23,7 @@ type batch struct {
 	recs    []events.SQSMessage
 	msgs    []*sqsloop.Message
 	leases  []*visibility.Lease     // nil where the record's queue has no lease owner
-	dead    []*consumer.DeadLetters // the record's queue's dead-letter queue; nil where it has no lease owner
+	dead    []*consumer.DeadLetters // the record's queue's dead-letter queue; nil where it has no lease owner (all: none has)
 	ctxs    []context.Context       // each record's handler context, before its heartbeat
 	cancels []context.CancelCauseFunc
 	seqs    [][]int  // record indexes: one FIFO message group, or one record
@@ -74,8 +74,7 @@ func (h *Handler) newBatch(ctx context.Context, recs []events.SQSMessage, start 
 	n := len(recs)
 	b := &batch{
 		h: h, recs: recs,
-		msgs: make([]*sqsloop.Message, n), leases: make([]*visibility.Lease, n), dead: make([]*consumer.DeadLetters, n),
-		ctxs:  make([]context.Context, n),
+		msgs: make([]*sqsloop.Message, n), leases: make([]*visibility.Lease, n), ctxs: make([]context.Context, n),
 		state: make([]recState, n),
 	}
 	if h.cfg.Observer != nil {
@@ -125,6 +124,9 @@ func (h *Handler) newBatch(ctx context.Context, recs []events.SQSMessage, start 
 			b.cancels = append(b.cancels, cancel)
 		}
 		b.leases[i] = qr.o.m.Hold(m, nil, cancel) // waits for its handler: kept alive for one Extension
+		if b.dead == nil {
+			b.dead = make([]*consumer.DeadLetters, n)
+		}
 		b.dead[i] = qr.dead
 	}
 	b.seqs = sequences(b.msgs)
@@ -262,10 +264,6 @@ func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
 	}
 	b.settling.Done()
 	err := b.h.handler(ctx, m)
-	var returned time.Time
-	if b.runs != nil {
-		returned = time.Now()
-	}
 	end := succeeded
 	if err != nil {
 		end = failed
@@ -274,9 +272,11 @@ func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
 		return err == nil // abandoned: finish reported it
 	}
 	defer b.settling.Done()
-	l := b.leases[i]
-	lost, lastBeat := l != nil && l.Err() != nil, hb.LastBeat() // for the observer: before the decision, and the beat below
-	hb.Beat()                                                   // a finished record is progress for the ones waiting (and for its own lease, through a copy to the DLQ)
+	var run consumer.HandlerRun // for the observer: as the run ended, before the beat below and the decision
+	if b.runs != nil {
+		run = b.ended(i, hb, err)
+	}
+	hb.Beat() // a finished record is progress for the ones waiting (and for its own lease, through a copy to the DLQ)
 	cutShort := err != nil && errors.Is(context.Cause(ctx), ErrDeadline)
 	var (
 		delay time.Duration // the retry delay of a failed run, drawn once
@@ -290,8 +290,8 @@ func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
 		}
 	}
 	if b.runs != nil {
-		b.processEnd(i, returned, consumer.HandlerRun{Message: m, Err: err, LeaseLost: lost, LastBeat: lastBeat,
-			CutShort: cutShort, DeadLettered: dead, Delay: delay})
+		run.CutShort, run.DeadLettered, run.Delay = cutShort, dead, delay
+		b.processEnd(i, run)
 	}
 	return b.decide(i, err, cutShort, dead, delay)
 }

@@ -25,18 +25,26 @@ func (b *batch) processStart(ctx context.Context, i int, hb *heartbeat.Heartbeat
 	return ctx
 }
 
-// processEnd reports the end of record i's handler with the consumer's
-// outcome of run, which has all but the run's start: Took is counted
-// from it to returned, when the handler returned, and Beat0 is the
-// heartbeat's last beat then. It is called before the record's lease is
-// decided.
-func (b *batch) processEnd(i int, returned time.Time, run consumer.HandlerRun) {
+// ended returns the run of record i's handler, beating hb, which has just
+// returned err, as far as it is known before its outcome is decided: how
+// long it took, whether its lease was lost, and its heartbeat's beats.
+func (b *batch) ended(i int, hb *heartbeat.Heartbeat, err error) consumer.HandlerRun {
 	r := &b.runs[i]
-	run.Took, run.Beat0 = returned.Sub(r.began), r.beat0
+	l := b.leases[i]
+	return consumer.HandlerRun{
+		Message: b.msgs[i], Err: err, Took: time.Since(r.began), LeaseLost: l != nil && l.Err() != nil,
+		Beat0: r.beat0, LastBeat: hb.LastBeat(),
+	}
+}
+
+// processEnd reports run, the end of record i's handler (from ended, with
+// its outcome decided: CutShort, DeadLettered and Delay), with the
+// consumer's outcome. It is called before the record's lease is told.
+func (b *batch) processEnd(i int, run consumer.HandlerRun) {
 	if b.leases[i] == nil {
 		run.Delay = 0 // without a client nothing nacks it: it comes back when its visibility timeout ends
 	}
-	b.h.cfg.Observer.ProcessEnd(r.ctx, b.msgs[i], run.Event())
+	b.h.cfg.Observer.ProcessEnd(b.runs[i].ctx, b.msgs[i], run.Event())
 }
 
 // observeAbandoned reports record i's handler, still running when Handle

@@ -36,8 +36,14 @@ func (b *batch) deadLetter(ctx context.Context, i int, err error) bool {
 		return false
 	}
 	m, arn := b.msgs[i], b.recs[i].EventSourceARN
-	var derr error
-	switch d := b.dead[i]; {
+	var (
+		d    *consumer.DeadLetters
+		derr error
+	)
+	if b.dead != nil {
+		d = b.dead[i]
+	}
+	switch {
 	case b.h.cfg.OpenQueue == nil:
 		derr = errNoOpenQueue
 	case d == nil:
