@@ -135,17 +135,7 @@ func deadLetters(t *testing.T, q *memmailbox.Queue) []*sqsloop.Message {
 		t.Fatal(err)
 	}
 	defer dlq.Close()
-	var out []*sqsloop.Message
-	for {
-		msgs, err := dlq.Receive(t.Context(), sqsloop.ReceiveRequest{MaxMessages: 10, VisibilityTimeout: time.Hour})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(msgs) == 0 {
-			return out
-		}
-		out = append(out, msgs...)
-	}
+	return receiveNow(t, dlq)
 }
 
 // permanent returns the WARN records about permanent failures, each as
