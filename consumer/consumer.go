@@ -47,7 +47,7 @@ type Consumer struct {
 	obs       observed // handlers running, with Config.Observer
 	drainMark Stats    // counts when the drain began: set by the receive watcher, read by Run after it ended
 
-	dead deadLetters // the dead-letter queue of Permanent failures (poison.go)
+	dead *DeadLetters // the dead-letter queue of Permanent failures (poison.go)
 
 	mu             sync.Mutex
 	cancelHandlers context.CancelCauseFunc // set while Run runs
@@ -82,6 +82,7 @@ func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
 		cfg:      cfg,
 		handler:  Wrap(h, cfg.Logger, cfg.Middleware...),
 		leases:   leases,
+		dead:     NewDeadLetters(mb),
 		intake:   newIntake(cfg.Concurrency),
 		drainReq: make(chan struct{}),
 		done:     make(chan struct{}),

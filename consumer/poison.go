@@ -3,13 +3,10 @@ package consumer
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"maps"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 	"unicode/utf8"
 
 	"github.com/sqsloop/sqsloop"
@@ -34,10 +31,12 @@ var ErrPermanent = errors.New("consumer: permanent failure")
 //
 // The dead-letter queue is the one the queue's redrive policy names, found
 // through sqsloop.DeadLetterQueueOpener (memmailbox and sqsmailbox have it;
-// sqsmailbox needs sqs:GetQueueAttributes and sqs:GetQueueUrl on the queue
+// sqsmailbox needs sqs:GetQueueAttributes on the queue and sqs:GetQueueUrl
 // and sqs:SendMessage on the DLQ). Without one (no redrive policy, a
 // Mailbox that cannot name it, or a copy that failed) the message is
 // nacked like any failure, with a WARN naming the queue and the reason.
+// Package sqslambda does the same on AWS Lambda (with its optional SQS
+// client; see its package doc), through DeadLetters.
 //
 // The error keeps err in its chain (errors.Is and errors.As reach it) and
 // matches ErrPermanent. Permanent(nil) is nil.
@@ -70,51 +69,6 @@ const (
 	MaxPoisonReason = 1024
 )
 
-// poisonSendTimeout bounds the copy to the dead-letter queue.
-const poisonSendTimeout = 10 * time.Second
-
-// deadLetters is the consumer's dead-letter queue, opened at the first
-// poison message and closed when Run returns.
-type deadLetters struct {
-	mu  sync.Mutex
-	dlq sqsloop.Mailbox
-	err error // a lasting reason there is none
-}
-
-// open returns the dead-letter queue of mb, or why there is none. A
-// lasting reason (no redrive policy, a Mailbox that cannot name its DLQ)
-// is remembered; a transient failure is tried again next time.
-func (d *deadLetters) open(ctx context.Context, mb sqsloop.Mailbox) (sqsloop.Mailbox, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.dlq != nil || d.err != nil {
-		return d.dlq, d.err
-	}
-	o, ok := mb.(sqsloop.DeadLetterQueueOpener)
-	if !ok {
-		d.err = fmt.Errorf("the mailbox (%T) cannot name its dead-letter queue (it is no sqsloop.DeadLetterQueueOpener): %w", mb, sqsloop.ErrNoDeadLetterQueue)
-		return nil, d.err
-	}
-	dlq, err := o.OpenDeadLetterQueue(ctx)
-	switch {
-	case errors.Is(err, sqsloop.ErrNoDeadLetterQueue):
-		d.err = err
-	case err == nil:
-		d.dlq = dlq
-	}
-	return dlq, err
-}
-
-// close closes the dead-letter queue, if open.
-func (d *deadLetters) close() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.dlq != nil {
-		_ = d.dlq.Close()
-		d.dlq = nil
-	}
-}
-
 // deadLetter moves a message whose handler failed with a Permanent error
 // to the dead-letter queue (copy, then ack) and reports true; it reports
 // false, after a WARN, when it could not, for the caller to nack it.
@@ -122,17 +76,7 @@ func (c *Consumer) deadLetter(ctx context.Context, m *sqsloop.Message, lease *vi
 	if !errors.Is(err, ErrPermanent) {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), poisonSendTimeout)
-	defer cancel()
-	dlq, derr := c.dead.open(ctx, c.mb)
-	if derr == nil {
-		var res []sqsloop.SendResult
-		res, derr = dlq.Send(ctx, []sqsloop.OutgoingMessage{poisonCopy(m, err)})
-		if derr == nil {
-			derr = res[0].Err
-		}
-	}
-	if derr != nil {
+	if derr := c.dead.Copy(context.WithoutCancel(ctx), m, err); derr != nil {
 		c.cfg.Logger.Warn("consumer: a permanent failure, but the message could not go to the dead-letter queue; nacking it like any failure",
 			slog.String("message_id", m.ID), slog.Any("error", err), slog.Any("reason", derr))
 		return false

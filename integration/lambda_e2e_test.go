@@ -178,27 +178,11 @@ func TestLambdaExampleOnSQS(t *testing.T) {
 	q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: shortLease, MaxReceiveCount: 5})
 	defer cleanup()
 	mb := q.Mailbox.(*sqsmailbox.Mailbox)
-	client, err := srv.NewClient(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
-		QueueUrl: aws.String(mb.QueueURL()), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	arn := out.Attributes[string(types.QueueAttributeNameQueueArn)]
 
 	// The function is up before the receive: a record's lease runs from
 	// the receive, as it does behind an event source mapping.
 	api := newRuntimeAPI(t)
-	env := []string{"LEASES=on", "SQS_ENDPOINT=" + srv.Endpoint, "AWS_REGION=" + srv.Region,
-		"BACKOFF=4s", "SLOW=500ms", "CHUNKS=10"}
-	if srv.staticCreds {
-		env = append(env, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_SESSION_TOKEN=")
-	}
-	log := startRuntime(t, buildLambdaExample(t), api, env...)
+	log := startRuntime(t, buildLambdaExample(t), api, leasesEnv(srv, "BACKOFF=4s", "SLOW=500ms", "CHUNKS=10")...)
 
 	files := writeFiles(t, 2, 64*1024)
 	bodies := []string{files[0], "fail: always", "panic: always", files[1]}
@@ -209,26 +193,7 @@ func TestLambdaExampleOnSQS(t *testing.T) {
 	if res, err := mb.Send(ctx, outgoing); err != nil || slices.ContainsFunc(res, func(r sqsloop.SendResult) bool { return r.Err != nil }) {
 		t.Fatalf("send: %v %v", res, err)
 	}
-	// The event source mapping's receive: the records' receipt handles.
-	var event sqsEvent
-	idOf := map[string]string{}
-	for len(event.Records) < len(bodies) {
-		msgs, err := mb.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 10, VisibilityTimeout: shortLease, WaitTime: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range msgs {
-			event.Records = append(event.Records, lambdaRecord(m, arn, srv.Region))
-			idOf[m.Body] = m.ID
-		}
-		if len(msgs) == 0 {
-			t.Fatalf("received %d of %d messages", len(event.Records), len(bodies))
-		}
-	}
-	payload, err := json.Marshal(event)
-	if err != nil {
-		t.Fatal(err)
-	}
+	payload, records := mappingReceive(t, srv, mb, len(bodies), shortLease)
 
 	// Another receiver polls the queue while the function runs.
 	type sighting struct {
@@ -270,7 +235,7 @@ func TestLambdaExampleOnSQS(t *testing.T) {
 	if a.kind != "response" {
 		t.Fatalf("%s %s, want a response", a.kind, a.body)
 	}
-	if got, want := failures(t, a.body), []string{idOf["fail: always"], idOf["panic: always"]}; !slices.Equal(sorted(got), sorted(want)) {
+	if got, want := failures(t, a.body), []string{records["fail: always"].MessageID, records["panic: always"].MessageID}; !slices.Equal(sorted(got), sorted(want)) {
 		t.Errorf("batchItemFailures %v, want the failing and the panicking record %v", got, want)
 	}
 
@@ -309,4 +274,55 @@ func TestLambdaExampleOnSQS(t *testing.T) {
 	if ext < 4 || nacked != 2 {
 		t.Errorf("%d extensions, %d nacked: want the two beating records extended (≥ 2 each) and the two failures nacked", ext, nacked)
 	}
+}
+
+// leasesEnv is the environment of examples/lambda with LEASES=on against
+// srv, with env added.
+func leasesEnv(srv *SQSServer, env ...string) []string {
+	out := []string{"LEASES=on", "SQS_ENDPOINT=" + srv.Endpoint, "AWS_REGION=" + srv.Region}
+	if srv.staticCreds {
+		out = append(out, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_SESSION_TOKEN=")
+	}
+	return append(out, env...)
+}
+
+// mappingReceive receives n messages of mb, a queue of srv, with the
+// visibility timeout vt, as the event source mapping does (the records'
+// receipt handles are real), and returns them as the event's payload, and
+// each body's record.
+func mappingReceive(t *testing.T, srv *SQSServer, mb *sqsmailbox.Mailbox, n int, vt time.Duration) ([]byte, map[string]sqsRecord) {
+	t.Helper()
+	ctx := t.Context()
+	client, err := srv.NewClient(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(mb.QueueURL()), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arn := out.Attributes[string(types.QueueAttributeNameQueueArn)]
+	var event sqsEvent
+	records := map[string]sqsRecord{}
+	for len(event.Records) < n {
+		msgs, err := mb.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 10, VisibilityTimeout: vt, WaitTime: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			r := lambdaRecord(m, arn, srv.Region)
+			event.Records = append(event.Records, r)
+			records[m.Body] = r
+		}
+		if len(msgs) == 0 {
+			t.Fatalf("received %d of %d messages", len(event.Records), n)
+		}
+	}
+	payload, err := json.Marshal(event)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return payload, records
 }

@@ -22,8 +22,9 @@ type batch struct {
 	h       *Handler
 	recs    []events.SQSMessage
 	msgs    []*sqsloop.Message
-	leases  []*visibility.Lease // nil where the record's queue has no lease owner
-	ctxs    []context.Context   // each record's handler context, before its heartbeat
+	leases  []*visibility.Lease     // nil where the record's queue has no lease owner
+	dead    []*consumer.DeadLetters // the record's queue's dead-letter queue; nil where it has no lease owner (all: none has)
+	ctxs    []context.Context       // each record's handler context, before its heartbeat
 	cancels []context.CancelCauseFunc
 	seqs    [][]int  // record indexes: one FIFO message group, or one record
 	owners  []*owner // the invocation's lease owners, one per queue with a client
@@ -49,13 +50,14 @@ type batch struct {
 type recState uint8
 
 const (
-	waiting   recState = iota // not started yet
-	running                   // its handler runs
-	succeeded                 // its handler returned nil
-	failed                    // its handler failed, panicked, or was cut short
-	skipped                   // not run: a FIFO failure before it
-	cutOff                    // not run: the deadline neared
-	lapsed                    // not run: its lease lapsed while it waited
+	waiting      recState = iota // not started yet
+	running                      // its handler runs
+	succeeded                    // its handler returned nil
+	deadLettered                 // its handler failed with consumer.Permanent, and its copy is in the DLQ
+	failed                       // its handler failed, panicked, or was cut short
+	skipped                      // not run: a FIFO failure before it
+	cutOff                       // not run: the deadline neared
+	lapsed                       // not run: its lease lapsed while it waited
 )
 
 // owner is one queue's lease owner for the length of an invocation.
@@ -88,8 +90,9 @@ func (h *Handler) newBatch(ctx context.Context, recs []events.SQSMessage, start 
 		b.hctx, b.stop = context.WithCancel(ctx)
 	}
 	type queueRun struct {
-		o  *owner // nil: no client
-		vt time.Duration
+		o    *owner // nil: no client
+		vt   time.Duration
+		dead *consumer.DeadLetters
 	}
 	queues := map[string]queueRun{} // by eventSourceARN
 	for i := range recs {
@@ -100,7 +103,7 @@ func (h *Handler) newBatch(ctx context.Context, recs []events.SQSMessage, start 
 			if q, vt, lc := st.client(ctx, h, start, deadline); q != nil {
 				if qr.o = h.startOwner(ctx, guard{q: q, s: st, log: h.cfg.Logger}, lc); qr.o != nil {
 					b.owners = append(b.owners, qr.o)
-					qr.vt = vt
+					qr.vt, qr.dead = vt, st.dead // set with the client, never changed after
 				}
 			}
 			queues[r.EventSourceARN] = qr
@@ -121,6 +124,10 @@ func (h *Handler) newBatch(ctx context.Context, recs []events.SQSMessage, start 
 			b.cancels = append(b.cancels, cancel)
 		}
 		b.leases[i] = qr.o.m.Hold(m, nil, cancel) // waits for its handler: kept alive for one Extension
+		if b.dead == nil {
+			b.dead = make([]*consumer.DeadLetters, n)
+		}
+		b.dead[i] = qr.dead
 	}
 	b.seqs = sequences(b.msgs)
 	return b
@@ -207,7 +214,9 @@ func (b *batch) work() {
 // sequence runs the records idx in order, sharing one heartbeat as the
 // consumer's sequences do: the running handler's beats, and each record
 // finished, keep the waiting ones' leases alive. After a failure the rest
-// of a FIFO group is not run, so that its order holds.
+// of a FIFO group is not run, so that its order holds; a record moved to
+// the dead-letter queue is processed, not failed, and its group goes on,
+// as under a consumer (which acks it).
 func (b *batch) sequence(idx []int) {
 	hb := heartbeat.New()
 	for _, i := range idx {
@@ -240,7 +249,9 @@ func (b *batch) pastCut() bool {
 }
 
 // runOne runs record i's handler and settles its outcome, reporting both
-// to the observer. It reports whether the handler succeeded.
+// to the observer. It reports whether the record was processed: its
+// handler succeeded, or failed with consumer.Permanent and the record was
+// copied to the dead-letter queue (deadLetter).
 func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
 	if !b.set(i, running) {
 		return false
@@ -261,18 +272,47 @@ func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
 		return err == nil // abandoned: finish reported it
 	}
 	defer b.settling.Done()
+	var run consumer.HandlerRun // for the observer: as the run ended, before the beat below and the decision
+	if b.runs != nil {
+		run = b.ended(i, hb, err)
+	}
+	hb.Beat() // a finished record is progress for the ones waiting (and for its own lease, through a copy to the DLQ)
 	cutShort := err != nil && errors.Is(context.Cause(ctx), ErrDeadline)
-	var delay time.Duration // the retry delay of a failed run, drawn once
+	var (
+		delay time.Duration // the retry delay of a failed run, drawn once
+		dead  bool          // copied to the dead-letter queue
+	)
 	if err != nil && !cutShort {
-		delay = consumer.RetryDelay(err, m.ReceiveCount, b.h.cfg.Backoff)
+		if dead = b.deadLetter(ctx, i, err); dead {
+			b.settle(i, deadLettered)
+		} else {
+			delay = consumer.RetryDelay(err, m.ReceiveCount, b.h.cfg.Backoff)
+		}
 	}
 	if b.runs != nil {
-		b.processEnd(i, hb, err, cutShort, delay) // before the beat below: did the handler beat?
+		run.CutShort, run.DeadLettered, run.Delay = cutShort, dead, delay
+		b.processEnd(i, run)
 	}
-	hb.Beat() // a finished record is progress for the ones waiting
+	return b.decide(i, err, cutShort, dead, delay)
+}
+
+// decide counts the end of record i's handler run, which returned err (cut
+// short by the deadline: cutShort; copied to the dead-letter queue: dead;
+// else failed: retried after delay), and tells its lease owner what became
+// of it. It reports whether the record was processed.
+func (b *batch) decide(i int, err error, cutShort, dead bool, delay time.Duration) bool {
 	l := b.leases[i]
-	if err == nil {
-		b.h.st.succeeded.Add(1)
+	if err != nil {
+		b.h.st.failed.Add(1)
+		if consumer.IsPanic(err) {
+			b.h.st.panics.Add(1)
+		}
+		b.noteErr(err)
+	}
+	if err == nil || dead {
+		if err == nil {
+			b.h.st.succeeded.Add(1)
+		}
 		if l != nil && l.Err() != nil {
 			b.h.st.lateAcked.Add(1)
 		} else {
@@ -283,18 +323,13 @@ func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
 		}
 		return true
 	}
-	b.h.st.failed.Add(1)
-	if consumer.IsPanic(err) {
-		b.h.st.panics.Add(1)
-	}
-	b.noteErr(err)
 	if cutShort {
 		if l != nil {
 			l.GiveBack() // cut short by the deadline, not failed: at once
 		}
 		return false
 	}
-	b.h.cfg.Logger.Debug("sqslambda: handler failed", slog.String("message_id", m.ID),
+	b.h.cfg.Logger.Debug("sqslambda: handler failed", slog.String("message_id", b.msgs[i].ID),
 		slog.Duration("retry_in", delay), slog.Bool("lease_owner", l != nil), slog.Any("error", err))
 	if l != nil {
 		l.Nack(delay)
@@ -317,6 +352,14 @@ func (b *batch) notRun(i int, s recState) {
 	if l := b.leases[i]; l != nil {
 		l.GiveBack()
 	}
+}
+
+// settle changes the state of record i, which set made count and whose
+// consequences are being applied, to s.
+func (b *batch) settle(i int, s recState) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.state[i] = s
 }
 
 // set records s as record i's state and reports whether it counts: not
@@ -395,7 +438,7 @@ func (b *batch) finish() ([]events.SQSBatchItemFailure, bool, error) {
 	allFailed := true
 	for i, s := range state {
 		switch s {
-		case succeeded:
+		case succeeded, deadLettered:
 			allFailed = false
 			continue
 		case cutOff:

@@ -30,8 +30,9 @@ const (
 
 // Config tunes a Handler. The zero Config is valid: 10 records at once, a
 // 1.5 s deadline margin, FIFO message groups stopped alone on a failure,
-// no SQS client (so no extension and no back-off: a failed record comes
-// back after the queue's visibility timeout), consumer.Config's back-off.
+// no SQS client (so no extension, no back-off and no dead-letter queue for
+// consumer.Permanent failures: a failed record comes back after the
+// queue's visibility timeout), consumer.Config's back-off.
 type Config struct {
 	// Concurrency is how many records run at once in one invocation,
 	// 1–10,000 (MaxConcurrency); 0 means DefaultConcurrency (10). On a
@@ -82,11 +83,16 @@ type Config struct {
 	// owner (visibility.Manager) extends the visibility of records whose
 	// handlers beat, makes a failed record visible again after Backoff, and
 	// gives back at once the records that were not run; it runs only while
-	// an invocation runs. Without one (nil, an error, or a queue that cannot
-	// be read) neither happens: a failed or skipped record comes back after
-	// the queue's visibility timeout, and a long record must finish within
-	// it. The function's role then needs sqs:ChangeMessageVisibility and
-	// sqs:GetQueueAttributes on the queue.
+	// an invocation runs. A record whose handler fails with
+	// consumer.Permanent is copied to the queue's dead-letter queue, when
+	// the client can name it (sqsloop.DeadLetterQueueOpener), and reported
+	// processed (see the package doc). Without a client (nil, an error, or
+	// a queue that cannot be read) none of this happens: a failed, skipped
+	// or permanently failed record comes back after the queue's visibility
+	// timeout, and a long record must finish within it. The function's
+	// role then needs sqs:ChangeMessageVisibility and
+	// sqs:GetQueueAttributes on the queue, and for the dead-letter queue
+	// sqs:GetQueueUrl and sqs:SendMessage on it.
 	OpenQueue func(queueURL string) (Queue, error)
 
 	// Visibility tunes the lease owner as in consumer.Config: extension
@@ -115,10 +121,11 @@ type Config struct {
 	// record's handler runs, which then runs with the context it returns,
 	// and one ProcessEnd after, with the consumer's outcome
 	// (consumer.HandlerRun): acked, nacked or panicked with the retry
-	// delay, lease_lost when the lease was lost while it ran, given_back
-	// when it returned an error after the deadline cut it short, abandoned
-	// when Handle stopped waiting for it (at the latest before Handle
-	// returns). With a client it is also the lease owner's, unless
+	// delay, dead_lettered when it failed with consumer.Permanent and its
+	// copy is in the dead-letter queue, lease_lost when the lease was lost
+	// while it ran, given_back when it returned an error after the
+	// deadline cut it short, abandoned when Handle stopped waiting for it
+	// (at the latest before Handle returns). With a client it is also the lease owner's, unless
 	// Visibility.Observer is set: Settled for every batch call
 	// (extensions, nacks, give-backs) and LeaseLost. Records that never
 	// run (the rest of a failed FIFO group, those left at the cut-off, one

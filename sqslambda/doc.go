@@ -80,6 +80,36 @@
 // event does not say when a redelivered record was received, which a
 // batching window or a throttled invocation puts before the invocation.
 //
+// # Poison messages
+//
+// With a client that can name the queue's dead-letter queue
+// (sqsloop.DeadLetterQueueOpener, as *sqsmailbox.Mailbox and
+// *memmailbox.Queue can), a record whose handler fails with
+// consumer.Permanent (and every body consumer.JSON cannot decode) goes to
+// the dead-letter queue at once, as under a consumer, instead of being
+// retried until the queue's maxReceiveCount: the consumer's copy
+// (consumer.DeadLetters: its body, its message attributes and the
+// consumer.AttrPoison… attributes saying why, which message, after how
+// many receives; on a FIFO queue its message group and deduplication ID)
+// is sent to the dead-letter queue, and then the record is reported
+// processed, so the event source mapping deletes the original. The copy is
+// sent before Handle answers: a crash in between leaves the message in the
+// source queue (redelivered) or in both, never in neither. On a FIFO queue
+// the rest of the record's message group goes on, as under a consumer,
+// which acks it; with Config.FIFOStopOnFailure too.
+//
+// The copy must be done by the time Handle stops waiting for handlers
+// (DeadlineMargin/4 after the cut-off; and within 10 s): one that would
+// run past it is cut off there (its context ends), the record fails, and
+// Handle answers within the margin as usual. A permanent failure is a
+// failure like any other (reported in batchItemFailures, nacked with its back-off), with a
+// WARN naming the queue and the reason, whenever there is no copy: no
+// client in this invocation, no redrive policy, a client that cannot name
+// its dead-letter queue, or a copy that failed. The dead-letter queue is
+// opened at the first such record of an execution environment
+// (GetQueueAttributes and GetQueueUrl with sqsmailbox), and kept; the
+// function's role needs sqs:GetQueueUrl and sqs:SendMessage on it.
+//
 // # Observing it
 //
 // Config.Observer receives what a consumer reports for the same things

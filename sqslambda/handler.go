@@ -59,7 +59,10 @@ func New(h consumer.Handler, cfg Config) (*Handler, error) {
 // or that were still running when Handle stopped waiting, each once, in
 // the event's order. Records not listed were processed, and the event
 // source mapping deletes them (it must have ReportBatchItemFailures in its
-// FunctionResponseTypes, or Lambda deletes the failed records too).
+// FunctionResponseTypes, or Lambda deletes the failed records too): those
+// whose handler succeeded, and, with a client, those whose handler failed
+// with consumer.Permanent and whose copy the queue's dead-letter queue
+// has (sent before Handle answers; see the package doc).
 //
 // ctx is the invocation's: its deadline sets the cut-off
 // (Config.DeadlineMargin) and its values reach the handlers, whose

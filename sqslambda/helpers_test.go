@@ -279,6 +279,17 @@ func opener(t *testing.T, q Queue, calls *int) func(string) (Queue, error) {
 func visible(t *testing.T, q sqsloop.Mailbox) []string {
 	t.Helper()
 	var out []string
+	for _, m := range receiveNow(t, q) {
+		out = append(out, m.Body)
+	}
+	return out
+}
+
+// receiveNow returns the messages receivable from q now, hiding them for
+// an hour.
+func receiveNow(t *testing.T, q sqsloop.Mailbox) []*sqsloop.Message {
+	t.Helper()
+	var out []*sqsloop.Message
 	for {
 		msgs, err := q.Receive(t.Context(), sqsloop.ReceiveRequest{MaxMessages: 10, VisibilityTimeout: time.Hour})
 		if err != nil {
@@ -287,8 +298,6 @@ func visible(t *testing.T, q sqsloop.Mailbox) []string {
 		if len(msgs) == 0 {
 			return out
 		}
-		for _, m := range msgs {
-			out = append(out, m.Body)
-		}
+		out = append(out, msgs...)
 	}
 }

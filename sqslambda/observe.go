@@ -25,22 +25,26 @@ func (b *batch) processStart(ctx context.Context, i int, hb *heartbeat.Heartbeat
 	return ctx
 }
 
-// processEnd reports the end of record i's handler, beating hb, which
-// returned err (cut short by the deadline: cutShort; failed: retried
-// after delay), with the consumer's outcome. It is called before the
-// record's lease is decided, and before the beat that marks the end of the
-// record.
-func (b *batch) processEnd(i int, hb *heartbeat.Heartbeat, err error, cutShort bool, delay time.Duration) {
+// ended returns the run of record i's handler, beating hb, which has just
+// returned err, as far as it is known before its outcome is decided: how
+// long it took, whether its lease was lost, and its heartbeat's beats.
+func (b *batch) ended(i int, hb *heartbeat.Heartbeat, err error) consumer.HandlerRun {
 	r := &b.runs[i]
 	l := b.leases[i]
-	e := consumer.HandlerRun{
+	return consumer.HandlerRun{
 		Message: b.msgs[i], Err: err, Took: time.Since(r.began), LeaseLost: l != nil && l.Err() != nil,
-		Beat0: r.beat0, LastBeat: hb.LastBeat(), CutShort: cutShort,
+		Beat0: r.beat0, LastBeat: hb.LastBeat(),
 	}
-	if l != nil {
-		e.Delay = delay // without a client nothing nacks it: it comes back when its visibility timeout ends
+}
+
+// processEnd reports run, the end of record i's handler (from ended, with
+// its outcome decided: CutShort, DeadLettered and Delay), with the
+// consumer's outcome. It is called before the record's lease is told.
+func (b *batch) processEnd(i int, run consumer.HandlerRun) {
+	if b.leases[i] == nil {
+		run.Delay = 0 // without a client nothing nacks it: it comes back when its visibility timeout ends
 	}
-	b.h.cfg.Observer.ProcessEnd(r.ctx, b.msgs[i], e.Event())
+	b.h.cfg.Observer.ProcessEnd(b.runs[i].ctx, b.msgs[i], run.Event())
 }
 
 // observeAbandoned reports record i's handler, still running when Handle

@@ -13,8 +13,10 @@ import (
 // (extensions, nacks after the back-off, give-backs; it never deletes: the
 // event source mapping deletes the records reported as processed) and,
 // once per execution environment, the queue's attributes (visibility
-// timeout, redrive policy) for the checks of the package doc.
-// *sqsmailbox.Mailbox satisfies it (over an *sqs.Client), and so does
+// timeout, redrive policy) for the checks of the package doc. A Queue
+// that is also a sqsloop.DeadLetterQueueOpener gets the copies of the
+// records that fail with consumer.Permanent sent to its dead-letter queue.
+// *sqsmailbox.Mailbox satisfies both (over an *sqs.Client), and so does
 // *memmailbox.Queue; errors are read as visibility.Mailbox's doc says, by
 // the sqsloop sentinels (sqsloop.ErrAccessDenied, …). The Handler calls it
 // from several goroutines at once.

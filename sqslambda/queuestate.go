@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
@@ -24,9 +25,10 @@ type queueState struct {
 	arn string
 
 	mu     sync.Mutex
-	opened bool          // OpenQueue was called
-	q      Queue         // the client; nil until opened, or when there is none
-	vt     time.Duration // the queue's visibility timeout; 0 until read
+	opened bool                  // OpenQueue was called
+	q      Queue                 // the client; nil until opened, or when there is none
+	dead   *consumer.DeadLetters // q's dead-letter queue, for Permanent failures; set with q
+	vt     time.Duration         // the queue's visibility timeout; 0 until read
 	lc     visibility.Config
 	denied int   // visibility changes denied in a row, across invocations
 	off    error // why the client is not used any more; nil while it is
@@ -122,7 +124,7 @@ func (s *queueState) open(open func(string) (Queue, error)) error {
 	case q == nil:
 		return fmt.Errorf("sqslambda: OpenQueue(%s) returned no Queue: %w", url, sqsloop.ErrInvalidArgument)
 	}
-	s.q = q
+	s.q, s.dead = q, consumer.NewDeadLetters(q)
 	return nil
 }
 

@@ -21,7 +21,9 @@ import (
 // processed, which the event source mapping deletes, and LateAcked those
 // of them whose lease the lease owner had already seen lapse (their
 // delete may find a newer receipt handle; the record may run again);
-// AckFailed and AckRetries stay 0. Nacked, GivenBack, NackFailed,
+// AckFailed and AckRetries stay 0. Poisoned counts records whose handler
+// failed with consumer.Permanent and that were copied to the dead-letter
+// queue (also in Failed, and in Acked: reported processed). Nacked, GivenBack, NackFailed,
 // Extensions, ExtensionCalls, LargestExtensionBatch and LeasesLost are the
 // lease owner's (with a client; 0 without). ReceiveCalls and ReceiveErrors
 // stay 0: the event source mapping receives.
@@ -48,6 +50,7 @@ type counters struct {
 	started, succeeded, failed, panics atomic.Int64
 	abandoned, acked, lateAcked        atomic.Int64
 	skipped, cutOff, itemFailures      atomic.Int64
+	poisoned                           atomic.Int64
 
 	mu     sync.Mutex
 	leases visibility.Stats // summed over the invocations' lease owners (largest batch: the largest)
@@ -85,7 +88,7 @@ func (h *Handler) Stats() Stats {
 			Acked: c.acked.Load(), LateAcked: c.lateAcked.Load(),
 			Nacked: ls.Nacked, GivenBack: ls.GivenBack, NackFailed: ls.NackFailed,
 			Extensions: ls.Extended, ExtensionCalls: ls.ExtensionCalls, LargestExtensionBatch: ls.LargestExtensionBatch,
-			LeasesLost: ls.Lost,
+			LeasesLost: ls.Lost, Poisoned: c.poisoned.Load(),
 		},
 		Invocations: c.invocations.Load(),
 		Skipped:     c.skipped.Load(), CutOff: c.cutOff.Load(), ItemFailures: c.itemFailures.Load(),

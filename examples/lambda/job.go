@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/heartbeat"
 )
 
@@ -31,6 +32,8 @@ func (j *job) handle(ctx context.Context, m *sqsloop.Message) error {
 		return errors.New("this job always fails")
 	case strings.HasPrefix(m.Body, "panic"):
 		panic("this job always panics")
+	case strings.HasPrefix(m.Body, "poison"):
+		return consumer.Permanent(errors.New("this job can never succeed"))
 	}
 	sum := sha256.New()
 	n, err := j.hash(ctx, sum, m.Body)

@@ -5,7 +5,11 @@
 // "fail" always fails and one that starts with "panic" panics, so the
 // partial batch response shows: the function answers with their message
 // IDs in batchItemFailures, and the event source mapping (with
-// ReportBatchItemFailures) deletes the others.
+// ReportBatchItemFailures) deletes the others. One whose body starts with
+// "poison" can never succeed (consumer.Permanent): with LEASES=on and a
+// queue with a redrive policy it goes to the dead-letter queue on its
+// first delivery and is not in batchItemFailures; otherwise it fails like
+// the "fail" records.
 //
 // Build it as a custom runtime's bootstrap (provided.al2023):
 //
@@ -16,7 +20,9 @@
 //	LEASES=on      use an SQS client (needs sqs:ChangeMessageVisibility and
 //	               sqs:GetQueueAttributes): records that beat stay hidden past
 //	               the queue's visibility timeout, failed ones come back after
-//	               the back-off, records not run are given back at once
+//	               the back-off, records not run are given back at once, and
+//	               "poison" records go to the dead-letter queue (needs
+//	               sqs:GetQueueUrl and sqs:SendMessage on it)
 //	SQS_ENDPOINT   with LEASES=on, an SQS-compatible server's URL instead of AWS
 //	BACKOFF        first retry delay of a failed record, doubling (default 1s)
 //	SLOW, CHUNKS   pause after each of CHUNKS reads of a file (default 0, 48)
@@ -113,7 +119,8 @@ func newFunction(ctx context.Context, getenv func(string) string, stdout io.Writ
 		log.Info("invocation", slog.Int("records", len(ev.Records)), slog.Int("failures", len(resp.BatchItemFailures)),
 			slog.Int64("succeeded", st.Succeeded), slog.Int64("failed", st.Failed), slog.Int64("panics", st.Panics),
 			slog.Int64("extensions", st.Extensions), slog.Int64("extension_calls", st.ExtensionCalls),
-			slog.Int64("nacked", st.Nacked), slog.Int64("given_back", st.GivenBack), slog.Int64("leases_lost", st.LeasesLost))
+			slog.Int64("nacked", st.Nacked), slog.Int64("given_back", st.GivenBack), slog.Int64("leases_lost", st.LeasesLost),
+			slog.Int64("poisoned", st.Poisoned))
 		return resp, err
 	}, nil
 }

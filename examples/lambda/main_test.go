@@ -22,7 +22,8 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // The function answers a batch of two files, a failing and a panicking
 // record with exactly the failing and the panicking message IDs; a file
-// that does not exist fails its record too.
+// that does not exist fails its record too, and so does a poison record
+// without an SQS client (nothing can send it to a dead-letter queue).
 func TestFunctionReportsFailingAndPanickingRecords(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"a", "b"} {
@@ -42,7 +43,7 @@ func TestFunctionReportsFailingAndPanickingRecords(t *testing.T) {
 	defer cancel()
 	resp, err := fn(ctx, events.SQSEvent{Records: []events.SQSMessage{
 		rec("good-1", filepath.Join(dir, "a")), rec("fail-1", "fail: always"), rec("panic-1", "panic: always"),
-		rec("good-2", filepath.Join(dir, "b")), rec("missing-1", filepath.Join(dir, "missing")),
+		rec("good-2", filepath.Join(dir, "b")), rec("missing-1", filepath.Join(dir, "missing")), rec("poison-1", "poison: never"),
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +52,7 @@ func TestFunctionReportsFailingAndPanickingRecords(t *testing.T) {
 	for _, f := range resp.BatchItemFailures {
 		got = append(got, f.ItemIdentifier)
 	}
-	if want := []string{"fail-1", "panic-1", "missing-1"}; !slices.Equal(got, want) {
+	if want := []string{"fail-1", "panic-1", "missing-1", "poison-1"}; !slices.Equal(got, want) {
 		t.Errorf("batchItemFailures %v, want %v", got, want)
 	}
 }
