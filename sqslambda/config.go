@@ -123,21 +123,22 @@ type Config struct {
 	// (consumer.HandlerRun): acked, nacked or panicked with the retry
 	// delay, dead_lettered when it failed with consumer.Permanent and its
 	// copy is in the dead-letter queue, lease_lost when the lease was lost
-	// while it ran, given_back when it returned an error after the
-	// deadline cut it short, abandoned when Handle stopped waiting for it
-	// (at the latest before Handle returns). With a client it is also the lease owner's, unless
-	// Visibility.Observer is set: Settled for every batch call
-	// (extensions, nacks, give-backs) and LeaseLost. Records that never
-	// run (the rest of a failed FIFO group, those left at the cut-off, one
-	// whose lease lapsed while it waited, reported by LeaseLost) are no
-	// handler runs and have no
-	// ProcessStart or ProcessEnd, as a consumer's unstarted messages have
-	// none: with a client their give-back is a Settled entry
-	// (sqsloop.KindGiveBack); Stats.Skipped and Stats.CutOff count them.
-	// Received and Drain are never called: the event source mapping
-	// receives, and an invocation has no drain. Package otelsqsloop makes
-	// OpenTelemetry spans and metrics of the events, package leasepage a
-	// page of the records in flight. Nil (the default) costs nothing.
+	// while it ran, given_back when it returned an error after the deadline
+	// cut it short, abandoned when Handle stopped waiting for it (at the
+	// latest before Handle returns). With a client it is also the lease
+	// owner's, unless Visibility.Observer is set: Settled for every batch
+	// call (extensions, nacks, give-backs) and LeaseLost.
+	//
+	// Records that never run (the rest of a failed FIFO group, those left
+	// at the cut-off, one whose lease lapsed while it waited, which
+	// LeaseLost reports) are no handler runs and have no ProcessStart or
+	// ProcessEnd, as a consumer's unstarted messages have none: with a
+	// client their give-back is a Settled entry (sqsloop.KindGiveBack);
+	// Stats.Skipped and Stats.CutOff count them. Received and Drain are
+	// never called: the event source mapping receives, and an invocation
+	// has no drain. Package otelsqsloop makes OpenTelemetry spans and
+	// metrics of the events, package leasepage a page of the records in
+	// flight. Nil (the default) costs nothing.
 	Observer sqsloop.Observer
 }
 
