@@ -62,6 +62,26 @@ func WholeSeconds(d time.Duration) time.Duration {
 // maxDuration is the largest time.Duration.
 const maxDuration = time.Duration(1<<63 - 1)
 
+// WantsMessageAttribute reports whether r asks for the message attribute
+// name, as SQS reads MessageAttributeNames: nil asks for every attribute
+// and an empty slice for none; "All" and ".*" ask for every one; a name
+// ending in ".*" ("order.*") for every name with that prefix, the dot
+// included ("order.id", not "orders"); any other name for itself. Names
+// are case-sensitive. The mailboxes that choose attributes themselves
+// (memmailbox, sqlmailbox) call it; SQS does it for sqsmailbox.
+func (r ReceiveRequest) WantsMessageAttribute(name string) bool {
+	if r.MessageAttributeNames == nil {
+		return true
+	}
+	for _, n := range r.MessageAttributeNames {
+		prefix, wildcard := strings.CutSuffix(n, "*")
+		if n == "All" || n == name || (wildcard && strings.HasSuffix(prefix, ".") && strings.HasPrefix(name, strings.TrimPrefix(prefix, "."))) {
+			return true
+		}
+	}
+	return false
+}
+
 // Validate reports every problem of r, joined with errors.Join, or nil for a
 // request SQS's ReceiveMessage accepts: MaxMessages 1–10 (MaxBatchSize; SQS
 // MaxNumberOfMessages), VisibilityTimeout 0–12 h (MaxVisibilityTimeout; SQS

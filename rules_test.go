@@ -329,3 +329,27 @@ func TestValidateSendBatchSize(t *testing.T) {
 		t.Fatalf("1 MiB valid and an invalid half: %v, %v; want only entry 1 failed", entries, err)
 	}
 }
+
+func TestWantsMessageAttribute(t *testing.T) {
+	for _, tc := range []struct {
+		names []string
+		name  string
+		want  bool
+	}{
+		{nil, "anything", true},
+		{[]string{}, "anything", false},
+		{[]string{"All"}, "x", true},
+		{[]string{".*"}, "x", true},
+		{[]string{"order.*"}, "order.id", true},
+		{[]string{"order.*"}, "orders", false},
+		{[]string{"order.*"}, "order", false},
+		{[]string{"order*"}, "orders", false}, // a prefix must end at the dot
+		{[]string{"a", "b"}, "b", true},
+		{[]string{"A"}, "a", false}, // case-sensitive
+	} {
+		r := sqsloop.ReceiveRequest{MessageAttributeNames: tc.names}
+		if got := r.WantsMessageAttribute(tc.name); got != tc.want {
+			t.Errorf("names %q: WantsMessageAttribute(%q) = %v, want %v", tc.names, tc.name, got, tc.want)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package memmailbox
 
 import (
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
@@ -54,9 +53,10 @@ func copyAttrs(attrs map[string]sqsloop.MessageAttribute, names []string) map[st
 	if len(attrs) == 0 || (names != nil && len(names) == 0) {
 		return nil
 	}
+	want := sqsloop.ReceiveRequest{MessageAttributeNames: names}
 	var out map[string]sqsloop.MessageAttribute
 	for k, v := range attrs {
-		if names != nil && !selected(k, names) {
+		if !want.WantsMessageAttribute(k) {
 			continue
 		}
 		if out == nil {
@@ -68,19 +68,4 @@ func copyAttrs(attrs map[string]sqsloop.MessageAttribute, names []string) map[st
 		out[k] = v
 	}
 	return out
-}
-
-// selected reports whether the attribute name is among names: equal to one,
-// or starting with one that ends in ".*" (without the "*"), or names holds
-// "All" or ".*", as in SQS.
-func selected(name string, names []string) bool {
-	for _, n := range names {
-		switch {
-		case n == "All" || n == ".*" || n == name:
-			return true
-		case strings.HasSuffix(n, ".*") && strings.HasPrefix(name, n[:len(n)-1]):
-			return true
-		}
-	}
-	return false
 }

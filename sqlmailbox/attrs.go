@@ -3,7 +3,6 @@ package sqlmailbox
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/sqsloop/sqsloop"
 )
@@ -40,9 +39,10 @@ func decodeAttrs(raw []byte, names []string) (map[string]sqsloop.MessageAttribut
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, fmt.Errorf("sqlmailbox: stored message attributes: %w", err)
 	}
+	want := sqsloop.ReceiveRequest{MessageAttributeNames: names}
 	var out map[string]sqsloop.MessageAttribute
 	for k, a := range m {
-		if !wanted(k, names) {
+		if !want.WantsMessageAttribute(k) {
 			continue
 		}
 		if out == nil {
@@ -51,19 +51,4 @@ func decodeAttrs(raw []byte, names []string) (map[string]sqsloop.MessageAttribut
 		out[k] = sqsloop.MessageAttribute{DataType: a.T, StringValue: a.S, BinaryValue: a.B}
 	}
 	return out, nil
-}
-
-// wanted reports whether names (nil: all) asks for the attribute name, the
-// way SQS reads MessageAttributeNames.
-func wanted(name string, names []string) bool {
-	if names == nil {
-		return true
-	}
-	for _, n := range names {
-		prefix, isPrefix := strings.CutSuffix(n, "*")
-		if n == "All" || n == name || (isPrefix && strings.HasSuffix(prefix, ".") && strings.HasPrefix(name, strings.TrimPrefix(prefix, "."))) {
-			return true
-		}
-	}
-	return false
 }
