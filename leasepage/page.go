@@ -63,8 +63,8 @@ type Page struct {
 
 	mu                                        sync.Mutex
 	leases                                    map[*sqsloop.Message]*lease
-	outcomes                                  [6]int64
-	lost                                      [4]int64
+	outcomes                                  map[sqsloop.Outcome]int64
+	lost                                      map[sqsloop.LeaseLostReason]int64
 	receives, receiveErrors, extensions, late int64
 	ahead, held                               int
 	drain                                     *sqsloop.DrainEvent
@@ -100,7 +100,8 @@ func New(opts Options) *Page {
 	if opts.Refresh < time.Second {
 		opts.Refresh = DefaultRefresh
 	}
-	return &Page{opts: opts, now: time.Now, leases: map[*sqsloop.Message]*lease{}}
+	return &Page{opts: opts, now: time.Now, leases: map[*sqsloop.Message]*lease{},
+		outcomes: map[sqsloop.Outcome]int64{}, lost: map[sqsloop.LeaseLostReason]int64{}}
 }
 
 // Received adds the messages received as waiting for a handler.
@@ -137,9 +138,7 @@ func (p *Page) ProcessStart(ctx context.Context, m *sqsloop.Message) context.Con
 func (p *Page) ProcessEnd(_ context.Context, m *sqsloop.Message, e sqsloop.ProcessEvent) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if int(e.Outcome) < len(p.outcomes) {
-		p.outcomes[e.Outcome]++
-	}
+	p.outcomes[e.Outcome]++
 	if e.Err != nil && e.Outcome != sqsloop.OutcomeAcked {
 		p.note("handler of "+m.ID+" ("+e.Outcome.String()+")", e.Err, m.ReceiptHandle)
 	}
@@ -180,9 +179,7 @@ func (p *Page) Settled(e sqsloop.SettleEvent) {
 func (p *Page) LeaseLost(m *sqsloop.Message, e sqsloop.LeaseLostEvent) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if int(e.Reason) < len(p.lost) {
-		p.lost[e.Reason]++
-	}
+	p.lost[e.Reason]++
 	p.note("lease of "+m.ID+" lost ("+e.Reason.String()+")", e.Err, m.ReceiptHandle)
 	l := p.leases[m]
 	switch {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -177,5 +178,42 @@ func TestPageHidesReceiptHandlesInErrors(t *testing.T) {
 	page.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", nil))
 	if rec.Code != http.StatusMethodNotAllowed {
 		t.Errorf("POST: %d, want 405", rec.Code)
+	}
+}
+
+// Every outcome a handler run can end with is counted and shown, the last
+// one added (dead_lettered) too, and every reason a lease can be lost for:
+// the page keeps no table of its own that a new one could fall off.
+func TestPageCountsEveryOutcomeAndReason(t *testing.T) {
+	page := leasepage.New(leasepage.Options{})
+	var outcomes, reasons []string
+	for o := sqsloop.OutcomeAcked; o.String() != "unknown"; o++ {
+		m := &sqsloop.Message{ID: "m-" + o.String(), ReceivedAt: time.Now(), VisibilityTimeout: time.Minute}
+		page.Received(context.Background(), sqsloop.ReceiveEvent{Messages: []*sqsloop.Message{m}})
+		page.ProcessEnd(page.ProcessStart(context.Background(), m), m, sqsloop.ProcessEvent{Outcome: o})
+		outcomes = append(outcomes, o.String())
+	}
+	for r := sqsloop.LostNoBeats; r.String() != "unknown"; r++ {
+		m := &sqsloop.Message{ID: "m-" + r.String()}
+		page.LeaseLost(m, sqsloop.LeaseLostEvent{Reason: r, Err: errors.New("lost")})
+		reasons = append(reasons, r.String())
+	}
+	if !slices.Contains(outcomes, sqsloop.OutcomeDeadLettered.String()) {
+		t.Fatalf("outcomes %v lack dead_lettered", outcomes)
+	}
+	var s snapshot
+	if err := json.Unmarshal([]byte(get(t, page, "/?format=json")), &s); err != nil {
+		t.Fatal(err)
+	}
+	html := get(t, page, "/")
+	for _, name := range outcomes {
+		if s.Outcomes[name] != 1 || !strings.Contains(html, name+" <b>1</b>") {
+			t.Errorf("outcome %s: JSON counts %d (want 1), or the HTML lacks it: %v", name, s.Outcomes[name], s.Outcomes)
+		}
+	}
+	for _, name := range reasons {
+		if s.LeasesLost[name] != 1 || !strings.Contains(html, name+" <b>1</b>") {
+			t.Errorf("lost reason %s: JSON counts %d (want 1), or the HTML lacks it: %v", name, s.LeasesLost[name], s.LeasesLost)
+		}
 	}
 }

@@ -31,9 +31,10 @@
 //     operation names for these: "delete" and "change_visibility" are the SQS
 //     actions in the conventions' snake case. They carry
 //     messaging.batch.message_count and three attributes of our own under
-//     aws.sqs.*: aws.sqs.settle.kind (what the entries do: "ack", "extend",
-//     "nack", "give_back", comma-separated in that order when a batch mixes
-//     them), aws.sqs.visibility_timeout (the seconds asked for, when every
+//     aws.sqs.*: aws.sqs.settle.kind (what the entries do: "extend", "ack",
+//     "nack", "give_back", sqsloop.SettleKind's names, comma-separated in
+//     that order when a batch mixes them; a delete batch holds acks only),
+//     aws.sqs.visibility_timeout (the seconds asked for, when every
 //     entry asks the same) and aws.sqs.batch.failed_count (entries that
 //     failed; then error.type is the first failure's and the status is
 //     Error).

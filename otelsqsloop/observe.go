@@ -3,6 +3,7 @@ package otelsqsloop
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -137,24 +138,25 @@ func (o *Observer) LeaseLost(_ *sqsloop.Message, e sqsloop.LeaseLostEvent) {
 // metrics above.
 func (o *Observer) Drain(sqsloop.DrainEvent) {}
 
-// kinds describes the entries' kinds ("nack,give_back", in a fixed order)
-// and reports whether every entry asks for the same timeout.
+// kinds names the entries' kinds, each once, comma-separated in the order
+// of sqsloop.SettleKind ("extend,nack,give_back"), and reports whether
+// every entry asks for the same timeout.
 func (o *Observer) kinds(entries []sqsloop.SettleEntry) (string, time.Duration, bool) {
-	var seen [4]bool
+	var buf [sqsloop.MaxBatchSize]sqsloop.SettleKind
+	seen := buf[:0]
 	same := true
 	for i, en := range entries {
-		if int(en.Kind) < len(seen) {
-			seen[en.Kind] = true
+		if !slices.Contains(seen, en.Kind) {
+			seen = append(seen, en.Kind)
 		}
 		if i > 0 && en.Timeout != entries[0].Timeout {
 			same = false
 		}
 	}
-	var parts []string
-	for _, k := range []sqsloop.SettleKind{sqsloop.KindAck, sqsloop.KindExtend, sqsloop.KindNack, sqsloop.KindGiveBack} {
-		if seen[k] {
-			parts = append(parts, k.String())
-		}
+	slices.Sort(seen)
+	parts := make([]string, len(seen))
+	for i, k := range seen {
+		parts[i] = k.String()
 	}
 	var timeout time.Duration
 	if len(entries) > 0 {
