@@ -24,6 +24,7 @@ package leasepage
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -48,8 +49,9 @@ const (
 type Options struct {
 	// Title heads the page. Default "sqsloop leases".
 	Title string
-	// Refresh is how often the HTML page reloads itself, ≥ 1 s; 0 means
-	// DefaultRefresh (2 s).
+	// Refresh is how often the HTML page reloads itself, in whole seconds
+	// (HTML's refresh counts seconds): rounded up, so 1 s at least; 0 (or
+	// less) means DefaultRefresh (2 s).
 	Refresh time.Duration
 }
 
@@ -97,7 +99,7 @@ func New(opts Options) *Page {
 	if opts.Title == "" {
 		opts.Title = "sqsloop leases"
 	}
-	if opts.Refresh < time.Second {
+	if opts.Refresh <= 0 {
 		opts.Refresh = DefaultRefresh
 	}
 	return &Page{opts: opts, now: time.Now, leases: map[*sqsloop.Message]*lease{},
@@ -151,9 +153,16 @@ func (p *Page) Settled(e sqsloop.SettleEvent) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.held = e.Held
+	if e.Err != nil { // every entry failed with it: one note
+		handles := make([]string, len(e.Entries))
+		for i, en := range e.Entries {
+			handles[i] = en.Message.ReceiptHandle
+		}
+		p.note(fmt.Sprintf("%s of %d messages", e.Op, len(e.Entries)), e.Err, handles...)
+	}
 	for _, en := range e.Entries {
 		l := p.leases[en.Message]
-		if en.Err != nil {
+		if en.Err != nil && e.Err == nil {
 			p.note(e.Op.String()+" ("+en.Kind.String()+") of "+en.Message.ID, en.Err, en.Message.ReceiptHandle)
 		}
 		switch {
@@ -220,11 +229,13 @@ func (l *lease) sawBeat() {
 	l.beats = append(l.beats, b)
 }
 
-// note keeps err among the last errors, with handle hidden.
-func (p *Page) note(what string, err error, handle string) {
+// note keeps err among the last errors, with the receipt handles hidden.
+func (p *Page) note(what string, err error, handles ...string) {
 	text := err.Error()
-	if handle != "" {
-		text = strings.ReplaceAll(text, handle, "[receipt handle]")
+	for _, h := range handles {
+		if h != "" {
+			text = strings.ReplaceAll(text, h, "[receipt handle]")
+		}
 	}
 	if len(p.errs) == maxErrors {
 		p.errs = slices.Delete(p.errs, 0, 1)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -214,6 +215,49 @@ func TestPageCountsEveryOutcomeAndReason(t *testing.T) {
 	for _, name := range reasons {
 		if s.LeasesLost[name] != 1 || !strings.Contains(html, name+" <b>1</b>") {
 			t.Errorf("lost reason %s: JSON counts %d (want 1), or the HTML lacks it: %v", name, s.LeasesLost[name], s.LeasesLost)
+		}
+	}
+}
+
+// A batch call that fails as a whole (every entry with its error) is one
+// of the last errors, not ten: the error before it is still shown, and a
+// receipt handle of any entry quoted in it is hidden.
+func TestPageNotesAFailedCallOnce(t *testing.T) {
+	page := leasepage.New(leasepage.Options{})
+	page.Received(context.Background(), sqsloop.ReceiveEvent{Err: errors.New("earlier receive failure")})
+	var entries []sqsloop.SettleEntry
+	for i := range sqsloop.MaxBatchSize {
+		m := &sqsloop.Message{ID: fmt.Sprint("m-", i), ReceiptHandle: fmt.Sprint("AQEBhandle", i), ReceivedAt: time.Now(), VisibilityTimeout: time.Minute}
+		page.Received(context.Background(), sqsloop.ReceiveEvent{Messages: []*sqsloop.Message{m}})
+		entries = append(entries, sqsloop.SettleEntry{Message: m, Kind: sqsloop.KindExtend})
+	}
+	callErr := errors.New("connection reset while sending AQEBhandle7")
+	for i := range entries {
+		entries[i].Err = callErr
+	}
+	page.Settled(sqsloop.SettleEvent{Op: sqsloop.OpChangeVisibility, Start: time.Now(), Entries: entries, Failed: len(entries), Err: callErr})
+	var s snapshot
+	if err := json.Unmarshal([]byte(get(t, page, "/?format=json")), &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Errors) != 2 || s.Errors[1].Error != "earlier receive failure" {
+		t.Fatalf("last errors %+v, want the failed call once and the receive failure before it", s.Errors)
+	}
+	if got := s.Errors[0].Error; strings.Contains(got, "AQEBhandle") || !strings.Contains(got, "[receipt handle]") {
+		t.Errorf("the failed call's error reads %q: want its receipt handle hidden", got)
+	}
+}
+
+// The HTML page reloads every Refresh rounded up to whole seconds (HTML's
+// refresh counts seconds), so half a second gives 1 s, not the default.
+func TestPageRefresh(t *testing.T) {
+	for _, c := range []struct {
+		refresh time.Duration
+		want    string
+	}{{0, "2"}, {500 * time.Millisecond, "1"}, {1500 * time.Millisecond, "2"}, {5 * time.Second, "5"}} {
+		html := get(t, leasepage.New(leasepage.Options{Refresh: c.refresh}), "/")
+		if !strings.Contains(html, `http-equiv="refresh" content="`+c.want+`"`) {
+			t.Errorf("Refresh %v: the page does not reload every %s s", c.refresh, c.want)
 		}
 	}
 }
