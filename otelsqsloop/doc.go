@@ -23,8 +23,10 @@
 //     context (not parented on it: the conventions' default), with
 //     messaging.message.id, sqsloop.receive_count and, at its end,
 //     sqsloop.outcome ("acked", "nacked", "panicked", "given_back",
-//     "lease_lost", "abandoned", "dead_lettered": sqsloop.Outcome) and, on
-//     failure, error.type and an error status;
+//     "lease_lost", "abandoned", "dead_lettered": sqsloop.Outcome),
+//     sqsloop.nack_delay (seconds until a nacked or panicked message is
+//     visible again; absent when nothing nacks it, as on AWS Lambda without
+//     a client) and, on failure, error.type and an error status;
 //   - "delete jobs" and "change_visibility jobs", kind CLIENT, type settle:
 //     every DeleteMessageBatch (acks) and ChangeMessageVisibilityBatch
 //     (extensions, nacks, give-backs) of the lease owner. SQS has no standard
