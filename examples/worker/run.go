@@ -72,7 +72,7 @@ func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writ
 		fmt.Fprintf(out, "enqueued %d jobs (%d files, 1 stuck, 1 failing, 1 malformed)\n", len(files)+3, len(files))
 	}
 
-	tel, err := startTelemetry(o, group, out)
+	tel, err := startTelemetry(o, q.url, group, out)
 	if err != nil {
 		return sum, err
 	}
