@@ -33,7 +33,8 @@ import (
 // redelivered, the failing job dead-lettered, the malformed one moved to
 // the dead-letter queue on its first delivery. With -trace stdout its spans
 // name that queue (messaging.destination.name, aws.sqs.queue.url), not the
-// in-memory default "jobs".
+// in-memory default "jobs"; its summary gives the maxReceiveCount of the
+// queue's redrive policy (3 on the queue it sets up, 4 on the other).
 func TestWorkerOnSQS(t *testing.T) {
 	t.Parallel()
 	h := sqsServerHarness(t)
@@ -56,7 +57,7 @@ func TestWorkerOnSQS(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
 			args := []string{"-endpoint", srv.Endpoint, "-trace", "stdout"}
-			var name string
+			name, maxReceives := "", 3
 			if setup {
 				var r [4]byte
 				_, _ = rand.Read(r[:])
@@ -64,21 +65,22 @@ func TestWorkerOnSQS(t *testing.T) {
 				args = append(args, "-queue", name)
 				t.Cleanup(func() { deleteQueues(t, srv, name, name+sqsloop.DeadLetterSuffix) })
 			} else {
-				q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: 2 * time.Second, MaxReceiveCount: 3})
+				maxReceives = 4
+				q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: 2 * time.Second, MaxReceiveCount: maxReceives})
 				defer cleanup()
 				url := q.Mailbox.(*sqsmailbox.Mailbox).QueueURL()
 				name = path.Base(url)
 				args = append(args, "-queue-url", url, "-send")
 			}
-			runWorker(t, h.Name(), bin, srv, name, append(args, "-dir", dir, "-slow", "50ms", "-chunks", "48", "-concurrency", "8"))
+			runWorker(t, h.Name(), bin, srv, name, maxReceives, append(args, "-dir", dir, "-slow", "50ms", "-chunks", "48", "-concurrency", "8"))
 		})
 	}
 }
 
 // runWorker runs the worker binary with args (-trace stdout among them) on
-// srv, and checks its summary and that its spans name the queue called
-// queue.
-func runWorker(t *testing.T, name, bin string, srv *SQSServer, queue string, args []string) {
+// srv, and checks its summary (the redrive policy's maxReceives) and that
+// its spans name the queue called queue.
+func runWorker(t *testing.T, name, bin string, srv *SQSServer, queue string, maxReceives int, args []string) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -151,6 +153,9 @@ func runWorker(t *testing.T, name, bin string, srv *SQSServer, queue string, arg
 	}
 	if n := field(`dead-lettered\s+(\d+)`); n != 1 {
 		t.Errorf("dead-lettered %d, want the failing job", n)
+	}
+	if n := field(`dead-lettered\s+\d+ \(by the redrive policy, after (\d+) receives\)`); n != maxReceives {
+		t.Errorf("dead-lettered after %d receives, says the summary; the queue's maxReceiveCount is %d", n, maxReceives)
 	}
 	if n := field(`poison\s+(\d+) moved to the dead-letter queue at once \(receive counts: 1\)`); n != 1 {
 		t.Errorf("poison %d, want the malformed job, on its first delivery", n)

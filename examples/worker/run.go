@@ -56,6 +56,7 @@ func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writ
 		return sum, err
 	}
 	defer q.close()
+	sum.maxReceives = q.atStart.MaxReceiveCount
 	if n := waiting(q.atStart); o.mailbox != "" && n > 0 {
 		// An earlier run was interrupted: finish its jobs, enqueue none.
 		sum.waiting = n
