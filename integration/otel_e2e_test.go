@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -124,9 +125,10 @@ func TestE2ETraceContextThroughTheServer(t *testing.T) {
 		t.Logf("declared difference NoAWSTraceHeader on %s: the AWSTraceHeader sent is not returned; its link is not checked", h.Name())
 		want[xrayID] = trace.SpanContext{}
 	}
-	seen := 0
+	seen, ackEntries := 0, int64(0)
 	var receiveLinks []trace.SpanID
 	for _, s := range spans.GetSpans().Snapshots() {
+		attrs := attribute.NewSet(s.Attributes()...)
 		switch s.Name() {
 		case "process " + path.Base(url):
 		case "receive " + path.Base(url):
@@ -134,15 +136,19 @@ func TestE2ETraceContextThroughTheServer(t *testing.T) {
 				receiveLinks = append(receiveLinks, l.SpanContext.SpanID())
 			}
 			continue
+		case "delete " + path.Base(url):
+			kind, _ := attrs.Value("aws.sqs.settle.kind")
+			n, _ := attrs.Value("messaging.batch.message_count")
+			if s.SpanKind() != trace.SpanKindClient || kind.AsString() != "ack" || s.Status().Code != codes.Unset {
+				t.Errorf("%s: delete span kind %v, aws.sqs.settle.kind %q, status %v; want CLIENT, ack, unset", h.Name(), s.SpanKind(), kind.AsString(), s.Status())
+			}
+			ackEntries += n.AsInt64()
+			continue
 		default:
 			continue
 		}
-		var id string
-		for _, kv := range s.Attributes() {
-			if kv.Key == "messaging.message.id" {
-				id = kv.Value.AsString()
-			}
-		}
+		v, _ := attrs.Value("messaging.message.id")
+		id := v.AsString()
 		sc, ok := want[id]
 		if !ok {
 			t.Errorf("%s: a process span for message %q", h.Name(), id)
@@ -161,6 +167,9 @@ func TestE2ETraceContextThroughTheServer(t *testing.T) {
 	}
 	if seen != 2 {
 		t.Errorf("%s: %d process spans of the two messages, want 2", h.Name(), seen)
+	}
+	if ackEntries != 2 {
+		t.Errorf("%s: the delete spans ack %d messages, want the 2 handled", h.Name(), ackEntries)
 	}
 	for _, sc := range want {
 		if sc.IsValid() && !slices.Contains(receiveLinks, sc.SpanID()) {

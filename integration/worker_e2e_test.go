@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -30,7 +31,10 @@ import (
 // same summary as on the in-memory mailbox: every normal job acked,
 // multi-entry extension batches, the stuck job's lease lost and the job
 // redelivered, the failing job dead-lettered, the malformed one moved to
-// the dead-letter queue on its first delivery.
+// the dead-letter queue on its first delivery. With -trace stdout its spans
+// name that queue (messaging.destination.name, aws.sqs.queue.url), not the
+// in-memory default "jobs"; its summary gives the maxReceiveCount of the
+// queue's redrive policy (3 on the queue it sets up, 4 on the other).
 func TestWorkerOnSQS(t *testing.T) {
 	t.Parallel()
 	h := sqsServerHarness(t)
@@ -52,25 +56,31 @@ func TestWorkerOnSQS(t *testing.T) {
 		t.Run(map[bool]string{true: "queue set up by the worker", false: "queue-url and send"}[setup], func(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
-			args := []string{"-endpoint", srv.Endpoint}
+			args := []string{"-endpoint", srv.Endpoint, "-trace", "stdout"}
+			name, maxReceives := "", 3
 			if setup {
 				var r [4]byte
 				_, _ = rand.Read(r[:])
-				name := "sqsloop-worker-" + hex.EncodeToString(r[:])
+				name = "sqsloop-worker-" + hex.EncodeToString(r[:])
 				args = append(args, "-queue", name)
 				t.Cleanup(func() { deleteQueues(t, srv, name, name+sqsloop.DeadLetterSuffix) })
 			} else {
-				q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: 2 * time.Second, MaxReceiveCount: 3})
+				maxReceives = 4
+				q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: 2 * time.Second, MaxReceiveCount: maxReceives})
 				defer cleanup()
-				args = append(args, "-queue-url", q.Mailbox.(*sqsmailbox.Mailbox).QueueURL(), "-send")
+				url := q.Mailbox.(*sqsmailbox.Mailbox).QueueURL()
+				name = path.Base(url)
+				args = append(args, "-queue-url", url, "-send")
 			}
-			runWorker(t, h.Name(), bin, srv, append(args, "-dir", dir, "-slow", "50ms", "-chunks", "48", "-concurrency", "8"))
+			runWorker(t, h.Name(), bin, srv, name, maxReceives, append(args, "-dir", dir, "-slow", "50ms", "-chunks", "48", "-concurrency", "8"))
 		})
 	}
 }
 
-// runWorker runs the worker binary with args on srv and checks its summary.
-func runWorker(t *testing.T, name, bin string, srv *SQSServer, args []string) {
+// runWorker runs the worker binary with args (-trace stdout among them) on
+// srv, and checks its summary (the redrive policy's maxReceives) and that
+// its spans name the queue called queue.
+func runWorker(t *testing.T, name, bin string, srv *SQSServer, queue string, maxReceives int, args []string) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -84,7 +94,34 @@ func runWorker(t *testing.T, name, bin string, srv *SQSServer, args []string) {
 		t.Fatalf("worker: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
 	out := stdout.String()
-	t.Logf("worker on %s:\n%s", name, out)
+	t.Logf("worker on %s (spans left out):\n%s", name, regexp.MustCompile(`(?m)^\{.*\n`).ReplaceAllString(out, ""))
+
+	attr := func(key string) []string {
+		var vals []string
+		for _, m := range regexp.MustCompile(`"Key":\s*"`+regexp.QuoteMeta(key)+`",\s*"Value":\s*\{\s*"Type":\s*"STRING",\s*"Value":\s*"([^"]*)"`).FindAllStringSubmatch(out, -1) {
+			vals = append(vals, m[1])
+		}
+		return vals
+	}
+	names, urls := attr("messaging.destination.name"), attr("aws.sqs.queue.url")
+	if len(names) == 0 || len(urls) == 0 {
+		t.Errorf("%d spans with messaging.destination.name, %d with aws.sqs.queue.url: want every span to name the queue", len(names), len(urls))
+	}
+	for _, n := range names {
+		if n != queue {
+			t.Errorf("a span's messaging.destination.name is %q, want %q", n, queue)
+			break
+		}
+	}
+	for _, u := range urls {
+		if path.Base(u) != queue {
+			t.Errorf("a span's aws.sqs.queue.url is %q, want the URL of %q", u, queue)
+			break
+		}
+	}
+	if !strings.Contains(out, `"Name":"process `+queue+`"`) {
+		t.Errorf("no span named %q", "process "+queue)
+	}
 
 	_, summary, ok := strings.Cut(out, "sqsloop worker summary")
 	if !ok {
@@ -116,6 +153,9 @@ func runWorker(t *testing.T, name, bin string, srv *SQSServer, args []string) {
 	}
 	if n := field(`dead-lettered\s+(\d+)`); n != 1 {
 		t.Errorf("dead-lettered %d, want the failing job", n)
+	}
+	if n := field(`dead-lettered\s+\d+ \(by the redrive policy, after (\d+) receives\)`); n != maxReceives {
+		t.Errorf("dead-lettered after %d receives, says the summary; the queue's maxReceiveCount is %d", n, maxReceives)
 	}
 	if n := field(`poison\s+(\d+) moved to the dead-letter queue at once \(receive counts: 1\)`); n != 1 {
 		t.Errorf("poison %d, want the malformed job, on its first delivery", n)

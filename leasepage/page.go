@@ -24,6 +24,7 @@ package leasepage
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -48,8 +49,9 @@ const (
 type Options struct {
 	// Title heads the page. Default "sqsloop leases".
 	Title string
-	// Refresh is how often the HTML page reloads itself, ≥ 1 s; 0 means
-	// DefaultRefresh (2 s).
+	// Refresh is how often the HTML page reloads itself, in whole seconds
+	// (HTML's refresh counts seconds): rounded up, so 1 s at least; 0 (or
+	// less) means DefaultRefresh (2 s).
 	Refresh time.Duration
 }
 
@@ -63,8 +65,8 @@ type Page struct {
 
 	mu                                        sync.Mutex
 	leases                                    map[*sqsloop.Message]*lease
-	outcomes                                  [6]int64
-	lost                                      [4]int64
+	outcomes                                  map[sqsloop.Outcome]int64
+	lost                                      map[sqsloop.LeaseLostReason]int64
 	receives, receiveErrors, extensions, late int64
 	ahead, held                               int
 	drain                                     *sqsloop.DrainEvent
@@ -97,10 +99,11 @@ func New(opts Options) *Page {
 	if opts.Title == "" {
 		opts.Title = "sqsloop leases"
 	}
-	if opts.Refresh < time.Second {
+	if opts.Refresh <= 0 {
 		opts.Refresh = DefaultRefresh
 	}
-	return &Page{opts: opts, now: time.Now, leases: map[*sqsloop.Message]*lease{}}
+	return &Page{opts: opts, now: time.Now, leases: map[*sqsloop.Message]*lease{},
+		outcomes: map[sqsloop.Outcome]int64{}, lost: map[sqsloop.LeaseLostReason]int64{}}
 }
 
 // Received adds the messages received as waiting for a handler.
@@ -137,9 +140,7 @@ func (p *Page) ProcessStart(ctx context.Context, m *sqsloop.Message) context.Con
 func (p *Page) ProcessEnd(_ context.Context, m *sqsloop.Message, e sqsloop.ProcessEvent) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if int(e.Outcome) < len(p.outcomes) {
-		p.outcomes[e.Outcome]++
-	}
+	p.outcomes[e.Outcome]++
 	if e.Err != nil && e.Outcome != sqsloop.OutcomeAcked {
 		p.note("handler of "+m.ID+" ("+e.Outcome.String()+")", e.Err, m.ReceiptHandle)
 	}
@@ -152,9 +153,16 @@ func (p *Page) Settled(e sqsloop.SettleEvent) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.held = e.Held
+	if e.Err != nil { // every entry failed with it: one note
+		handles := make([]string, len(e.Entries))
+		for i, en := range e.Entries {
+			handles[i] = en.Message.ReceiptHandle
+		}
+		p.note(fmt.Sprintf("%s of %d messages", e.Op, len(e.Entries)), e.Err, handles...)
+	}
 	for _, en := range e.Entries {
 		l := p.leases[en.Message]
-		if en.Err != nil {
+		if en.Err != nil && e.Err == nil {
 			p.note(e.Op.String()+" ("+en.Kind.String()+") of "+en.Message.ID, en.Err, en.Message.ReceiptHandle)
 		}
 		switch {
@@ -180,9 +188,7 @@ func (p *Page) Settled(e sqsloop.SettleEvent) {
 func (p *Page) LeaseLost(m *sqsloop.Message, e sqsloop.LeaseLostEvent) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if int(e.Reason) < len(p.lost) {
-		p.lost[e.Reason]++
-	}
+	p.lost[e.Reason]++
 	p.note("lease of "+m.ID+" lost ("+e.Reason.String()+")", e.Err, m.ReceiptHandle)
 	l := p.leases[m]
 	switch {
@@ -223,11 +229,13 @@ func (l *lease) sawBeat() {
 	l.beats = append(l.beats, b)
 }
 
-// note keeps err among the last errors, with handle hidden.
-func (p *Page) note(what string, err error, handle string) {
+// note keeps err among the last errors, with the receipt handles hidden.
+func (p *Page) note(what string, err error, handles ...string) {
 	text := err.Error()
-	if handle != "" {
-		text = strings.ReplaceAll(text, handle, "[receipt handle]")
+	for _, h := range handles {
+		if h != "" {
+			text = strings.ReplaceAll(text, h, "[receipt handle]")
+		}
 	}
 	if len(p.errs) == maxErrors {
 		p.errs = slices.Delete(p.errs, 0, 1)

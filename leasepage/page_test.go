@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -122,12 +124,19 @@ func TestPageFollowsAConsumer(t *testing.T) {
 		}
 		close(release)
 		time.Sleep(time.Second)
+		var seen []string
+		for len(handles) > 0 {
+			seen = append(seen, <-handles)
+		}
+		if len(seen) < 3 {
+			t.Fatalf("%d receipt handles seen by the handlers, want both messages' and the stuck one's second", len(seen))
+		}
 		for _, out := range []string{html, get(t, page, "/debug/sqsloop?format=json"), get(t, page, "/debug/sqsloop")} {
 			if strings.Contains(out, "SECRET-BODY") {
 				t.Fatal("the page shows a message body")
 			}
-			for len(handles) > 0 {
-				if h := <-handles; strings.Contains(out, h) {
+			for _, h := range seen {
+				if strings.Contains(out, h) {
 					t.Fatal("the page shows a receipt handle")
 				}
 			}
@@ -170,5 +179,85 @@ func TestPageHidesReceiptHandlesInErrors(t *testing.T) {
 	page.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", nil))
 	if rec.Code != http.StatusMethodNotAllowed {
 		t.Errorf("POST: %d, want 405", rec.Code)
+	}
+}
+
+// Every outcome a handler run can end with is counted and shown, the last
+// one added (dead_lettered) too, and every reason a lease can be lost for:
+// the page keeps no table of its own that a new one could fall off.
+func TestPageCountsEveryOutcomeAndReason(t *testing.T) {
+	page := leasepage.New(leasepage.Options{})
+	var outcomes, reasons []string
+	for o := sqsloop.OutcomeAcked; o.String() != "unknown"; o++ {
+		m := &sqsloop.Message{ID: "m-" + o.String(), ReceivedAt: time.Now(), VisibilityTimeout: time.Minute}
+		page.Received(context.Background(), sqsloop.ReceiveEvent{Messages: []*sqsloop.Message{m}})
+		page.ProcessEnd(page.ProcessStart(context.Background(), m), m, sqsloop.ProcessEvent{Outcome: o})
+		outcomes = append(outcomes, o.String())
+	}
+	for r := sqsloop.LostNoBeats; r.String() != "unknown"; r++ {
+		m := &sqsloop.Message{ID: "m-" + r.String()}
+		page.LeaseLost(m, sqsloop.LeaseLostEvent{Reason: r, Err: errors.New("lost")})
+		reasons = append(reasons, r.String())
+	}
+	if !slices.Contains(outcomes, sqsloop.OutcomeDeadLettered.String()) {
+		t.Fatalf("outcomes %v lack dead_lettered", outcomes)
+	}
+	var s snapshot
+	if err := json.Unmarshal([]byte(get(t, page, "/?format=json")), &s); err != nil {
+		t.Fatal(err)
+	}
+	html := get(t, page, "/")
+	for _, name := range outcomes {
+		if s.Outcomes[name] != 1 || !strings.Contains(html, name+" <b>1</b>") {
+			t.Errorf("outcome %s: JSON counts %d (want 1), or the HTML lacks it: %v", name, s.Outcomes[name], s.Outcomes)
+		}
+	}
+	for _, name := range reasons {
+		if s.LeasesLost[name] != 1 || !strings.Contains(html, name+" <b>1</b>") {
+			t.Errorf("lost reason %s: JSON counts %d (want 1), or the HTML lacks it: %v", name, s.LeasesLost[name], s.LeasesLost)
+		}
+	}
+}
+
+// A batch call that fails as a whole (every entry with its error) is one
+// of the last errors, not ten: the error before it is still shown, and a
+// receipt handle of any entry quoted in it is hidden.
+func TestPageNotesAFailedCallOnce(t *testing.T) {
+	page := leasepage.New(leasepage.Options{})
+	page.Received(context.Background(), sqsloop.ReceiveEvent{Err: errors.New("earlier receive failure")})
+	var entries []sqsloop.SettleEntry
+	for i := range sqsloop.MaxBatchSize {
+		m := &sqsloop.Message{ID: fmt.Sprint("m-", i), ReceiptHandle: fmt.Sprint("AQEBhandle", i), ReceivedAt: time.Now(), VisibilityTimeout: time.Minute}
+		page.Received(context.Background(), sqsloop.ReceiveEvent{Messages: []*sqsloop.Message{m}})
+		entries = append(entries, sqsloop.SettleEntry{Message: m, Kind: sqsloop.KindExtend})
+	}
+	callErr := errors.New("connection reset while sending AQEBhandle7")
+	for i := range entries {
+		entries[i].Err = callErr
+	}
+	page.Settled(sqsloop.SettleEvent{Op: sqsloop.OpChangeVisibility, Start: time.Now(), Entries: entries, Failed: len(entries), Err: callErr})
+	var s snapshot
+	if err := json.Unmarshal([]byte(get(t, page, "/?format=json")), &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Errors) != 2 || s.Errors[1].Error != "earlier receive failure" {
+		t.Fatalf("last errors %+v, want the failed call once and the receive failure before it", s.Errors)
+	}
+	if got := s.Errors[0].Error; strings.Contains(got, "AQEBhandle") || !strings.Contains(got, "[receipt handle]") {
+		t.Errorf("the failed call's error reads %q: want its receipt handle hidden", got)
+	}
+}
+
+// The HTML page reloads every Refresh rounded up to whole seconds (HTML's
+// refresh counts seconds), so half a second gives 1 s, not the default.
+func TestPageRefresh(t *testing.T) {
+	for _, c := range []struct {
+		refresh time.Duration
+		want    string
+	}{{0, "2"}, {500 * time.Millisecond, "1"}, {1500 * time.Millisecond, "2"}, {5 * time.Second, "5"}} {
+		html := get(t, leasepage.New(leasepage.Options{Refresh: c.refresh}), "/")
+		if !strings.Contains(html, `http-equiv="refresh" content="`+c.want+`"`) {
+			t.Errorf("Refresh %v: the page does not reload every %s s", c.refresh, c.want)
+		}
 	}
 }

@@ -3,11 +3,10 @@ package leasepage
 import (
 	"cmp"
 	"encoding/json"
+	"math"
 	"net/http"
 	"slices"
 	"time"
-
-	"github.com/sqsloop/sqsloop"
 )
 
 // view is one snapshot of the page, for HTML and JSON alike.
@@ -66,16 +65,10 @@ func (p *Page) view() view {
 	defer p.mu.Unlock()
 	now := p.now()
 	v := view{
-		Now: now, Outcomes: map[string]int64{}, LeasesLost: map[string]int64{},
+		Now: now, Outcomes: byName(p.outcomes), LeasesLost: byName(p.lost),
 		Receives: p.receives, ReceiveErrors: p.receiveErrors, Extensions: p.extensions, LateExtensions: p.late,
 		ReceiveAhead: p.ahead, Held: p.held, Drain: drainView{State: "running"},
 		InFlight: []leaseView{}, Errors: []errorView{},
-	}
-	for o := range p.outcomes {
-		v.Outcomes[sqsloop.Outcome(o).String()] = p.outcomes[o]
-	}
-	for r := range p.lost {
-		v.LeasesLost[sqsloop.LeaseLostReason(r).String()] = p.lost[r]
 	}
 	if d := p.drain; d != nil {
 		v.Drain = drainView{State: d.Phase.String(), Since: p.drainAt, Running: d.Running, GivenBack: d.GivenBack, Finished: d.Finished, Abandoned: d.Abandoned}
@@ -117,6 +110,27 @@ func (p *Page) view() view {
 		return cmp.Or(a.ReceivedAt.Compare(b.ReceivedAt), cmp.Compare(a.MessageID, b.MessageID))
 	})
 	return v
+}
+
+// byName gives the counts of n by name, with every value of the
+// enumeration (sqsloop.Outcome, sqsloop.LeaseLostReason: values from 0 up,
+// String "unknown" past the last) named, at 0 when not counted; a value
+// the enumeration does not name is counted under "unknown".
+func byName[E interface {
+	~uint8
+	String() string
+}](n map[E]int64) map[string]int64 {
+	out := map[string]int64{}
+	for e := E(0); e.String() != "unknown"; e++ {
+		out[e.String()] = 0
+		if e == math.MaxUint8 {
+			break
+		}
+	}
+	for e, c := range n {
+		out[e.String()] += c
+	}
+	return out
 }
 
 func writeJSON(w http.ResponseWriter, v view) {

@@ -23,17 +23,20 @@
 //     context (not parented on it: the conventions' default), with
 //     messaging.message.id, sqsloop.receive_count and, at its end,
 //     sqsloop.outcome ("acked", "nacked", "panicked", "given_back",
-//     "lease_lost", "abandoned", "dead_lettered": sqsloop.Outcome) and, on
-//     failure, error.type and an error status;
+//     "lease_lost", "abandoned", "dead_lettered": sqsloop.Outcome),
+//     sqsloop.nack_delay (seconds until a nacked or panicked message is
+//     visible again; absent when nothing nacks it, as on AWS Lambda without
+//     a client) and, on failure, error.type and an error status;
 //   - "delete jobs" and "change_visibility jobs", kind CLIENT, type settle:
 //     every DeleteMessageBatch (acks) and ChangeMessageVisibilityBatch
 //     (extensions, nacks, give-backs) of the lease owner. SQS has no standard
 //     operation names for these: "delete" and "change_visibility" are the SQS
 //     actions in the conventions' snake case. They carry
 //     messaging.batch.message_count and three attributes of our own under
-//     aws.sqs.*: aws.sqs.settle.kind (what the entries do: "ack", "extend",
-//     "nack", "give_back", comma-separated in that order when a batch mixes
-//     them), aws.sqs.visibility_timeout (the seconds asked for, when every
+//     aws.sqs.*: aws.sqs.settle.kind (what the entries do: "extend", "ack",
+//     "nack", "give_back", sqsloop.SettleKind's names, comma-separated in
+//     that order when a batch mixes them; a delete batch holds acks only),
+//     aws.sqs.visibility_timeout (the seconds asked for, when every
 //     entry asks the same) and aws.sqs.batch.failed_count (entries that
 //     failed; then error.type is the first failure's and the status is
 //     Error).

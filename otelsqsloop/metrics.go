@@ -2,9 +2,14 @@ package otelsqsloop
 
 import (
 	"context"
+	"math"
+	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+
+	"github.com/sqsloop/sqsloop"
 )
 
 // durationBuckets are the bucket boundaries, in seconds, the messaging
@@ -69,11 +74,121 @@ func (in *instruments) init(m metric.Meter, o *Observer) error {
 	if err != nil {
 		return err
 	}
-	attrs := metric.WithAttributes(o.base...)
 	_, err = m.RegisterCallback(func(_ context.Context, obs metric.Observer) error {
-		obs.ObserveInt64(held, o.held.Load(), attrs)
-		obs.ObserveInt64(ahead, o.ahead.Load(), attrs)
+		obs.ObserveInt64(held, o.held.Load(), o.opts.plain)
+		obs.ObserveInt64(ahead, o.ahead.Load(), o.opts.plain)
 		return nil
 	}, held, ahead)
 	return err
+}
+
+// operation is one kind of call or handler run an Observer reports: its
+// span's name and attributes, and its measurements' attributes.
+type operation struct {
+	name  string                   // the span's, "{operation} {queue}"
+	span  []attribute.KeyValue     // every span's: system, destination, operation name and type, queue URL
+	attrs []attribute.KeyValue     // every measurement's: system, destination, operation name and type
+	ok    metric.MeasurementOption // attrs, for a call without error
+}
+
+func (o *Observer) operation(name string, opType attribute.KeyValue) *operation {
+	attrs := append(slices.Clip(o.base), semconv.MessagingOperationName(name), opType)
+	span := slices.Clip(attrs)
+	if o.url != "" {
+		span = append(span, semconv.AWSSQSQueueURL(o.url))
+	}
+	return &operation{name: name + " " + o.queue, span: slices.Clip(span), attrs: slices.Clip(attrs), ok: measure(attrs, "")}
+}
+
+// settleOp is the operation of the batch call op.
+func (o *Observer) settleOp(op sqsloop.SettleOp) *operation {
+	if so, ok := o.settle[op]; ok {
+		return so
+	}
+	return o.operation(op.String(), semconv.MessagingOperationTypeSettle)
+}
+
+// spanAttrs returns op's span attributes, with room for extra more.
+func (op *operation) spanAttrs(extra int) []attribute.KeyValue {
+	return append(make([]attribute.KeyValue, 0, len(op.span)+extra), op.span...)
+}
+
+// measurements are the measurement options of what happens without error,
+// made once: an attribute set made at every measurement cost a third of
+// the Observer's time.
+type measurements struct {
+	plain      metric.MeasurementOption                     // system and destination: extensions, late extensions, the gauges
+	outcome    map[sqsloop.Outcome]metric.MeasurementOption // handler runs, by outcome
+	entry      map[entryKey]metric.MeasurementOption        // settled entries, by call and kind
+	lateResult map[bool]metric.MeasurementOption            // late results, by never_beat
+}
+
+type entryKey struct {
+	op   sqsloop.SettleOp
+	kind sqsloop.SettleKind
+}
+
+// measurements makes o's operations and measurement options.
+func (o *Observer) measurements() {
+	o.receive = o.operation("receive", semconv.MessagingOperationTypeReceive)
+	o.process = o.operation("process", semconv.MessagingOperationTypeProcess)
+	o.settle = map[sqsloop.SettleOp]*operation{}
+	o.opts = measurements{plain: measure(o.base, ""), outcome: map[sqsloop.Outcome]metric.MeasurementOption{},
+		entry: map[entryKey]metric.MeasurementOption{}, lateResult: map[bool]metric.MeasurementOption{}}
+	for _, out := range known[sqsloop.Outcome]() {
+		o.opts.outcome[out] = measure(o.process.attrs, "", keyOutcome.String(out.String()))
+	}
+	for _, op := range []sqsloop.SettleOp{sqsloop.OpDelete, sqsloop.OpChangeVisibility} {
+		o.settle[op] = o.operation(op.String(), semconv.MessagingOperationTypeSettle)
+		for _, kind := range known[sqsloop.SettleKind]() {
+			o.opts.entry[entryKey{op, kind}] = measure(o.settle[op].attrs, "", keySettleKind.String(kind.String()))
+		}
+	}
+	for _, never := range []bool{false, true} {
+		o.opts.lateResult[never] = measure(o.base, "", keyNeverBeat.Bool(never))
+	}
+}
+
+// outcomeOpt is the measurement option of a handler run.
+func (o *Observer) outcomeOpt(out sqsloop.Outcome, errType string) metric.MeasurementOption {
+	if opt, ok := o.opts.outcome[out]; ok && errType == "" {
+		return opt
+	}
+	return measure(o.process.attrs, errType, keyOutcome.String(out.String()))
+}
+
+// entryOpt is the measurement option of settled entries of kind in a call
+// of op.
+func (o *Observer) entryOpt(op sqsloop.SettleOp, kind sqsloop.SettleKind, errType string) metric.MeasurementOption {
+	if opt, ok := o.opts.entry[entryKey{op, kind}]; ok && errType == "" {
+		return opt
+	}
+	return measure(o.settleOp(op).attrs, errType, keySettleKind.String(kind.String()))
+}
+
+// measure is the measurement option of attrs and extra, with error.type
+// errType unless it is "".
+func measure(attrs []attribute.KeyValue, errType string, extra ...attribute.KeyValue) metric.MeasurementOption {
+	kv := make([]attribute.KeyValue, 0, len(attrs)+len(extra)+1)
+	kv = append(append(kv, attrs...), extra...)
+	if errType != "" {
+		kv = append(kv, semconv.ErrorTypeKey.String(errType))
+	}
+	return metric.WithAttributeSet(attribute.NewSet(kv...))
+}
+
+// known returns the values of an sqsloop enumeration (Outcome, SettleKind),
+// from 0 up to the last one its String names ("unknown" past it).
+func known[E interface {
+	~uint8
+	String() string
+}]() []E {
+	var out []E
+	for e := E(0); e.String() != "unknown"; e++ {
+		out = append(out, e)
+		if e == math.MaxUint8 {
+			break
+		}
+	}
+	return out
 }

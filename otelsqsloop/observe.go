@@ -1,14 +1,14 @@
 package otelsqsloop
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
@@ -20,33 +20,40 @@ import (
 func (o *Observer) Received(ctx context.Context, e sqsloop.ReceiveEvent) {
 	o.ahead.Store(int64(e.Ahead))
 	o.held.Store(int64(e.Held))
-	attrs := o.spanAttrs("receive", semconv.MessagingOperationTypeReceive, 2)
-	links := make([]trace.Link, 0, len(e.Messages))
-	for _, m := range e.Messages {
-		links = append(links, o.links(m)...)
+	_, span := o.tracer.Start(ctx, o.receive.name, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(e.Start),
+		trace.WithAttributes(append(o.receive.spanAttrs(1), semconv.MessagingBatchMessageCount(len(e.Messages)))...))
+	if span.IsRecording() {
+		// Read the messages' creation contexts only for a span that keeps
+		// them (ProcessStart reads each again for its own span).
+		var buf [2 * sqsloop.MaxBatchSize]trace.Link
+		links := buf[:0]
+		for _, m := range e.Messages {
+			links = o.appendLinks(links, m)
+		}
+		for _, l := range links {
+			span.AddLink(l)
+		}
 	}
-	_, span := o.tracer.Start(ctx, "receive "+o.queue, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithTimestamp(e.Start), trace.WithLinks(links...),
-		trace.WithAttributes(append(attrs, semconv.MessagingBatchMessageCount(len(e.Messages)))...))
-	mattrs := o.metricAttrs("receive", semconv.MessagingOperationTypeReceive, e.Err)
+	opt := o.receive.ok
 	if e.Err != nil {
-		failed(span, e.Err)
-		o.inst.recvError.Add(ctx, 1, mattrs)
+		errType := errorType(e.Err)
+		failed(span, errType, e.Err.Error())
+		opt = measure(o.receive.attrs, errType)
+		o.inst.recvError.Add(ctx, 1, opt)
 	}
 	span.End(trace.WithTimestamp(e.Start.Add(e.Duration)))
-	o.inst.opDuration.Record(ctx, e.Duration.Seconds(), mattrs)
+	o.inst.opDuration.Record(ctx, e.Duration.Seconds(), opt)
 	if n := len(e.Messages); n > 0 {
-		o.inst.consumed.Add(ctx, int64(n), mattrs)
+		o.inst.consumed.Add(ctx, int64(n), opt)
 	}
 }
 
 // ProcessStart starts the process span, linked to m's creation context,
 // and returns ctx carrying it.
 func (o *Observer) ProcessStart(ctx context.Context, m *sqsloop.Message) context.Context {
-	attrs := o.spanAttrs("process", semconv.MessagingOperationTypeProcess, 2)
-	attrs = append(attrs, semconv.MessagingMessageID(m.ID), keyReceiveCount.Int(m.ReceiveCount))
-	ctx, _ = o.tracer.Start(ctx, "process "+o.queue, trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithLinks(o.links(m)...), trace.WithAttributes(attrs...))
+	attrs := append(o.process.spanAttrs(2), semconv.MessagingMessageID(m.ID), keyReceiveCount.Int(m.ReceiveCount))
+	ctx, _ = o.tracer.Start(ctx, o.process.name, trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithLinks(o.appendLinks(nil, m)...), trace.WithAttributes(attrs...))
 	return ctx
 }
 
@@ -54,8 +61,7 @@ func (o *Observer) ProcessStart(ctx context.Context, m *sqsloop.Message) context
 // its duration (and a late result).
 func (o *Observer) ProcessEnd(ctx context.Context, _ *sqsloop.Message, e sqsloop.ProcessEvent) {
 	span := trace.SpanFromContext(ctx)
-	outcome := keyOutcome.String(e.Outcome.String())
-	span.SetAttributes(outcome)
+	span.SetAttributes(keyOutcome.String(e.Outcome.String()))
 	if e.Delay > 0 {
 		span.SetAttributes(keyNackDelay.Float64(e.Delay.Seconds()))
 	}
@@ -68,68 +74,131 @@ func (o *Observer) ProcessEnd(ctx context.Context, _ *sqsloop.Message, e sqsloop
 	}
 	switch {
 	case errType != "":
-		span.SetAttributes(semconv.ErrorTypeKey.String(errType))
-		span.SetStatus(codes.Error, e.Err.Error())
+		failed(span, errType, e.Err.Error())
 	case e.Outcome == sqsloop.OutcomeLeaseLost:
 		span.SetStatus(codes.Error, "the lease was lost before the handler returned")
 	case e.Outcome == sqsloop.OutcomeAbandoned:
 		span.SetStatus(codes.Error, "abandoned at the end of the drain")
 	}
 	span.End()
-	o.inst.processDuration.Record(ctx, e.Duration.Seconds(),
-		o.metricAttrsType("process", semconv.MessagingOperationTypeProcess, errType, outcome))
+	o.inst.processDuration.Record(ctx, e.Duration.Seconds(), o.outcomeOpt(e.Outcome, errType))
 	if e.Outcome == sqsloop.OutcomeLeaseLost {
-		o.inst.lateResults.Add(ctx, 1, metric.WithAttributes(append(o.base[:len(o.base):len(o.base)], keyNeverBeat.Bool(e.NeverBeat))...))
+		o.inst.lateResults.Add(ctx, 1, o.opts.lateResult[e.NeverBeat])
 	}
 }
 
 // Settled makes the settle span of one batch call and records its
-// duration and entries.
+// duration and entries: one measurement per kind and error.type.
 func (o *Observer) Settled(e sqsloop.SettleEvent) {
 	ctx := context.Background()
 	o.held.Store(int64(e.Held))
-	op := e.Op.String()
-	kinds, timeout, same := o.kinds(e.Entries)
-	attrs := o.spanAttrs(op, semconv.MessagingOperationTypeSettle, 4)
-	attrs = append(attrs, semconv.MessagingBatchMessageCount(len(e.Entries)), keySettleKind.String(kinds))
-	if e.Op == sqsloop.OpChangeVisibility && same {
+	op := o.settleOp(e.Op)
+	var buf [sqsloop.MaxBatchSize]entryGroup
+	groups, late := group(buf[:0], e)
+	attrs := append(op.spanAttrs(4), semconv.MessagingBatchMessageCount(len(e.Entries)), keySettleKind.String(kinds(groups)))
+	if timeout, same := sameTimeout(e.Entries); e.Op == sqsloop.OpChangeVisibility && same {
 		attrs = append(attrs, keyVisibility.Int64(int64(sqsloop.WholeSeconds(timeout)/time.Second)))
 	}
 	if len(e.Entries) == 1 {
 		attrs = append(attrs, semconv.MessagingMessageID(e.Entries[0].Message.ID))
 	}
-	_, span := o.tracer.Start(ctx, op+" "+o.queue, trace.WithSpanKind(trace.SpanKindClient),
+	_, span := o.tracer.Start(ctx, op.name, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithTimestamp(e.Start), trace.WithAttributes(attrs...))
-	var first error
 	for _, en := range e.Entries {
-		if en.Err != nil {
-			first = en.Err
+		if en.Err != nil { // the first failure
+			span.SetAttributes(keyBatchFailures.Int(e.Failed))
+			failed(span, errorType(en.Err), fmt.Sprintf("%d of %d entries failed: %v", e.Failed, len(e.Entries), en.Err))
 			break
 		}
 	}
-	if first != nil {
-		span.SetAttributes(keyBatchFailures.Int(e.Failed), semconv.ErrorTypeKey.String(errorType(first)))
-		span.SetStatus(codes.Error, fmt.Sprintf("%d of %d entries failed: %v", e.Failed, len(e.Entries), first))
-	}
 	span.End(trace.WithTimestamp(e.Start.Add(e.Duration)))
-	o.inst.opDuration.Record(ctx, e.Duration.Seconds(), o.metricAttrs(op, semconv.MessagingOperationTypeSettle, e.Err))
-	for _, en := range e.Entries {
-		kind := keySettleKind.String(en.Kind.String())
-		a := o.metricAttrs(op, semconv.MessagingOperationTypeSettle, en.Err, kind)
-		o.inst.settled.Add(ctx, 1, a)
-		if en.Kind == sqsloop.KindExtend {
-			o.inst.extensions.Add(ctx, 1, o.metricAttrsErr(en.Err))
-			if en.Late {
-				o.inst.lateExtensions.Add(ctx, 1, metric.WithAttributes(o.base...))
+	opt := op.ok
+	if e.Err != nil {
+		opt = measure(op.attrs, errorType(e.Err))
+	}
+	o.inst.opDuration.Record(ctx, e.Duration.Seconds(), opt)
+	for _, g := range groups {
+		o.inst.settled.Add(ctx, g.n, o.entryOpt(e.Op, g.kind, g.errType))
+		if g.kind == sqsloop.KindExtend {
+			opt := o.opts.plain
+			if g.errType != "" {
+				opt = measure(o.base, g.errType)
 			}
+			o.inst.extensions.Add(ctx, g.n, opt)
 		}
 	}
+	if late > 0 {
+		o.inst.lateExtensions.Add(ctx, late, o.opts.plain)
+	}
+}
+
+// entryGroup counts the entries of one kind and error.type ("": none) in a
+// batch call.
+type entryGroup struct {
+	kind    sqsloop.SettleKind
+	errType string
+	n       int64
+}
+
+// group appends to groups the entries of e by kind and error.type, in
+// that order, and counts the late extensions.
+func group(groups []entryGroup, e sqsloop.SettleEvent) ([]entryGroup, int64) {
+	var late int64
+	callType := ""
+	if e.Err != nil { // every entry failed with it
+		callType = errorType(e.Err)
+	}
+	for _, en := range e.Entries {
+		if en.Late {
+			late++
+		}
+		errType := ""
+		if en.Err != nil {
+			errType = cmp.Or(callType, errorType(en.Err))
+		}
+		i := slices.IndexFunc(groups, func(g entryGroup) bool { return g.kind == en.Kind && g.errType == errType })
+		if i < 0 {
+			groups = append(groups, entryGroup{kind: en.Kind, errType: errType})
+			i = len(groups) - 1
+		}
+		groups[i].n++
+	}
+	slices.SortFunc(groups, func(a, b entryGroup) int {
+		return cmp.Or(cmp.Compare(a.kind, b.kind), strings.Compare(a.errType, b.errType))
+	})
+	return groups, late
+}
+
+// kinds names the kinds of groups (sorted by kind), each once,
+// comma-separated in the order of sqsloop.SettleKind
+// ("extend,nack,give_back").
+func kinds(groups []entryGroup) string {
+	var names []string
+	for i, g := range groups {
+		if i == 0 || g.kind != groups[i-1].kind {
+			names = append(names, g.kind.String())
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+// sameTimeout returns the timeout of the first entry and reports whether
+// every entry asks for it.
+func sameTimeout(entries []sqsloop.SettleEntry) (time.Duration, bool) {
+	if len(entries) == 0 {
+		return 0, false
+	}
+	for _, en := range entries[1:] {
+		if en.Timeout != entries[0].Timeout {
+			return entries[0].Timeout, false
+		}
+	}
+	return entries[0].Timeout, true
 }
 
 // LeaseLost counts the lost lease by reason.
 func (o *Observer) LeaseLost(_ *sqsloop.Message, e sqsloop.LeaseLostEvent) {
-	attrs := append(o.base[:len(o.base):len(o.base)], keyLostReason.String(e.Reason.String()), keyNeverBeat.Bool(e.NeverBeat))
-	o.inst.lost.Add(context.Background(), 1, metric.WithAttributes(attrs...))
+	o.inst.lost.Add(context.Background(), 1, measure(o.base, "", keyLostReason.String(e.Reason.String()), keyNeverBeat.Bool(e.NeverBeat)))
 }
 
 // Drain does nothing: a drain's phases are in the consumer's log and on the
@@ -137,61 +206,9 @@ func (o *Observer) LeaseLost(_ *sqsloop.Message, e sqsloop.LeaseLostEvent) {
 // metrics above.
 func (o *Observer) Drain(sqsloop.DrainEvent) {}
 
-// kinds describes the entries' kinds ("nack,give_back", in a fixed order)
-// and reports whether every entry asks for the same timeout.
-func (o *Observer) kinds(entries []sqsloop.SettleEntry) (string, time.Duration, bool) {
-	var seen [4]bool
-	same := true
-	for i, en := range entries {
-		if int(en.Kind) < len(seen) {
-			seen[en.Kind] = true
-		}
-		if i > 0 && en.Timeout != entries[0].Timeout {
-			same = false
-		}
-	}
-	var parts []string
-	for _, k := range []sqsloop.SettleKind{sqsloop.KindAck, sqsloop.KindExtend, sqsloop.KindNack, sqsloop.KindGiveBack} {
-		if seen[k] {
-			parts = append(parts, k.String())
-		}
-	}
-	var timeout time.Duration
-	if len(entries) > 0 {
-		timeout = entries[0].Timeout
-	}
-	return strings.Join(parts, ","), timeout, same
-}
-
-// metricAttrs are the attributes of an operation's metric: system,
-// destination, operation name and type, error.type when err is set, and
-// extra.
-func (o *Observer) metricAttrs(op string, opType attribute.KeyValue, err error, extra ...attribute.KeyValue) metric.MeasurementOption {
-	if err != nil {
-		extra = append(extra, semconv.ErrorTypeKey.String(errorType(err)))
-	}
-	return o.metricAttrsType(op, opType, "", extra...)
-}
-
-func (o *Observer) metricAttrsType(op string, opType attribute.KeyValue, errType string, extra ...attribute.KeyValue) metric.MeasurementOption {
-	attrs := make([]attribute.KeyValue, 0, len(o.base)+3+len(extra))
-	attrs = append(attrs, o.base...)
-	attrs = append(attrs, semconv.MessagingOperationName(op), opType)
-	if errType != "" {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
-	}
-	return metric.WithAttributes(append(attrs, extra...)...)
-}
-
-func (o *Observer) metricAttrsErr(err error) metric.MeasurementOption {
-	if err == nil {
-		return metric.WithAttributes(o.base...)
-	}
-	return metric.WithAttributes(append(o.base[:len(o.base):len(o.base)], semconv.ErrorTypeKey.String(errorType(err)))...)
-}
-
-// failed marks span as failed with err.
-func failed(span trace.Span, err error) {
-	span.SetAttributes(semconv.ErrorTypeKey.String(errorType(err)))
-	span.SetStatus(codes.Error, err.Error())
+// failed marks span as failed with error.type errType and status message
+// msg.
+func failed(span trace.Span, errType, msg string) {
+	span.SetAttributes(semconv.ErrorTypeKey.String(errType))
+	span.SetStatus(codes.Error, msg)
 }

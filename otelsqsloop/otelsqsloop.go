@@ -49,8 +49,14 @@ type Observer struct {
 	queue, url string
 	tracer     trace.Tracer
 	prop       propagation.TextMapPropagator
+	fields     []string             // the message attributes prop reads
 	base       []attribute.KeyValue // system and destination
 	inst       instruments
+
+	// Made once in New, read only after.
+	receive, process *operation
+	settle           map[sqsloop.SettleOp]*operation
+	opts             measurements
 
 	held, ahead atomic.Int64 // the gauges' last samples
 }
@@ -88,24 +94,14 @@ func New(cfg Config) (*Observer, error) {
 		url:    cfg.QueueURL,
 		tracer: tp.Tracer(ScopeName),
 		prop:   prop,
+		fields: prop.Fields(),
 		base:   []attribute.KeyValue{semconv.MessagingSystemAWSSQS, semconv.MessagingDestinationName(name)},
 	}
+	o.measurements()
 	if err := o.inst.init(mp.Meter(ScopeName), o); err != nil {
 		return nil, err
 	}
 	return o, nil
-}
-
-// spanAttrs returns the attributes every span of operation op (of type
-// opType) has, with room for more.
-func (o *Observer) spanAttrs(op string, opType attribute.KeyValue, extra int) []attribute.KeyValue {
-	attrs := make([]attribute.KeyValue, 0, len(o.base)+3+extra)
-	attrs = append(attrs, o.base...)
-	attrs = append(attrs, semconv.MessagingOperationName(op), opType)
-	if o.url != "" {
-		attrs = append(attrs, semconv.AWSSQSQueueURL(o.url))
-	}
-	return attrs
 }
 
 // errorType is error.type for err: the SQS error code it carries, the

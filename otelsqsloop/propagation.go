@@ -11,12 +11,12 @@ import (
 	"github.com/sqsloop/sqsloop"
 )
 
-// links returns the links to m's creation contexts: the one its message
-// attributes carry (traceparent) and the one its AWSTraceHeader carries,
-// when present and valid, the second only when it differs.
-func (o *Observer) links(m *sqsloop.Message) []trace.Link {
-	var links []trace.Link
-	w3c := trace.SpanContextFromContext(o.prop.Extract(context.Background(), attributeCarrier(m.MessageAttributes)))
+// appendLinks appends to links those to m's creation contexts: the one
+// its message attributes carry (traceparent) and the one its
+// AWSTraceHeader carries, when present and valid, the second only when it
+// differs.
+func (o *Observer) appendLinks(links []trace.Link, m *sqsloop.Message) []trace.Link {
+	w3c := o.extract(m)
 	if w3c.IsValid() {
 		links = append(links, trace.Link{SpanContext: w3c})
 	}
@@ -26,13 +26,28 @@ func (o *Observer) links(m *sqsloop.Message) []trace.Link {
 	return links
 }
 
+// extract returns the span context m's message attributes carry, read
+// with the Observer's propagator: none, without a call, when m has none of
+// the attributes the propagator reads.
+func (o *Observer) extract(m *sqsloop.Message) trace.SpanContext {
+	carries := len(o.fields) == 0 // a propagator that does not say
+	for _, f := range o.fields {
+		_, ok := m.MessageAttributes[f]
+		carries = carries || ok
+	}
+	if !carries {
+		return trace.SpanContext{}
+	}
+	return trace.SpanContextFromContext(o.prop.Extract(context.Background(), attributeCarrier(m.MessageAttributes)))
+}
+
 // Extract returns ctx carrying m's creation context as its remote span
 // context: the traceparent message attribute's (read with the Observer's
 // propagator) if valid, else the AWSTraceHeader system attribute's; ctx
 // unchanged when m carries neither. For a handler that wants the
 // producer's trace as its parent rather than as a link.
 func (o *Observer) Extract(ctx context.Context, m *sqsloop.Message) context.Context {
-	if sc := trace.SpanContextFromContext(o.prop.Extract(context.Background(), attributeCarrier(m.MessageAttributes))); sc.IsValid() {
+	if sc := o.extract(m); sc.IsValid() {
 		return trace.ContextWithRemoteSpanContext(ctx, sc)
 	}
 	if sc, ok := ParseAWSTraceHeader(m.Attributes[sqsloop.AttrAWSTraceHeader]); ok {

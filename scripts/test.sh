@@ -94,10 +94,6 @@ if [ -z "${SQS_ENDPOINT:-}" ]; then
   echo "test.sh: SQS_ENDPOINT=$SQS_ENDPOINT SQS_SERVER=$SQS_SERVER" >&2
 fi
 
-# The library's packages compile no SDK, exporter, browser driver or
-# container client (the examples and the integration module may).
-run bash scripts/check-deps.sh
-
 # The library's module: sqsmailbox's conformance suite runs on the server.
 run go vet ./...
 run go test -race "$@" ./...

@@ -34,12 +34,12 @@ const lease = 2 * time.Second
 
 // open returns the queue o names: in memory, the queue at -queue-url, or
 // the one -queue names set up on -endpoint.
-func open(ctx context.Context, o options) (queue, error) {
+func open(ctx context.Context, o options) (*queue, error) {
 	if o.mailbox != "" {
 		return newSQLQueue(ctx, o.mailbox)
 	}
 	if o.queueURL == "" && o.endpoint == "" {
-		return newMemQueue()
+		return newMemQueue(ctx)
 	}
 	return newSQSQueue(ctx, o.endpoint, o.queueURL, o.queue)
 }
@@ -56,23 +56,24 @@ func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writ
 		return sum, err
 	}
 	defer q.close()
-	if sq, ok := q.(*sqlQueue); ok && sq.waiting > 0 {
+	sum.maxReceives = q.atStart.MaxReceiveCount
+	if n := waiting(q.atStart); o.mailbox != "" && n > 0 {
 		// An earlier run was interrupted: finish its jobs, enqueue none.
-		sum.waiting = sq.waiting
-		fmt.Fprintf(out, "found %d jobs waiting in %s from an earlier run: finishing them\n", sq.waiting, sq.where)
+		sum.waiting = n
+		fmt.Fprintf(out, "found %d jobs waiting in %s from an earlier run: finishing them\n", n, database(o.mailbox))
 	} else if o.queueURL == "" || o.send {
 		files, err := listFiles(o.dir)
 		if err != nil {
 			return sum, err
 		}
-		if _, err := enqueue(ctx, q.mailbox(), files); err != nil {
+		if _, err := enqueue(ctx, q.mb, files); err != nil {
 			return sum, err
 		}
 		sum.enqueued, sum.files = true, len(files)
 		fmt.Fprintf(out, "enqueued %d jobs (%d files, 1 stuck, 1 failing, 1 malformed)\n", len(files)+3, len(files))
 	}
 
-	tel, err := startTelemetry(o, group, out)
+	tel, err := startTelemetry(o, q.url, group, out)
 	if err != nil {
 		return sum, err
 	}
@@ -86,7 +87,7 @@ func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writ
 
 	h := &hasher{slow: o.slow, chunks: o.chunks}
 	poison := &poisonLog{}
-	c, err := consumer.New(q.mailbox(), consumer.JSON(h.handle), consumer.Config{
+	c, err := consumer.New(q.mb, consumer.JSON(h.handle), consumer.Config{
 		Concurrency:       o.concurrency,
 		VisibilityTimeout: lease,
 		WaitTime:          time.Second,
@@ -122,15 +123,19 @@ func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writ
 	}
 	sum.st, sum.bytes, sum.wall, sum.drained = c.Stats(), h.bytes.Load(), time.Since(began), mon.drained
 	sum.deadLettered, sum.poisonCounts = dead-int(sum.st.Poisoned), poison.receiveCounts()
-	if mq, ok := q.(*memQueue); ok {
-		sum.leftInFlight = mq.inFlight()
+	if q.exact { // what the drain must leave at 0
+		a, err := q.mb.QueueAttributes(context.WithoutCancel(ctx))
+		if err != nil {
+			log.Warn("worker: could not count the messages in flight", "error", err)
+		}
+		sum.leftInFlight = a.ApproximateMessagesInFlight
 	}
 	return sum, err
 }
 
 // monitor prints progress and ends the run once the queue is drained.
 type monitor struct {
-	q       queue
+	q       *queue
 	c       *consumer.Consumer
 	every   time.Duration
 	out     io.Writer
@@ -146,7 +151,7 @@ type monitor struct {
 // down), or when ctx is done.
 func (m *monitor) Run(ctx context.Context) error {
 	period, need := 100*time.Millisecond, 1
-	if !m.q.exact() {
+	if !m.q.exact {
 		period, need = time.Second, 2
 	}
 	poll := time.NewTicker(period)

@@ -11,23 +11,13 @@ import (
 	"github.com/sqsloop/sqsloop/sqlmailbox/sqlite"
 )
 
-// sqlQueue is the worker's queue in a database (-mailbox): the queue "jobs"
-// and its dead-letter queue "jobs-dlq", created on first use, in a SQLite
-// file ("sqlite:jobs.db") or a PostgreSQL database ("postgres://…"). The
-// jobs outlive the process: a run that was interrupted leaves the rest
-// waiting, and the next run finishes them instead of enqueueing anew.
-type sqlQueue struct {
-	st        *sqlmailbox.Store
-	mb        *sqlmailbox.Mailbox
-	dlq       sqsloop.Mailbox
-	where     string
-	waiting   int // messages in the queue when the run began
-	dlqBefore int // messages in the dead-letter queue when the run began
-}
-
-// newSQLQueue opens the database spec names: "sqlite:PATH", or a
-// postgres:// or postgresql:// URL.
-func newSQLQueue(ctx context.Context, spec string) (*sqlQueue, error) {
+// newSQLQueue opens the worker's queue in a database (-mailbox): the queue
+// "jobs" and its dead-letter queue "jobs-dlq", created on first use, in a
+// SQLite file ("sqlite:jobs.db") or a PostgreSQL database (a postgres:// or
+// postgresql:// URL). The jobs outlive the process: a run that was
+// interrupted leaves the rest waiting, and the next run finishes them
+// instead of enqueueing anew.
+func newSQLQueue(ctx context.Context, spec string) (*queue, error) {
 	var st *sqlmailbox.Store
 	var err error
 	switch {
@@ -41,45 +31,19 @@ func newSQLQueue(ctx context.Context, spec string) (*sqlQueue, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := &sqlQueue{st: st, where: spec}
+	mb, err := st.CreateQueue(ctx, sqsloop.QueueSpec{Name: queueName, VisibilityTimeout: lease, MaxReceiveCount: maxReceiveCount})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return newQueue(ctx, mb, "", true, func() { st.Close() })
+}
+
+// database names the database of a -mailbox spec for the user: the SQLite
+// spec itself, or "PostgreSQL" (a URL may hold a password).
+func database(spec string) string {
 	if strings.HasPrefix(spec, "postgres") {
-		q.where = "PostgreSQL"
+		return "PostgreSQL"
 	}
-	if q.mb, err = st.CreateQueue(ctx, sqsloop.QueueSpec{Name: queueName, VisibilityTimeout: lease, MaxReceiveCount: maxReceiveCount}); err != nil {
-		st.Close()
-		return nil, err
-	}
-	if q.dlq, err = q.mb.OpenDeadLetterQueue(ctx); err != nil {
-		st.Close()
-		return nil, err
-	}
-	if q.waiting, err = q.backlog(ctx); err != nil {
-		st.Close()
-		return nil, err
-	}
-	if q.dlqBefore, err = visible(ctx, q.dlq); err != nil {
-		st.Close()
-		return nil, err
-	}
-	return q, nil
-}
-
-func (q *sqlQueue) mailbox() sqsloop.Mailbox { return q.mb }
-func (q *sqlQueue) exact() bool              { return true }
-func (q *sqlQueue) close()                   { q.st.Close() }
-
-func (q *sqlQueue) backlog(ctx context.Context) (int, error) {
-	a, err := q.mb.QueueAttributes(ctx)
-	return a.ApproximateMessages + a.ApproximateMessagesInFlight + a.ApproximateMessagesDelayed, err
-}
-
-func (q *sqlQueue) deadLettered(ctx context.Context) (int, error) {
-	n, err := visible(ctx, q.dlq)
-	return n - q.dlqBefore, err
-}
-
-// visible counts the messages of mb that wait to be received.
-func visible(ctx context.Context, mb sqsloop.Mailbox) (int, error) {
-	a, err := mb.(sqsloop.AttributesReader).QueueAttributes(ctx)
-	return a.ApproximateMessages, err
+	return spec
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -34,13 +35,10 @@ func TestWorkerOnADatabaseFinishesAnInterruptedRun(t *testing.T) {
 	}
 	twoRuns := func(t *testing.T, mailbox string) {
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		o := options{dir: dir, slow: 20 * time.Millisecond, chunks: 16, concurrency: 8, mailbox: mailbox}
+		o := options{dir: dir, slow: 20 * time.Millisecond, chunks: 16, concurrency: 8, mailbox: mailbox, progress: 100 * time.Millisecond}
 		ctx, cancel := context.WithCancel(context.Background())
-		go func() {
-			time.Sleep(500 * time.Millisecond) // the user's Ctrl+C, part-way through
-			cancel()
-		}()
-		first, err := run(ctx, o, &lifecycle.LoopGroup{Signals: []os.Signal{}}, io.Discard, log)
+		// The user's Ctrl+C, part-way through: once progress shows a job acked.
+		first, err := run(ctx, o, &lifecycle.LoopGroup{Signals: []os.Signal{}}, cancelOnAck(cancel), log)
 		cancel()
 		if err != nil {
 			t.Fatal(err)
@@ -78,4 +76,15 @@ func TestWorkerOnADatabaseFinishesAnInterruptedRun(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) {
 		twoRuns(t, sqlharness.FreshDatabase(t))
 	})
+}
+
+// cancelOnAck is the worker's output that calls its func once a progress
+// line shows a job acked (the monitor prints each line in one Write).
+type cancelOnAck context.CancelFunc
+
+func (c cancelOnAck) Write(p []byte) (int, error) {
+	if m := regexp.MustCompile(`^\[[ 0-9.]+s\] acked (\d+)`).FindSubmatch(p); m != nil && string(m[1]) != "0" {
+		c()
+	}
+	return len(p), nil
 }

@@ -16,6 +16,7 @@ type summary struct {
 	files        int  // file jobs enqueued (the stuck, the failing and the malformed job come on top)
 	st           consumer.Stats
 	deadLettered int   // moved to the dead-letter queue by its redrive policy
+	maxReceives  int   // the redrive policy's maxReceiveCount, read from the queue; 0: none
 	poisonCounts []int // receive counts of the messages that failed for good (consumer.Permanent)
 	bytes        int64
 	wall         time.Duration
@@ -50,7 +51,11 @@ func (s *summary) print(w io.Writer) {
 		s.st.Extensions, s.st.ExtensionCalls, s.st.LargestExtensionBatch)
 	fmt.Fprintf(w, "  leases lost       %d\n", s.st.LeasesLost)
 	fmt.Fprintf(w, "  redelivered       %d\n", s.st.Redelivered)
-	fmt.Fprintf(w, "  dead-lettered     %d (by the redrive policy, after %d receives)\n", s.deadLettered, maxReceiveCount)
+	if s.maxReceives > 0 {
+		fmt.Fprintf(w, "  dead-lettered     %d (by the redrive policy, after %d receives)\n", s.deadLettered, s.maxReceives)
+	} else {
+		fmt.Fprintf(w, "  dead-lettered     %d (no redrive policy)\n", s.deadLettered)
+	}
 	counts := make([]string, len(s.poisonCounts))
 	for i, n := range s.poisonCounts {
 		counts[i] = fmt.Sprint(n)

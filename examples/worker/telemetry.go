@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -41,16 +42,17 @@ type telemetry struct {
 	stop     []func(context.Context) error
 }
 
-// startTelemetry sets up what o asks for, for the queue named by queueURL
-// (or the in-memory "jobs"), with group's health probes; spans go to out.
-func startTelemetry(o options, group *lifecycle.LoopGroup, out io.Writer) (*telemetry, error) {
+// startTelemetry sets up what o asks for, for the queue at url (the SQS
+// queue opened, whichever flags named it; "" for the queue "jobs" in memory
+// or in a database), with group's health probes; spans go to out.
+func startTelemetry(o options, url string, group *lifecycle.LoopGroup, out io.Writer) (*telemetry, error) {
 	t := &telemetry{}
 	if o.metricsAddr == "" && o.trace == "" {
 		return t, nil
 	}
-	cfg := otelsqsloop.Config{QueueURL: o.queueURL, Queue: queueName}
-	if o.queueURL != "" {
-		cfg.Queue = path.Base(o.queueURL)
+	cfg := otelsqsloop.Config{QueueURL: url} // the queue's name: the URL's last segment
+	if url == "" {
+		cfg.Queue = queueName
 	}
 	switch o.trace {
 	case "":
@@ -75,7 +77,7 @@ func startTelemetry(o options, group *lifecycle.LoopGroup, out io.Writer) (*tele
 		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp))
 		t.stop = append(t.stop, mp.Shutdown)
 		cfg.MeterProvider = mp
-		page = leasepage.New(leasepage.Options{Title: "sqsloop worker: " + cfg.Queue})
+		page = leasepage.New(leasepage.Options{Title: "sqsloop worker: " + cmp.Or(cfg.Queue, path.Base(url))})
 		mux := http.NewServeMux()
 		mux.Handle(metricsPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		mux.Handle(leasesPath, page)

@@ -104,12 +104,16 @@ func TestWorkerShutdownLosesNothing(t *testing.T) {
 }
 
 // With -queue-url and no -send the run enqueued nothing: the summary says
-// so, and judges no acks against jobs it did not send.
+// so, and judges no acks against jobs it did not send; on a queue without a
+// redrive policy it names no receive count.
 func TestSummaryWithoutEnqueue(t *testing.T) {
 	var out bytes.Buffer
 	(&summary{ran: true}).print(&out)
 	if !strings.Contains(out.String(), "jobs enqueued     none") {
 		t.Errorf("summary claims jobs enqueued:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "dead-lettered     0 (no redrive policy)") {
+		t.Errorf("summary names a redrive policy the queue does not have:\n%s", out.String())
 	}
 	if strings.Contains(out.String(), "every normal job acked") {
 		t.Errorf("summary judges acks of jobs it did not send:\n%s", out.String())
