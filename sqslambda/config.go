@@ -99,7 +99,10 @@ type Config struct {
 	// (HeartbeatGated by default), CancelOnLeaseLost, OnLeaseLost,
 	// Observer (Config.Observer when nil). Left zero, Extension is the
 	// queue's visibility timeout and Interval a fifth of the smaller of the
-	// two. Used only with OpenQueue.
+	// two; the rules that depend on the queue's visibility timeout
+	// (visibility.Config.ForVisibilityTimeout) are checked at the first
+	// invocation, and a Visibility that breaks them leaves the records
+	// without a client (logged at ERROR). Used only with OpenQueue.
 	Visibility visibility.Config
 
 	// Backoff gives a failed record's retry delay from its approximate
@@ -186,34 +189,9 @@ func (c Config) Validate() error {
 		v.Extension = sqsloop.MaxVisibilityTimeout // stands for the queue's visibility timeout
 	}
 	if err := v.Validate(); err != nil {
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			for _, e := range j.Unwrap() {
-				errs = append(errs, fmt.Errorf("Visibility.%w", e))
-			}
-		} else {
-			errs = append(errs, fmt.Errorf("Visibility.%w", err))
+		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() { // errors.Join's
+			errs = append(errs, fmt.Errorf("Visibility.%w", e))
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// leaseConfig is the lease owner's configuration on a queue whose
-// visibility timeout is vt, as the consumer derives it: Extension vt and
-// Interval a fifth of the smaller of the two when left zero.
-func (c Config) leaseConfig(vt time.Duration) (visibility.Config, error) {
-	v := c.Visibility
-	if v.Extension == 0 {
-		v.Extension = vt
-	}
-	if v.Interval == 0 {
-		v.Interval = min(vt, v.Extension) / 5
-	}
-	err := v.Validate()
-	if err == nil && !v.Disabled && v.Interval > vt/2 {
-		err = fmt.Errorf("Interval: must be at most the queue's visibility timeout / 2 (%v), got %v: %w", vt/2, v.Interval, sqsloop.ErrInvalidArgument)
-	}
-	if err != nil {
-		return v, fmt.Errorf("Visibility on a queue whose visibility timeout is %v: %w", vt, err)
-	}
-	return v, nil
 }

@@ -114,6 +114,50 @@ func TestBeatingRecordStaysHiddenPastTheVisibilityTimeout(t *testing.T) {
 	})
 }
 
+// A Visibility that cannot keep a lease on the queue is refused at the
+// first invocation, as a consumer refuses it: with MaxExtension 10 s on a
+// 30 s queue the first extension would ask only for the time left to that
+// ceiling, ending the lease 18 s early, and another receiver would get a
+// record whose handler beats for 20 s. The client is off instead (one
+// ERROR naming MaxExtension), and the record keeps the receive's 30 s.
+func TestVisibilityThatCannotKeepALeaseIsRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, sqsloop.QueueSpec{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5})
+		send(t, q, false, "long job")
+		ev := receiveEvent(t, q, 1, 30*time.Second)
+		logger, lg := newLogger()
+		h := mustNew(t, func(ctx context.Context, m *sqsloop.Message) error {
+			for range 40 {
+				heartbeat.Beat(ctx)
+				time.Sleep(500 * time.Millisecond)
+			}
+			return nil
+		}, Config{OpenQueue: opener(t, q, nil), Logger: logger, Visibility: visibility.Config{MaxExtension: 10 * time.Second}})
+		probeDone := make(chan []string)
+		go func() { // another receiver, polling every 500 ms while the record runs
+			var got []string
+			for range 39 {
+				time.Sleep(500 * time.Millisecond)
+				got = append(got, visible(t, q)...)
+			}
+			probeDone <- got
+		}()
+		resp, err := h.Handle(invocation(t, time.Minute), ev)
+		if err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("resp %v, err %v: want the record processed", resp, err)
+		}
+		if got := <-probeDone; len(got) != 0 {
+			t.Errorf("another receiver got %v while the record beat", got)
+		}
+		if errs := lg.errors(slog.LevelError); len(errs) != 1 || !contains(errs[0], "MaxExtension:") {
+			t.Errorf("errors %q: want one naming MaxExtension", errs)
+		}
+		if st := h.Stats(); st.LeasesLost != 0 || st.ExtensionCalls != 0 {
+			t.Errorf("stats %+v: want no extension and no lease lost", st)
+		}
+	})
+}
+
 // A record that stops beating loses its lease at the visibility timeout;
 // with CancelOnLeaseLost its context is cancelled with a cause matching
 // visibility.ErrLeaseLost, it is reported failed, and another receiver

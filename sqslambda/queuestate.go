@@ -98,13 +98,10 @@ func (s *queueState) client(ctx context.Context, h *Handler, start, deadline tim
 	for _, w := range queueWarnings(attrs, functionTimeout) {
 		log.Warn("sqslambda: " + w)
 	}
-	lc, err := h.cfg.leaseConfig(attrs.VisibilityTimeout)
-	if err == nil && attrs.VisibilityTimeout < time.Second {
-		err = fmt.Errorf("the queue's visibility timeout is %v: below 1 s, nothing to extend: %w", attrs.VisibilityTimeout, sqsloop.ErrInvalidArgument)
-	}
+	lc, err := h.cfg.Visibility.ForVisibilityTimeout(attrs.VisibilityTimeout)
 	if err != nil {
-		s.off = err
-		log.Error("sqslambda: records run without extension and back-off", slog.Any("error", err))
+		s.off = fmt.Errorf("sqslambda: Visibility on a queue whose visibility timeout is %v: %w", attrs.VisibilityTimeout, err)
+		log.Error("sqslambda: records run without extension and back-off", slog.Any("error", s.off))
 		return nil, 0, visibility.Config{}
 	}
 	s.vt, s.lc = attrs.VisibilityTimeout, lc
