@@ -193,6 +193,28 @@ func TestRecordThatStopsBeatingLosesItsLease(t *testing.T) {
 	})
 }
 
+// A handler that never beats loses its lease at the visibility timeout,
+// and the Handler counts it among LeasesLostNeverBeat as a consumer does,
+// summed over invocations.
+func TestLeaseLostNeverBeatIsCounted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, sqsloop.QueueSpec{VisibilityTimeout: 3 * time.Second, MaxReceiveCount: 5})
+		send(t, q, false, "silent 1", "silent 2")
+		h := mustNew(t, func(ctx context.Context, m *sqsloop.Message) error {
+			time.Sleep(5 * time.Second) // never beats
+			return nil
+		}, Config{OpenQueue: opener(t, q, nil)})
+		for range 2 {
+			if _, err := h.Handle(invocation(t, time.Minute), receiveEvent(t, q, 1, 3*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if st := h.Stats(); st.LeasesLost != 2 || st.LeasesLostNeverBeat != 2 || st.LateAcked != 2 {
+			t.Errorf("stats %+v: want 2 leases lost, both never beaten, both acks late", st)
+		}
+	})
+}
+
 // A failed record comes back after its back-off (5 s here), not at once
 // and not after the queue's 30 s visibility timeout; without a client it
 // comes back after the visibility timeout.
