@@ -29,10 +29,11 @@ type batch struct {
 	seqs    [][]int  // record indexes: one FIFO message group, or one record
 	owners  []*owner // the invocation's lease owners, one per queue with a client
 
-	hctx  context.Context // the handlers' context: ends at cut, with cause ErrDeadline
-	stop  context.CancelFunc
-	cut   time.Time     // no record starts from then on; zero without a deadline
-	grace time.Duration // how long after cut Handle waits for running handlers
+	hctx    context.Context // the handlers' context: ends at cut, with cause ErrDeadline
+	stop    context.CancelFunc
+	cut     time.Time     // no record starts from then on; zero without a deadline
+	grace   time.Duration // how long after cut Handle waits for running handlers
+	flushBy time.Time     // when the lease owners' flush ends: a quarter of the margin before the deadline; zero without one
 
 	next    atomic.Int64 // the next sequence to run
 	stopAll atomic.Bool  // a FIFO failure stops the batch (Config.FIFOStopOnFailure)
@@ -63,8 +64,7 @@ const (
 // owner is one queue's lease owner for the length of an invocation.
 type owner struct {
 	m    *visibility.Manager
-	stop context.CancelFunc
-	done chan struct{}
+	done chan struct{} // closed when its Run has returned
 }
 
 // newBatch prepares recs (each with a messageId) for an invocation that
@@ -84,7 +84,7 @@ func (h *Handler) newBatch(ctx context.Context, recs []events.SQSMessage, start 
 	if d, ok := ctx.Deadline(); ok {
 		deadline = d
 		margin := max(min(h.cfg.DeadlineMargin, d.Sub(start)/2), 0)
-		b.cut, b.grace = d.Add(-margin), margin/4
+		b.cut, b.grace, b.flushBy = d.Add(-margin), margin/4, d.Add(-margin/4)
 		b.hctx, b.stop = context.WithDeadlineCause(ctx, b.cut, ErrDeadline)
 	} else {
 		b.hctx, b.stop = context.WithCancel(ctx)
@@ -142,11 +142,10 @@ func (h *Handler) startOwner(ctx context.Context, mb visibility.Mailbox, lc visi
 		h.cfg.Logger.Error("sqslambda: lease owner", slog.Any("error", err))
 		return nil
 	}
-	rctx, stop := context.WithCancel(context.WithoutCancel(ctx)) // stopped by finish, not by the invocation's end
-	o := &owner{m: m, stop: stop, done: make(chan struct{})}
+	o := &owner{m: m, done: make(chan struct{})}
 	go func() {
 		defer close(o.done)
-		_ = m.Run(rctx)
+		_ = m.Run(context.WithoutCancel(ctx)) // stopped by finish (Manager.Stop), not by the invocation's end
 	}()
 	return o
 }
@@ -392,7 +391,8 @@ func (b *batch) noteErr(err error) {
 // abandoned (reported failed, their leases released: they stay hidden
 // while their handlers may still run; their runs reported abandoned to the
 // observer) and those never reached are cut off (given back); the lease
-// owners stop, after sending what was decided. It returns the batch item
+// owners stop, after sending what was decided until a quarter of the
+// margin before the deadline. It returns the batch item
 // failures, in the event's order, each message ID once, whether every
 // record failed, and the first handler error.
 func (b *batch) finish() ([]events.SQSBatchItemFailure, bool, error) {
@@ -423,8 +423,14 @@ func (b *batch) finish() ([]events.SQSBatchItemFailure, bool, error) {
 	}
 	b.h.st.abandoned.Add(int64(abandoned))
 	b.h.st.cutOff.Add(int64(cut))
+	flush := context.Background() // without a deadline (not on Lambda), until all is sent
+	if !b.flushBy.IsZero() {
+		var cancel context.CancelFunc
+		flush, cancel = context.WithDeadline(flush, b.flushBy)
+		defer cancel()
+	}
 	for _, o := range b.owners {
-		o.stop()
+		_ = o.m.Stop(flush) // what it could not send by then is logged, and counted in NackFailed
 		<-o.done
 		b.h.st.addLeases(o.m.Stats())
 	}
