@@ -215,6 +215,75 @@ func TestLeaseLostNeverBeatIsCounted(t *testing.T) {
 	})
 }
 
+// A record whose lease lapsed while it waited for its message group's head
+// is not run: another receiver may have it already. The head sleeps 5 s
+// without beating on a 3 s FIFO queue; its lease and the next record's
+// lapse at 3 s; the next record is reported failed and never runs, and
+// the rest of its group is skipped to keep the order.
+func TestRecordWhoseLeaseLapsedWhileWaitingIsNotRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, sqsloop.QueueSpec{FIFO: true, VisibilityTimeout: 3 * time.Second, MaxReceiveCount: 5})
+		send(t, q, true, "slow A1", "ok A2", "ok A3")
+		ev := receiveEvent(t, q, 3, 3*time.Second)
+		var r runs
+		h := mustNew(t, func(ctx context.Context, m *sqsloop.Message) error {
+			r.add(m.Body)
+			if m.Body == "slow A1" {
+				time.Sleep(5 * time.Second) // never beats
+			}
+			return nil
+		}, Config{OpenQueue: opener(t, q, nil)})
+		resp, err := h.Handle(invocation(t, time.Minute), ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := ids(resp), idsOf(ev, 2, 3); !slices.Equal(got, want) {
+			t.Errorf("batchItemFailures %v, want A2 and A3", got)
+		}
+		if got := r.get(); !slices.Equal(got, []string{"slow A1"}) {
+			t.Errorf("ran %v, want A1 only", got)
+		}
+		if st := h.Stats(); st.CutOff != 1 || st.Skipped != 1 || st.LateAcked != 1 || st.LeasesLost != 3 {
+			t.Errorf("stats %+v: want A2 cut off (lapsed), A3 skipped, A1's ack late, 3 leases lost", st)
+		}
+	})
+}
+
+// A record whose handler is still running when Handle stops waiting for it
+// is reported failed but stays hidden while that handler may still run (its
+// lease is released, not given back): another receiver gets it only when
+// the queue's 30 s visibility timeout ends.
+func TestAbandonedRecordStaysHidden(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, sqsloop.QueueSpec{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5})
+		send(t, q, false, "stubborn")
+		ev := receiveEvent(t, q, 1, 30*time.Second)
+		h := mustNew(t, func(ctx context.Context, m *sqsloop.Message) error {
+			time.Sleep(time.Minute) // ignores its context
+			return nil
+		}, Config{OpenQueue: opener(t, q, nil)})
+		begin := time.Now()
+		resp, err := h.Handle(invocation(t, 6*time.Second), ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(resp); !slices.Equal(got, idsOf(ev, 1)) {
+			t.Errorf("batchItemFailures %v, want the abandoned record", got)
+		}
+		if got := visible(t, q); len(got) != 0 {
+			t.Errorf("visible right after the invocation: %v, want nothing while its handler may run", got)
+		}
+		time.Sleep(begin.Add(30 * time.Second).Sub(time.Now()))
+		if got := visible(t, q); !slices.Equal(got, []string{"stubborn"}) {
+			t.Errorf("visible after the visibility timeout: %v, want the abandoned record", got)
+		}
+		if st := h.Stats(); st.Abandoned != 1 || st.GivenBack != 0 {
+			t.Errorf("stats %+v: want one abandoned, nothing given back", st)
+		}
+		time.Sleep(time.Minute) // the abandoned handler returns
+	})
+}
+
 // A failed record comes back after its back-off (5 s here), not at once
 // and not after the queue's 30 s visibility timeout; without a client it
 // comes back after the visibility timeout.
