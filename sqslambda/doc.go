@@ -129,9 +129,10 @@
 // queue's attributes (GetQueueAttributes) and warns when AWS's guidance is
 // not met: a visibility timeout below 6× the function timeout (read from
 // the invocation's deadline), no redrive policy, a maxReceiveCount below 5.
-// A denied or otherwise permanent failure of that call, an OpenQueue error,
-// or visibility.MaxAccessDenied (5) denied visibility changes in a row,
-// across invocations, is logged at ERROR once and turns the client off
-// until the next cold start; a transient failure is tried again at the next
-// invocation.
+// A denied or otherwise permanent failure of that call, 3 transient ones in
+// a row (each at one invocation, which runs without the client: an SQS that
+// cannot be reached is not paid for forever), an OpenQueue error, or
+// visibility.MaxAccessDenied (5) denied visibility changes in a row, across
+// invocations, is logged at ERROR once and turns the client off until the
+// next cold start.
 package sqslambda

@@ -3,6 +3,7 @@ package sqslambda
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -546,6 +547,31 @@ func TestTransientCheckFailureIsTriedAgain(t *testing.T) {
 		}
 		if st := h.Stats(); st.Nacked != 1 {
 			t.Errorf("stats %+v: want the second invocation's failure nacked, not the first's", st)
+		}
+	})
+}
+
+// An SQS that cannot be reached (a VPC without an SQS endpoint) is not
+// paid for at every invocation: after 3 attribute reads failed in a row
+// (two WARN records, then one ERROR) the client is off until the next
+// cold start, and later invocations make no call before their records run.
+func TestUnreachableQueueIsGivenUpAfterThreeChecks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, sqsloop.QueueSpec{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5})
+		w := &watched{Queue: q, attrErr: errors.New("dial tcp: i/o timeout")}
+		logger, lg := newLogger()
+		h := mustNew(t, byBody(nil), Config{OpenQueue: opener(t, w, nil), Logger: logger})
+		for i := range 6 {
+			send(t, q, false, fmt.Sprint("ok ", i))
+			if _, err := h.Handle(invocation(t, time.Minute), receiveEvent(t, q, 1, 30*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, reads, _ := w.counts(); reads != 3 {
+			t.Errorf("%d attribute reads in 6 invocations, want 3", reads)
+		}
+		if warns, errs := lg.at(slog.LevelWarn), lg.at(slog.LevelError); len(warns) != 2 || len(errs) != 1 || !contains(errs[0], "reach SQS") {
+			t.Errorf("warnings %q, errors %q: want 2 warnings, then one ERROR about reaching SQS", warns, errs)
 		}
 	})
 }
