@@ -47,18 +47,15 @@ type batch struct {
 	settling sync.WaitGroup // state changes whose consequences are being applied (see set)
 }
 
-// recState is what became of one record.
+// recState is what became of one record, as finish reads it.
 type recState uint8
 
 const (
-	waiting      recState = iota // not started yet
-	running                      // its handler runs
-	succeeded                    // its handler returned nil
-	deadLettered                 // its handler failed with consumer.Permanent, and its copy is in the DLQ
-	failed                       // its handler failed, panicked, or was cut short
-	skipped                      // not run: a FIFO failure before it
-	cutOff                       // not run: the deadline neared
-	lapsed                       // not run: its lease lapsed while it waited
+	waiting   recState = iota // not started yet
+	running                   // its handler runs
+	processed                 // its handler succeeded, or failed with consumer.Permanent and its copy is in the DLQ
+	failed                    // its handler failed, panicked, or was cut short; or not run: a FIFO failure before it, or its lease lapsed while it waited
+	cutOff                    // not run: the deadline neared
 )
 
 // owner is one queue's lease owner for the length of an invocation.
@@ -227,11 +224,11 @@ func (b *batch) sequence(idx []int) {
 	for _, i := range idx {
 		switch {
 		case groupFailed || (b.stopAll.Load() && fifo(b.msgs[i])):
-			b.notRun(i, skipped)
+			b.notRun(i, failed, &b.h.st.skipped)
 		case b.pastCut():
-			b.notRun(i, cutOff)
+			b.notRun(i, cutOff, &b.h.st.cutOff)
 		case b.leases[i] != nil && b.leases[i].Err() != nil:
-			b.notRun(i, lapsed) // it is visible, or delivered again, already
+			b.notRun(i, failed, &b.h.st.cutOff) // lapsed while it waited: it is visible, or delivered again, already
 			groupFailed = true
 		case !b.runOne(i, hb):
 			groupFailed = true
@@ -263,7 +260,7 @@ func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
 	}
 	b.settling.Done()
 	err := b.h.handler(ctx, m)
-	end := succeeded
+	end := processed
 	if err != nil {
 		end = failed
 	}
@@ -283,7 +280,7 @@ func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
 	)
 	if err != nil && !cutShort {
 		if dead = b.deadLetter(ctx, i, err); dead {
-			b.settle(i, deadLettered)
+			b.settle(i, processed)
 		} else {
 			delay = consumer.RetryDelay(err, m.ReceiveCount, b.h.cfg.Backoff)
 		}
@@ -336,18 +333,15 @@ func (b *batch) decide(i int, err error, cutShort, dead bool, delay time.Duratio
 	return false
 }
 
-// notRun settles record i, never started, as s (skipped, cutOff or
-// lapsed), and gives it back at once.
-func (b *batch) notRun(i int, s recState) {
+// notRun settles record i, never started, as s (failed or cutOff),
+// counts it in count (Stats.Skipped or Stats.CutOff), and gives it back at
+// once.
+func (b *batch) notRun(i int, s recState, count *atomic.Int64) {
 	if !b.set(i, s) {
 		return
 	}
 	defer b.settling.Done()
-	if s == skipped {
-		b.h.st.skipped.Add(1)
-	} else {
-		b.h.st.cutOff.Add(1)
-	}
+	count.Add(1)
 	if l := b.leases[i]; l != nil {
 		l.GiveBack()
 	}
@@ -444,7 +438,7 @@ func (b *batch) finish() ([]events.SQSBatchItemFailure, bool, error) {
 	allFailed := true
 	for i, s := range state {
 		switch s {
-		case succeeded, deadLettered:
+		case processed:
 			allFailed = false
 			continue
 		case cutOff:
