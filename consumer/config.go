@@ -34,7 +34,9 @@ const (
 //
 // Timing rules: Visibility.Interval < Visibility.Extension/2 and
 // Visibility.Interval ≤ VisibilityTimeout/2, so every lease gets its first
-// extension with time to spare. Left zero, Visibility.Extension is
+// extension with time to spare, and Visibility.MaxExtension 0 or at least
+// VisibilityTimeout, so that no extension shortens a lease
+// (visibility.Config.ForVisibilityTimeout). Left zero, Visibility.Extension is
 // VisibilityTimeout and Visibility.Interval is a fifth of the smaller of
 // the two, which keeps both rules (VisibilityTimeout 30 s: extended by 30 s,
 // looked at every 6 s, so handlers beat at least every 6 s).
@@ -123,17 +125,17 @@ func (c Config) withDefaults() Config {
 	if c.Visibility.Observer == nil {
 		c.Visibility.Observer = c.Observer
 	}
-	if c.VisibilityTimeout >= time.Second && c.VisibilityTimeout <= sqsloop.MaxVisibilityTimeout {
+	if c.validVisibilityTimeout() {
 		// Else Validate reports VisibilityTimeout, and the lease owner
 		// keeps its own defaults rather than adding confusing errors.
-		if c.Visibility.Extension == 0 {
-			c.Visibility.Extension = c.VisibilityTimeout
-		}
-		if c.Visibility.Interval == 0 {
-			c.Visibility.Interval = min(c.VisibilityTimeout, c.Visibility.Extension) / 5
-		}
+		c.Visibility, _ = c.Visibility.ForVisibilityTimeout(c.VisibilityTimeout) // its problems: see Validate
 	}
 	return c
+}
+
+// validVisibilityTimeout reports whether VisibilityTimeout is in its range.
+func (c Config) validVisibilityTimeout() bool {
+	return c.VisibilityTimeout >= time.Second && c.VisibilityTimeout <= sqsloop.MaxVisibilityTimeout
 }
 
 // Validate reports every problem with c (zero fields taking their
@@ -149,7 +151,7 @@ func (c Config) Validate() error {
 	if d.Concurrency < 1 || d.Concurrency > maxConcurrency {
 		bad("Concurrency: must be between 1 and %d, got %d", maxConcurrency, d.Concurrency)
 	}
-	if d.VisibilityTimeout < time.Second || d.VisibilityTimeout > sqsloop.MaxVisibilityTimeout {
+	if !d.validVisibilityTimeout() {
 		bad("VisibilityTimeout: must be between 1s and 12h (SQS 0–43200 s), got %v", d.VisibilityTimeout)
 	}
 	if d.WaitTime < time.Second || d.WaitTime > sqsloop.MaxWaitTime {
@@ -168,16 +170,13 @@ func (c Config) Validate() error {
 			bad("Middleware[%d]: must not be nil", i)
 		}
 	}
-	if err := d.Visibility.Validate(); err != nil {
-		for _, e := range unjoin(err) {
+	vis := d.Visibility.Validate()
+	if d.validVisibilityTimeout() {
+		_, vis = d.Visibility.ForVisibilityTimeout(d.VisibilityTimeout) // the visibility timeout is VisibilityTimeout
+	}
+	if vis != nil {
+		for _, e := range unjoin(vis) {
 			errs = append(errs, fmt.Errorf("Visibility.%w", e))
-		}
-	} else if !d.Visibility.Disabled {
-		if vis := d.Visibility.Interval; vis > d.VisibilityTimeout/2 {
-			bad("Visibility.Interval: must be at most VisibilityTimeout/2 (%v), got %v", d.VisibilityTimeout/2, vis)
-		}
-		if m := d.Visibility.MaxExtension; m > 0 && m < d.VisibilityTimeout {
-			bad("Visibility.MaxExtension: must be 0 or at least VisibilityTimeout (%v), got %v", d.VisibilityTimeout, m)
 		}
 	}
 	return errors.Join(errs...)

@@ -31,6 +31,7 @@ func TestInvalidConfigNamesTheField(t *testing.T) {
 		{Config{Visibility: visibility.Config{Interval: -1}}, "Visibility.Interval:"},
 		{Config{Visibility: visibility.Config{Extension: 13 * time.Hour}}, "Visibility.Extension:"},
 		{Config{VisibilityTimeout: 90 * time.Second, Visibility: visibility.Config{Interval: time.Minute}}, "Visibility.Interval:"}, // 60 s ≥ 90 s/2
+		{Config{VisibilityTimeout: 30 * time.Second, Visibility: visibility.Config{MaxExtension: 10 * time.Second}}, "Visibility.MaxExtension:"},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
 			_, err := New(q, noop, tc.cfg)

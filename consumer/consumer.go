@@ -210,15 +210,11 @@ func (c *Consumer) Run(ctx context.Context) error {
 
 // Stats returns the consumer's counters. Safe for concurrent use.
 func (c *Consumer) Stats() Stats {
-	ls := c.leases.Stats()
-	return Stats{
-		Received: c.st.received.Load(), Redelivered: c.st.redelivered.Load(),
-		Started: c.st.started.Load(), Succeeded: c.st.succeeded.Load(), Failed: c.st.failed.Load(),
-		Panics: c.st.panics.Load(), Abandoned: c.st.abandoned.Load(),
-		Acked: ls.Acked, LateAcked: ls.LateAcked, AckFailed: ls.AckFailed, AckRetries: ls.AckRetries,
-		Nacked: ls.Nacked, GivenBack: ls.GivenBack, NackFailed: ls.NackFailed,
-		ReceiveCalls: c.st.receiveCalls.Load(), ReceiveErrors: c.st.receiveErrors.Load(),
-		Extensions: ls.Extended, ExtensionCalls: ls.ExtensionCalls, LargestExtensionBatch: ls.LargestExtensionBatch,
-		LeasesLost: ls.Lost, LeasesLostNeverBeat: ls.LostNeverBeat, Poisoned: c.st.poisoned.Load(),
-	}
+	s := LeaseStats(c.leases.Stats())
+	s.Received, s.Redelivered = c.st.received.Load(), c.st.redelivered.Load()
+	s.Started, s.Succeeded, s.Failed = c.st.started.Load(), c.st.succeeded.Load(), c.st.failed.Load()
+	s.Panics, s.Abandoned = c.st.panics.Load(), c.st.abandoned.Load()
+	s.ReceiveCalls, s.ReceiveErrors = c.st.receiveCalls.Load(), c.st.receiveErrors.Load()
+	s.Poisoned = c.st.poisoned.Load()
+	return s
 }

@@ -1,6 +1,10 @@
 package consumer
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/sqsloop/sqsloop/visibility"
+)
 
 // Stats counts a Consumer's work since it was created. Every field is a
 // count of messages unless it says otherwise.
@@ -49,6 +53,22 @@ type Stats struct {
 	// Poisoned counts messages whose handler failed with Permanent and
 	// that were copied to the dead-letter queue (their acks are in Acked).
 	Poisoned int64
+}
+
+// LeaseStats returns the fields of Stats that the lease owner counts, from
+// its counters (visibility.Manager.Stats): the acks (Acked, LateAcked,
+// AckFailed, AckRetries), the nacks and give-backs (Nacked, GivenBack,
+// NackFailed), the extensions (Extensions, ExtensionCalls,
+// LargestExtensionBatch) and the lost leases (LeasesLost,
+// LeasesLostNeverBeat); the other fields are 0. A Consumer's Stats are
+// made from it, and sqslambda's from its invocations' lease owners.
+func LeaseStats(ls visibility.Stats) Stats {
+	return Stats{
+		Acked: ls.Acked, LateAcked: ls.LateAcked, AckFailed: ls.AckFailed, AckRetries: ls.AckRetries,
+		Nacked: ls.Nacked, GivenBack: ls.GivenBack, NackFailed: ls.NackFailed,
+		Extensions: ls.Extended, ExtensionCalls: ls.ExtensionCalls, LargestExtensionBatch: ls.LargestExtensionBatch,
+		LeasesLost: ls.Lost, LeasesLostNeverBeat: ls.LostNeverBeat,
+	}
 }
 
 // counters are the consumer's live counts; running is a gauge of handlers

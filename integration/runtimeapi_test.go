@@ -38,9 +38,10 @@ type invocation struct {
 
 // answer is what the runtime posted for an invocation.
 type answer struct {
-	kind string // "response" or "error"
-	body []byte
-	at   time.Time
+	kind     string // "response" or "error"
+	body     []byte
+	at       time.Time // when the Runtime API received it
+	deadline time.Time // the invocation's deadline, as Lambda-Runtime-Deadline-Ms gave it
 }
 
 func newRuntimeAPI(t *testing.T) *runtimeAPI {
@@ -113,6 +114,7 @@ func (api *runtimeAPI) invoke(ctx context.Context, payload []byte, timeout time.
 	}
 	select {
 	case a := <-ch:
+		a.deadline = time.UnixMilli(inv.deadline.UnixMilli())
 		return a, nil
 	case <-limit.C:
 		return answer{}, fmt.Errorf("no answer to invocation %s", id)

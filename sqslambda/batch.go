@@ -29,10 +29,11 @@ type batch struct {
 	seqs    [][]int  // record indexes: one FIFO message group, or one record
 	owners  []*owner // the invocation's lease owners, one per queue with a client
 
-	hctx  context.Context // the handlers' context: ends at cut, with cause ErrDeadline
-	stop  context.CancelFunc
-	cut   time.Time     // no record starts from then on; zero without a deadline
-	grace time.Duration // how long after cut Handle waits for running handlers
+	hctx    context.Context // the handlers' context: ends at cut, with cause ErrDeadline
+	stop    context.CancelFunc
+	cut     time.Time     // no record starts from then on; zero without a deadline
+	grace   time.Duration // how long after cut Handle waits for running handlers
+	flushBy time.Time     // when the lease owners' flush ends: a quarter of the margin before the deadline; zero without one
 
 	next    atomic.Int64 // the next sequence to run
 	stopAll atomic.Bool  // a FIFO failure stops the batch (Config.FIFOStopOnFailure)
@@ -46,25 +47,21 @@ type batch struct {
 	settling sync.WaitGroup // state changes whose consequences are being applied (see set)
 }
 
-// recState is what became of one record.
+// recState is what became of one record, as finish reads it.
 type recState uint8
 
 const (
-	waiting      recState = iota // not started yet
-	running                      // its handler runs
-	succeeded                    // its handler returned nil
-	deadLettered                 // its handler failed with consumer.Permanent, and its copy is in the DLQ
-	failed                       // its handler failed, panicked, or was cut short
-	skipped                      // not run: a FIFO failure before it
-	cutOff                       // not run: the deadline neared
-	lapsed                       // not run: its lease lapsed while it waited
+	waiting   recState = iota // not started yet
+	running                   // its handler runs
+	processed                 // its handler succeeded, or failed with consumer.Permanent and its copy is in the DLQ
+	failed                    // its handler failed, panicked, or was cut short; or not run: a FIFO failure before it, or its lease lapsed while it waited
+	cutOff                    // not run: the deadline neared
 )
 
 // owner is one queue's lease owner for the length of an invocation.
 type owner struct {
 	m    *visibility.Manager
-	stop context.CancelFunc
-	done chan struct{}
+	done chan struct{} // closed when its Run has returned
 }
 
 // newBatch prepares recs (each with a messageId) for an invocation that
@@ -84,7 +81,7 @@ func (h *Handler) newBatch(ctx context.Context, recs []events.SQSMessage, start 
 	if d, ok := ctx.Deadline(); ok {
 		deadline = d
 		margin := max(min(h.cfg.DeadlineMargin, d.Sub(start)/2), 0)
-		b.cut, b.grace = d.Add(-margin), margin/4
+		b.cut, b.grace, b.flushBy = d.Add(-margin), margin/4, d.Add(-margin/4)
 		b.hctx, b.stop = context.WithDeadlineCause(ctx, b.cut, ErrDeadline)
 	} else {
 		b.hctx, b.stop = context.WithCancel(ctx)
@@ -142,11 +139,10 @@ func (h *Handler) startOwner(ctx context.Context, mb visibility.Mailbox, lc visi
 		h.cfg.Logger.Error("sqslambda: lease owner", slog.Any("error", err))
 		return nil
 	}
-	rctx, stop := context.WithCancel(context.WithoutCancel(ctx)) // stopped by finish, not by the invocation's end
-	o := &owner{m: m, stop: stop, done: make(chan struct{})}
+	o := &owner{m: m, done: make(chan struct{})}
 	go func() {
 		defer close(o.done)
-		_ = m.Run(rctx)
+		_ = m.Run(context.WithoutCancel(ctx)) // stopped by finish (Manager.Stop), not by the invocation's end
 	}()
 	return o
 }
@@ -228,11 +224,11 @@ func (b *batch) sequence(idx []int) {
 	for _, i := range idx {
 		switch {
 		case groupFailed || (b.stopAll.Load() && fifo(b.msgs[i])):
-			b.notRun(i, skipped)
+			b.notRun(i, failed, &b.h.st.skipped)
 		case b.pastCut():
-			b.notRun(i, cutOff)
+			b.notRun(i, cutOff, &b.h.st.cutOff)
 		case b.leases[i] != nil && b.leases[i].Err() != nil:
-			b.notRun(i, lapsed) // it is visible, or delivered again, already
+			b.notRun(i, failed, &b.h.st.cutOff) // lapsed while it waited: it is visible, or delivered again, already
 			groupFailed = true
 		case !b.runOne(i, hb):
 			groupFailed = true
@@ -264,7 +260,7 @@ func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
 	}
 	b.settling.Done()
 	err := b.h.handler(ctx, m)
-	end := succeeded
+	end := processed
 	if err != nil {
 		end = failed
 	}
@@ -284,7 +280,7 @@ func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
 	)
 	if err != nil && !cutShort {
 		if dead = b.deadLetter(ctx, i, err); dead {
-			b.settle(i, deadLettered)
+			b.settle(i, processed)
 		} else {
 			delay = consumer.RetryDelay(err, m.ReceiveCount, b.h.cfg.Backoff)
 		}
@@ -337,18 +333,15 @@ func (b *batch) decide(i int, err error, cutShort, dead bool, delay time.Duratio
 	return false
 }
 
-// notRun settles record i, never started, as s (skipped, cutOff or
-// lapsed), and gives it back at once.
-func (b *batch) notRun(i int, s recState) {
+// notRun settles record i, never started, as s (failed or cutOff),
+// counts it in count (Stats.Skipped or Stats.CutOff), and gives it back at
+// once.
+func (b *batch) notRun(i int, s recState, count *atomic.Int64) {
 	if !b.set(i, s) {
 		return
 	}
 	defer b.settling.Done()
-	if s == skipped {
-		b.h.st.skipped.Add(1)
-	} else {
-		b.h.st.cutOff.Add(1)
-	}
+	count.Add(1)
 	if l := b.leases[i]; l != nil {
 		l.GiveBack()
 	}
@@ -392,7 +385,8 @@ func (b *batch) noteErr(err error) {
 // abandoned (reported failed, their leases released: they stay hidden
 // while their handlers may still run; their runs reported abandoned to the
 // observer) and those never reached are cut off (given back); the lease
-// owners stop, after sending what was decided. It returns the batch item
+// owners stop, after sending what was decided until a quarter of the
+// margin before the deadline. It returns the batch item
 // failures, in the event's order, each message ID once, whether every
 // record failed, and the first handler error.
 func (b *batch) finish() ([]events.SQSBatchItemFailure, bool, error) {
@@ -423,8 +417,14 @@ func (b *batch) finish() ([]events.SQSBatchItemFailure, bool, error) {
 	}
 	b.h.st.abandoned.Add(int64(abandoned))
 	b.h.st.cutOff.Add(int64(cut))
+	flush := context.Background() // without a deadline (not on Lambda), until all is sent
+	if !b.flushBy.IsZero() {
+		var cancel context.CancelFunc
+		flush, cancel = context.WithDeadline(flush, b.flushBy)
+		defer cancel()
+	}
 	for _, o := range b.owners {
-		o.stop()
+		_ = o.m.Stop(flush) // what it could not send by then is logged, and counted in NackFailed
 		<-o.done
 		b.h.st.addLeases(o.m.Stats())
 	}
@@ -438,7 +438,7 @@ func (b *batch) finish() ([]events.SQSBatchItemFailure, bool, error) {
 	allFailed := true
 	for i, s := range state {
 		switch s {
-		case succeeded, deadLettered:
+		case processed:
 			allFailed = false
 			continue
 		case cutOff:

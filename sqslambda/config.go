@@ -20,9 +20,10 @@ const (
 	// an event source mapping hands a function (standard queue; a FIFO
 	// queue's batch holds at most 10).
 	MaxConcurrency = 10_000
-	// DefaultDeadlineMargin is Config.DeadlineMargin's default: 1.5 s,
-	// enough for the handlers' last quarter (375 ms) and the lease owner's
-	// flush of the decided nacks and give-backs (at most 1 s).
+	// DefaultDeadlineMargin is Config.DeadlineMargin's default: 1.5 s: a
+	// quarter (375 ms) for handlers to return once their contexts end, half
+	// (750 ms) for the lease owner's flush of the decided nacks and
+	// give-backs, a quarter (375 ms) for the answer to reach Lambda.
 	DefaultDeadlineMargin = 1500 * time.Millisecond
 	// maxDeadlineMargin is Lambda's longest function timeout, 15 minutes.
 	maxDeadlineMargin = 15 * time.Minute
@@ -45,13 +46,20 @@ type Config struct {
 	// with a client, given back at once), the handlers' contexts end
 	// (their deadline, and cause ErrDeadline), and DeadlineMargin/4 later
 	// Handle stops waiting for handlers that ignore their context (their
-	// records are reported failed, see Stats.Abandoned), stops the lease
-	// owner (which sends the decided nacks and give-backs, within 1 s) and
-	// answers. So a slow batch never times out as a whole, which would
-	// make Lambda retry every record of it. Range 0–15 min; 0 means
+	// records are reported failed, see Stats.Abandoned) and stops the
+	// lease owner, which sends the decided nacks and give-backs until
+	// DeadlineMargin/4 before the deadline (what is unsent then is counted
+	// in Stats.NackFailed: those records come back at the end of their
+	// leases). Handle answers then at the latest, leaving the last quarter
+	// of the margin for the answer to reach Lambda, so that a slow batch,
+	// or a slow SQS, does not time the invocation out as a whole, which
+	// would make Lambda retry every record of it. That holds as long as
+	// the client's calls return when their context ends (sqsmailbox's do)
+	// and the answer takes less than DeadlineMargin/4 to leave: keep the
+	// margin well above a few milliseconds. Range 0–15 min; 0 means
 	// DefaultDeadlineMargin (1.5 s). It is cut to half of an invocation's
 	// time when the function timeout is shorter than twice the margin, so
-	// that records still run.
+	// that records still run (a 2 s function: 1 s).
 	DeadlineMargin time.Duration
 
 	// FIFOStopOnFailure makes the first failure on a FIFO queue stop the
@@ -99,7 +107,10 @@ type Config struct {
 	// (HeartbeatGated by default), CancelOnLeaseLost, OnLeaseLost,
 	// Observer (Config.Observer when nil). Left zero, Extension is the
 	// queue's visibility timeout and Interval a fifth of the smaller of the
-	// two. Used only with OpenQueue.
+	// two; the rules that depend on the queue's visibility timeout
+	// (visibility.Config.ForVisibilityTimeout) are checked at the first
+	// invocation, and a Visibility that breaks them leaves the records
+	// without a client (logged at ERROR). Used only with OpenQueue.
 	Visibility visibility.Config
 
 	// Backoff gives a failed record's retry delay from its approximate
@@ -186,34 +197,9 @@ func (c Config) Validate() error {
 		v.Extension = sqsloop.MaxVisibilityTimeout // stands for the queue's visibility timeout
 	}
 	if err := v.Validate(); err != nil {
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			for _, e := range j.Unwrap() {
-				errs = append(errs, fmt.Errorf("Visibility.%w", e))
-			}
-		} else {
-			errs = append(errs, fmt.Errorf("Visibility.%w", err))
+		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() { // errors.Join's
+			errs = append(errs, fmt.Errorf("Visibility.%w", e))
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// leaseConfig is the lease owner's configuration on a queue whose
-// visibility timeout is vt, as the consumer derives it: Extension vt and
-// Interval a fifth of the smaller of the two when left zero.
-func (c Config) leaseConfig(vt time.Duration) (visibility.Config, error) {
-	v := c.Visibility
-	if v.Extension == 0 {
-		v.Extension = vt
-	}
-	if v.Interval == 0 {
-		v.Interval = min(vt, v.Extension) / 5
-	}
-	err := v.Validate()
-	if err == nil && !v.Disabled && v.Interval > vt/2 {
-		err = fmt.Errorf("Interval: must be at most the queue's visibility timeout / 2 (%v), got %v: %w", vt/2, v.Interval, sqsloop.ErrInvalidArgument)
-	}
-	if err != nil {
-		return v, fmt.Errorf("Visibility on a queue whose visibility timeout is %v: %w", vt, err)
-	}
-	return v, nil
 }

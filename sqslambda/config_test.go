@@ -34,20 +34,6 @@ func TestValidateNamesEveryBadField(t *testing.T) {
 	}
 }
 
-// The lease owner's configuration follows the queue's visibility timeout
-// as the consumer's follows its VisibilityTimeout, and one that cannot
-// keep a lease on that queue is refused.
-func TestLeaseConfigFollowsTheQueue(t *testing.T) {
-	lc, err := Config{}.leaseConfig(30 * time.Second)
-	if err != nil || lc.Extension != 30*time.Second || lc.Interval != 6*time.Second {
-		t.Errorf("30 s queue: %+v, %v; want 30 s extensions looked at every 6 s", lc, err)
-	}
-	if _, err := (Config{Visibility: visibility.Config{Interval: 20 * time.Second, Extension: time.Minute}}).leaseConfig(30 * time.Second); err == nil ||
-		!strings.Contains(err.Error(), "Interval") {
-		t.Errorf("Interval 20 s on a 30 s queue: %v, want an error naming Interval", err)
-	}
-}
-
 func TestQueueURL(t *testing.T) {
 	for arn, want := range map[string]string{
 		"arn:aws:sqs:us-east-2:123456789012:jobs":            "https://sqs.us-east-2.amazonaws.com/123456789012/jobs",

@@ -175,3 +175,61 @@ func TestNoDeadlineNoCutOff(t *testing.T) {
 		}
 	})
 }
+
+// hanging is a Queue whose give-backs (visibility changes to 0) hang until
+// their context ends: an SQS endpoint that stopped answering.
+type hanging struct{ Queue }
+
+func (h hanging) ChangeVisibility(ctx context.Context, changes []sqsloop.VisibilityChange) ([]error, error) {
+	for _, c := range changes {
+		if c.Timeout == 0 {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+	}
+	return h.Queue.ChangeVisibility(ctx, changes)
+}
+
+// The lease owner's flush fits in the margin: with give-backs that hang,
+// Handle still answers a quarter of the margin before the deadline, for
+// a 2 s function (whose margin is cut to 1 s) as for a 10 s one with a
+// 300 ms margin; the records cut short and cut off are listed, and their
+// give-backs, never answered, counted failed. Were it to answer after
+// the deadline, Lambda would retry the whole batch.
+func TestFlushEndsBeforeTheDeadline(t *testing.T) {
+	for _, tc := range []struct {
+		timeout, margin, want time.Duration // want: how long before the deadline Handle answers
+	}{
+		{2 * time.Second, 0, 250 * time.Millisecond},
+		{10 * time.Second, 300 * time.Millisecond, 75 * time.Millisecond},
+	} {
+		t.Run(fmt.Sprint(tc.timeout), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q := newQueue(t, sqsloop.QueueSpec{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5})
+				send(t, q, false, "job-0", "job-1", "job-2")
+				ev := receiveEvent(t, q, 3, 30*time.Second)
+				h := mustNew(t, func(ctx context.Context, m *sqsloop.Message) error {
+					<-ctx.Done() // runs until cut short
+					return context.Cause(ctx)
+				}, Config{Concurrency: 1, DeadlineMargin: tc.margin, OpenQueue: opener(t, hanging{q}, nil)})
+				ctx := invocation(t, tc.timeout)
+				deadline, _ := ctx.Deadline()
+				resp, err := h.Handle(ctx, ev)
+				if err != nil {
+					t.Fatal(err)
+				}
+				early := time.Until(deadline)
+				t.Logf("%v function: answered %v before the deadline", tc.timeout, early)
+				if early != tc.want {
+					t.Errorf("answered %v before the deadline, want %v (a quarter of the margin)", early, tc.want)
+				}
+				if len(resp.BatchItemFailures) != 3 {
+					t.Errorf("batchItemFailures %v, want all 3", resp.BatchItemFailures)
+				}
+				if st := h.Stats(); st.NackFailed != 3 || st.GivenBack != 0 {
+					t.Errorf("stats %+v: want 3 give-backs failed", st)
+				}
+			})
+		})
+	}
+}

@@ -51,8 +51,9 @@
 // contexts end, and a quarter of the margin later Handle stops waiting for
 // handlers that ignore their context (their records are reported failed;
 // their goroutines are left behind, frozen with the execution environment,
-// as the consumer's drain abandons them), stops the lease owner and
-// answers.
+// as the consumer's drain abandons them) and stops the lease owner, which
+// sends what was decided until a quarter of the margin before the
+// deadline, when Handle answers at the latest.
 //
 // # With an SQS client: leases and back-off
 //
@@ -66,8 +67,8 @@
 // after Backoff(receive count) (or consumer.NackAfter's delay), and a
 // record that was not run, or was cut short by the deadline, is given back
 // at once. A processed record's lease is released: the event source mapping
-// deletes it. The lease owner stops, after sending what was decided, before
-// Handle returns: nothing of it runs between invocations, when Lambda
+// deletes it. The lease owner stops, after sending what was decided (up to
+// a quarter of the margin before the deadline), before Handle returns: nothing of it runs between invocations, when Lambda
 // freezes the environment.
 //
 // Without a client none of this happens: a failed or unstarted record
@@ -128,9 +129,10 @@
 // queue's attributes (GetQueueAttributes) and warns when AWS's guidance is
 // not met: a visibility timeout below 6× the function timeout (read from
 // the invocation's deadline), no redrive policy, a maxReceiveCount below 5.
-// A denied or otherwise permanent failure of that call, an OpenQueue error,
-// or visibility.MaxAccessDenied (5) denied visibility changes in a row,
-// across invocations, is logged at ERROR once and turns the client off
-// until the next cold start; a transient failure is tried again at the next
-// invocation.
+// A denied or otherwise permanent failure of that call, 3 transient ones in
+// a row (each at one invocation, which runs without the client: an SQS that
+// cannot be reached is not paid for forever), an OpenQueue error, or
+// visibility.MaxAccessDenied (5) denied visibility changes in a row, across
+// invocations, is logged at ERROR once and turns the client off until the
+// next cold start.
 package sqslambda

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -108,31 +110,49 @@ func TestFIFOFailureStopsTheBatch(t *testing.T) {
 
 // With several groups at once and FIFOStopOnFailure, a group already
 // running finishes its record, but no record starts after the failure:
-// every record is either run before the failure's end or reported failed,
-// and a record reported processed always ran.
+// A1 waits for B1 and C1 to start, B1 and C1 run until A2 has failed (in
+// virtual time they return only once A's goroutine is idle), and then B2,
+// B3 and C2 never run; every record is either run or reported failed, and
+// a record reported processed always ran.
 func TestFIFOFailureStopsTheBatchAcrossGroups(t *testing.T) {
-	ev := fixture(t, "fifo.json")
-	var r runs
-	h := mustNew(t, byBody(&r), Config{Concurrency: 3, FIFOStopOnFailure: true})
-	resp, err := h.Handle(invocation(t, time.Minute), ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	failedIDs := ids(resp)
-	ran := r.get()
-	for _, rec := range ev.Records {
-		if !slices.Contains(failedIDs, rec.MessageId) && !slices.Contains(ran, rec.Body) {
-			t.Errorf("record %q reported processed but never ran", rec.Body)
+	synctest.Test(t, func(t *testing.T) {
+		ev := fixture(t, "fifo.json")
+		var r runs
+		var othersStarted sync.WaitGroup
+		othersStarted.Add(2)
+		a2Failed := make(chan struct{})
+		h := mustNew(t, func(ctx context.Context, m *sqsloop.Message) error {
+			switch m.Body {
+			case "ok A1":
+				othersStarted.Wait()
+			case "fail A2":
+				defer close(a2Failed)
+			case "ok B1", "panic C1":
+				othersStarted.Done()
+				<-a2Failed
+				time.Sleep(time.Millisecond) // ends once every other goroutine waits: A's sequence has gone on
+			}
+			return byBody(&r)(ctx, m)
+		}, Config{Concurrency: 3, FIFOStopOnFailure: true})
+		resp, err := h.Handle(invocation(t, time.Minute), ev)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	for _, id := range idsOf(ev, 3, 6, 9) { // A2 fails; A3, A4 never run
-		if !slices.Contains(failedIDs, id) {
-			t.Errorf("group A's record %s not reported failed: %v", id, failedIDs)
+		failedIDs := ids(resp)
+		ran := r.get()
+		for _, rec := range ev.Records {
+			if !slices.Contains(failedIDs, rec.MessageId) && !slices.Contains(ran, rec.Body) {
+				t.Errorf("record %q reported processed but never ran", rec.Body)
+			}
 		}
-	}
-	if slices.Contains(ran, "ok A3") || slices.Contains(ran, "ok A4") {
-		t.Errorf("group A ran past its failure: %v", ran)
-	}
+		if got, want := failedIDs, idsOf(ev, 3, 4, 5, 6, 7, 8, 9); !slices.Equal(got, want) {
+			t.Errorf("batchItemFailures %v, want %v: all but A1 and B1", got, want)
+		}
+		slices.Sort(ran)
+		if want := []string{"fail A2", "ok A1", "ok B1", "panic C1"}; !slices.Equal(ran, want) {
+			t.Errorf("ran %v, want %v: nothing started after A2 failed", ran, want)
+		}
+	})
 }
 
 // A record becomes the Message a consumer's handler gets: every message

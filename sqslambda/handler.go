@@ -72,7 +72,8 @@ func New(h consumer.Handler, cfg Config) (*Handler, error) {
 // (Config.OpenQueue) the lease owner runs while Handle runs: it extends
 // the leases of records whose handlers beat, nacks a failed record with
 // its back-off and gives back at once a record that was not run or was
-// cut short; it has stopped, and sent what it had to, when Handle returns.
+// cut short; it has stopped, and sent what it could (see
+// Config.DeadlineMargin), when Handle returns.
 //
 // The error is nil but for a record without a messageId (the response
 // could not name it; an error wrapping sqsloop.ErrInvalidArgument, before

@@ -54,6 +54,23 @@ func (l *logs) at(level slog.Level) []string {
 	return out
 }
 
+// errors returns the "error" attributes of the records logged at level,
+// in order.
+func (l *logs) errors(level slog.Level) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, r := range l.recs {
+		r.Attrs(func(a slog.Attr) bool {
+			if r.Level == level && a.Key == "error" {
+				out = append(out, a.Value.String())
+			}
+			return true
+		})
+	}
+	return out
+}
+
 // newLogger returns a logger into a fresh logs.
 func newLogger() (*slog.Logger, *logs) {
 	l := &logs{}

@@ -3,6 +3,7 @@ package sqslambda
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -114,6 +115,50 @@ func TestBeatingRecordStaysHiddenPastTheVisibilityTimeout(t *testing.T) {
 	})
 }
 
+// A Visibility that cannot keep a lease on the queue is refused at the
+// first invocation, as a consumer refuses it: with MaxExtension 10 s on a
+// 30 s queue the first extension would ask only for the time left to that
+// ceiling, ending the lease 18 s early, and another receiver would get a
+// record whose handler beats for 20 s. The client is off instead (one
+// ERROR naming MaxExtension), and the record keeps the receive's 30 s.
+func TestVisibilityThatCannotKeepALeaseIsRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, sqsloop.QueueSpec{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5})
+		send(t, q, false, "long job")
+		ev := receiveEvent(t, q, 1, 30*time.Second)
+		logger, lg := newLogger()
+		h := mustNew(t, func(ctx context.Context, m *sqsloop.Message) error {
+			for range 40 {
+				heartbeat.Beat(ctx)
+				time.Sleep(500 * time.Millisecond)
+			}
+			return nil
+		}, Config{OpenQueue: opener(t, q, nil), Logger: logger, Visibility: visibility.Config{MaxExtension: 10 * time.Second}})
+		probeDone := make(chan []string)
+		go func() { // another receiver, polling every 500 ms while the record runs
+			var got []string
+			for range 39 {
+				time.Sleep(500 * time.Millisecond)
+				got = append(got, visible(t, q)...)
+			}
+			probeDone <- got
+		}()
+		resp, err := h.Handle(invocation(t, time.Minute), ev)
+		if err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("resp %v, err %v: want the record processed", resp, err)
+		}
+		if got := <-probeDone; len(got) != 0 {
+			t.Errorf("another receiver got %v while the record beat", got)
+		}
+		if errs := lg.errors(slog.LevelError); len(errs) != 1 || !contains(errs[0], "MaxExtension:") {
+			t.Errorf("errors %q: want one naming MaxExtension", errs)
+		}
+		if st := h.Stats(); st.LeasesLost != 0 || st.ExtensionCalls != 0 {
+			t.Errorf("stats %+v: want no extension and no lease lost", st)
+		}
+	})
+}
+
 // A record that stops beating loses its lease at the visibility timeout;
 // with CancelOnLeaseLost its context is cancelled with a cause matching
 // visibility.ErrLeaseLost, it is reported failed, and another receiver
@@ -146,6 +191,97 @@ func TestRecordThatStopsBeatingLosesItsLease(t *testing.T) {
 		if got := visible(t, q); !slices.Equal(got, []string{"stuck job"}) {
 			t.Errorf("visible after the loss: %v, want the stuck job", got)
 		}
+	})
+}
+
+// A handler that never beats loses its lease at the visibility timeout,
+// and the Handler counts it among LeasesLostNeverBeat as a consumer does,
+// summed over invocations.
+func TestLeaseLostNeverBeatIsCounted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, sqsloop.QueueSpec{VisibilityTimeout: 3 * time.Second, MaxReceiveCount: 5})
+		send(t, q, false, "silent 1", "silent 2")
+		h := mustNew(t, func(ctx context.Context, m *sqsloop.Message) error {
+			time.Sleep(5 * time.Second) // never beats
+			return nil
+		}, Config{OpenQueue: opener(t, q, nil)})
+		for range 2 {
+			if _, err := h.Handle(invocation(t, time.Minute), receiveEvent(t, q, 1, 3*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if st := h.Stats(); st.LeasesLost != 2 || st.LeasesLostNeverBeat != 2 || st.LateAcked != 2 {
+			t.Errorf("stats %+v: want 2 leases lost, both never beaten, both acks late", st)
+		}
+	})
+}
+
+// A record whose lease lapsed while it waited for its message group's head
+// is not run: another receiver may have it already. The head sleeps 5 s
+// without beating on a 3 s FIFO queue; its lease and the next record's
+// lapse at 3 s; the next record is reported failed and never runs, and
+// the rest of its group is skipped to keep the order.
+func TestRecordWhoseLeaseLapsedWhileWaitingIsNotRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, sqsloop.QueueSpec{FIFO: true, VisibilityTimeout: 3 * time.Second, MaxReceiveCount: 5})
+		send(t, q, true, "slow A1", "ok A2", "ok A3")
+		ev := receiveEvent(t, q, 3, 3*time.Second)
+		var r runs
+		h := mustNew(t, func(ctx context.Context, m *sqsloop.Message) error {
+			r.add(m.Body)
+			if m.Body == "slow A1" {
+				time.Sleep(5 * time.Second) // never beats
+			}
+			return nil
+		}, Config{OpenQueue: opener(t, q, nil)})
+		resp, err := h.Handle(invocation(t, time.Minute), ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := ids(resp), idsOf(ev, 2, 3); !slices.Equal(got, want) {
+			t.Errorf("batchItemFailures %v, want A2 and A3", got)
+		}
+		if got := r.get(); !slices.Equal(got, []string{"slow A1"}) {
+			t.Errorf("ran %v, want A1 only", got)
+		}
+		if st := h.Stats(); st.CutOff != 1 || st.Skipped != 1 || st.LateAcked != 1 || st.LeasesLost != 3 {
+			t.Errorf("stats %+v: want A2 cut off (lapsed), A3 skipped, A1's ack late, 3 leases lost", st)
+		}
+	})
+}
+
+// A record whose handler is still running when Handle stops waiting for it
+// is reported failed but stays hidden while that handler may still run (its
+// lease is released, not given back): another receiver gets it only when
+// the queue's 30 s visibility timeout ends.
+func TestAbandonedRecordStaysHidden(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, sqsloop.QueueSpec{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5})
+		send(t, q, false, "stubborn")
+		ev := receiveEvent(t, q, 1, 30*time.Second)
+		h := mustNew(t, func(ctx context.Context, m *sqsloop.Message) error {
+			time.Sleep(time.Minute) // ignores its context
+			return nil
+		}, Config{OpenQueue: opener(t, q, nil)})
+		begin := time.Now()
+		resp, err := h.Handle(invocation(t, 6*time.Second), ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(resp); !slices.Equal(got, idsOf(ev, 1)) {
+			t.Errorf("batchItemFailures %v, want the abandoned record", got)
+		}
+		if got := visible(t, q); len(got) != 0 {
+			t.Errorf("visible right after the invocation: %v, want nothing while its handler may run", got)
+		}
+		time.Sleep(begin.Add(30 * time.Second).Sub(time.Now()))
+		if got := visible(t, q); !slices.Equal(got, []string{"stubborn"}) {
+			t.Errorf("visible after the visibility timeout: %v, want the abandoned record", got)
+		}
+		if st := h.Stats(); st.Abandoned != 1 || st.GivenBack != 0 {
+			t.Errorf("stats %+v: want one abandoned, nothing given back", st)
+		}
+		time.Sleep(time.Minute) // the abandoned handler returns
 	})
 }
 
@@ -411,6 +547,31 @@ func TestTransientCheckFailureIsTriedAgain(t *testing.T) {
 		}
 		if st := h.Stats(); st.Nacked != 1 {
 			t.Errorf("stats %+v: want the second invocation's failure nacked, not the first's", st)
+		}
+	})
+}
+
+// An SQS that cannot be reached (a VPC without an SQS endpoint) is not
+// paid for at every invocation: after 3 attribute reads failed in a row
+// (two WARN records, then one ERROR) the client is off until the next
+// cold start, and later invocations make no call before their records run.
+func TestUnreachableQueueIsGivenUpAfterThreeChecks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, sqsloop.QueueSpec{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5})
+		w := &watched{Queue: q, attrErr: errors.New("dial tcp: i/o timeout")}
+		logger, lg := newLogger()
+		h := mustNew(t, byBody(nil), Config{OpenQueue: opener(t, w, nil), Logger: logger})
+		for i := range 6 {
+			send(t, q, false, fmt.Sprint("ok ", i))
+			if _, err := h.Handle(invocation(t, time.Minute), receiveEvent(t, q, 1, 30*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, reads, _ := w.counts(); reads != 3 {
+			t.Errorf("%d attribute reads in 6 invocations, want 3", reads)
+		}
+		if warns, errs := lg.at(slog.LevelWarn), lg.at(slog.LevelError); len(warns) != 2 || len(errs) != 1 || !contains(errs[0], "reach SQS") {
+			t.Errorf("warnings %q, errors %q: want 2 warnings, then one ERROR about reaching SQS", warns, errs)
 		}
 	})
 }

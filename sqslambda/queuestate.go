@@ -17,6 +17,13 @@ import (
 // also gets at most a quarter of the invocation's time.
 const maxCheckTimeout = 5 * time.Second
 
+// maxCheckFailures is how many invocations in a row may fail to read the
+// queue's attributes transiently before the client is off until the next
+// cold start: 3, enough to ride over a blip, few enough that an SQS that
+// cannot be reached (a VPC without an SQS endpoint) does not cost every
+// invocation the wait before its records run.
+const maxCheckFailures = 3
+
 // queueState is what a Handler knows of one queue (one eventSourceARN)
 // for the life of the execution environment: its client, its attributes,
 // read once, and whether the client is off until the next cold start.
@@ -24,14 +31,14 @@ const maxCheckTimeout = 5 * time.Second
 type queueState struct {
 	arn string
 
-	mu     sync.Mutex
-	opened bool                  // OpenQueue was called
-	q      Queue                 // the client; nil until opened, or when there is none
-	dead   *consumer.DeadLetters // q's dead-letter queue, for Permanent failures; set with q
-	vt     time.Duration         // the queue's visibility timeout; 0 until read
-	lc     visibility.Config
-	denied int   // visibility changes denied in a row, across invocations
-	off    error // why the client is not used any more; nil while it is
+	mu       sync.Mutex
+	q        Queue                 // the client; nil until opened, or when there is none
+	dead     *consumer.DeadLetters // q's dead-letter queue, for Permanent failures; set with q
+	vt       time.Duration         // the queue's visibility timeout; 0 until read
+	lc       visibility.Config
+	failures int   // attribute reads failed transiently in a row, across invocations
+	denied   int   // visibility changes denied in a row, across invocations
+	off      error // why the client is not used any more; nil while it is
 }
 
 // state returns the state of the queue arn names, made on first use.
@@ -51,8 +58,9 @@ func (h *Handler) state(arn string) *queueState {
 // queue run without one. At the first call it opens the queue
 // (Config.OpenQueue) and reads its attributes, logging what goes against
 // AWS's guidance (queueWarnings); an attribute read that fails transiently
-// is tried again at the next invocation, one denied or otherwise permanent
-// turns the client off for good, as does an OpenQueue error. start and
+// is tried again at the next invocation, up to maxCheckFailures (3) in a
+// row; one denied or otherwise permanent, or the last of those, turns the
+// client off until the next cold start, as does an OpenQueue error. start and
 // deadline are the invocation's (deadline zero when it has none).
 func (s *queueState) client(ctx context.Context, h *Handler, start, deadline time.Time) (Queue, time.Duration, visibility.Config) {
 	s.mu.Lock()
@@ -64,8 +72,7 @@ func (s *queueState) client(ctx context.Context, h *Handler, start, deadline tim
 		return s.q, s.vt, s.lc
 	}
 	log := h.cfg.Logger.With(slog.String("event_source_arn", s.arn))
-	if !s.opened {
-		s.opened = true
+	if s.q == nil {
 		if err := s.open(h.cfg.OpenQueue); err != nil {
 			s.off = err
 			log.Error("sqslambda: no SQS client for the queue; records run without extension and back-off", slog.Any("error", err))
@@ -85,26 +92,29 @@ func (s *queueState) client(ctx context.Context, h *Handler, start, deadline tim
 	attrs, err := s.q.QueueAttributes(cctx)
 	cancel()
 	if err != nil {
-		if permanent(err) {
+		s.failures++
+		switch {
+		case permanent(err):
 			s.off = err
 			log.Error("sqslambda: cannot read the queue's attributes (is sqs:GetQueueAttributes allowed?); records run without extension and back-off until the next cold start",
 				slog.Any("error", err))
-		} else {
+		case s.failures >= maxCheckFailures:
+			s.off = fmt.Errorf("sqslambda: %d attribute reads failed in a row: %w", s.failures, err)
+			log.Error("sqslambda: cannot read the queue's attributes (can the function reach SQS, e.g. through a VPC endpoint?); records run without extension and back-off until the next cold start",
+				slog.Int("attempts", s.failures), slog.Any("error", err))
+		default:
 			log.Warn("sqslambda: could not read the queue's attributes; this invocation runs without extension and back-off, the next one tries again",
-				slog.Any("error", err))
+				slog.Int("attempt", s.failures), slog.Int("attempts", maxCheckFailures), slog.Any("error", err))
 		}
 		return nil, 0, visibility.Config{}
 	}
 	for _, w := range queueWarnings(attrs, functionTimeout) {
 		log.Warn("sqslambda: " + w)
 	}
-	lc, err := h.cfg.leaseConfig(attrs.VisibilityTimeout)
-	if err == nil && attrs.VisibilityTimeout < time.Second {
-		err = fmt.Errorf("the queue's visibility timeout is %v: below 1 s, nothing to extend: %w", attrs.VisibilityTimeout, sqsloop.ErrInvalidArgument)
-	}
+	lc, err := h.cfg.Visibility.ForVisibilityTimeout(attrs.VisibilityTimeout)
 	if err != nil {
-		s.off = err
-		log.Error("sqslambda: records run without extension and back-off", slog.Any("error", err))
+		s.off = fmt.Errorf("sqslambda: Visibility on a queue whose visibility timeout is %v: %w", attrs.VisibilityTimeout, err)
+		log.Error("sqslambda: records run without extension and back-off", slog.Any("error", s.off))
 		return nil, 0, visibility.Config{}
 	}
 	s.vt, s.lc = attrs.VisibilityTimeout, lc

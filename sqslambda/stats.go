@@ -23,10 +23,11 @@ import (
 // delete may find a newer receipt handle; the record may run again);
 // AckFailed and AckRetries stay 0. Poisoned counts records whose handler
 // failed with consumer.Permanent and that were copied to the dead-letter
-// queue (also in Failed, and in Acked: reported processed). Nacked, GivenBack, NackFailed,
-// Extensions, ExtensionCalls, LargestExtensionBatch and LeasesLost are the
-// lease owner's (with a client; 0 without). ReceiveCalls and ReceiveErrors
-// stay 0: the event source mapping receives.
+// queue (also in Failed, and in Acked: reported processed). Nacked,
+// GivenBack, NackFailed, Extensions, ExtensionCalls,
+// LargestExtensionBatch, LeasesLost and LeasesLostNeverBeat are the lease
+// owner's (consumer.LeaseStats; with a client, 0 without). ReceiveCalls
+// and ReceiveErrors stay 0: the event source mapping receives.
 type Stats struct {
 	consumer.Stats
 
@@ -60,16 +61,7 @@ type counters struct {
 func (c *counters) addLeases(s visibility.Stats) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	l := &c.leases
-	l.ExtensionCalls += s.ExtensionCalls
-	l.Extended += s.Extended
-	l.ExtensionFailures += s.ExtensionFailures
-	l.LargestExtensionBatch = max(l.LargestExtensionBatch, s.LargestExtensionBatch)
-	l.Lost += s.Lost
-	l.NackCalls += s.NackCalls
-	l.Nacked += s.Nacked
-	l.GivenBack += s.GivenBack
-	l.NackFailed += s.NackFailed
+	c.leases = c.leases.Add(s)
 }
 
 // Stats returns the Handler's counters. Safe for concurrent use, also
@@ -78,18 +70,15 @@ func (c *counters) addLeases(s visibility.Stats) {
 func (h *Handler) Stats() Stats {
 	c := &h.st
 	c.mu.Lock()
-	ls := c.leases
+	s := consumer.LeaseStats(c.leases)
 	c.mu.Unlock()
+	s.Received, s.Redelivered = c.received.Load(), c.redelivered.Load()
+	s.Started, s.Succeeded, s.Failed = c.started.Load(), c.succeeded.Load(), c.failed.Load()
+	s.Panics, s.Abandoned = c.panics.Load(), c.abandoned.Load()
+	s.Acked, s.LateAcked = c.acked.Load(), c.lateAcked.Load() // the lease owner never deletes: the event source mapping does
+	s.Poisoned = c.poisoned.Load()
 	return Stats{
-		Stats: consumer.Stats{
-			Received: c.received.Load(), Redelivered: c.redelivered.Load(),
-			Started: c.started.Load(), Succeeded: c.succeeded.Load(), Failed: c.failed.Load(),
-			Panics: c.panics.Load(), Abandoned: c.abandoned.Load(),
-			Acked: c.acked.Load(), LateAcked: c.lateAcked.Load(),
-			Nacked: ls.Nacked, GivenBack: ls.GivenBack, NackFailed: ls.NackFailed,
-			Extensions: ls.Extended, ExtensionCalls: ls.ExtensionCalls, LargestExtensionBatch: ls.LargestExtensionBatch,
-			LeasesLost: ls.Lost, Poisoned: c.poisoned.Load(),
-		},
+		Stats:       s,
 		Invocations: c.invocations.Load(),
 		Skipped:     c.skipped.Load(), CutOff: c.cutOff.Load(), ItemFailures: c.itemFailures.Load(),
 	}

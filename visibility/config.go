@@ -111,6 +111,48 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// ForVisibilityTimeout returns c as it must be to keep the leases of
+// messages received with visibility timeout vt, 1 s–12 h (SQS's
+// VisibilityTimeout, whole seconds): a zero Extension becomes vt, and a
+// zero Interval a fifth of the smaller of vt and Extension (vt 30 s:
+// extended by 30 s, looked at every 6 s). This is how a consumer derives
+// its lease owner's Config from its VisibilityTimeout, and sqslambda from
+// the queue's.
+//
+// Besides the problems of Validate, it reports those only vt shows
+// (unless c is Disabled): an Interval above vt/2, which leaves too little
+// time after the first look (Interval after the receive) to extend
+// before the lease lapses, and a MaxExtension between 0 and vt, with which
+// the first extension would ask only for the time left to that ceiling
+// and so end the lease before the receive's own visibility timeout would.
+// Each problem names its field and its allowed range and wraps
+// sqsloop.ErrInvalidArgument (errors.Is); several are joined with
+// errors.Join. It returns the derived Config in every case, and nil for a
+// valid one.
+func (c Config) ForVisibilityTimeout(vt time.Duration) (Config, error) {
+	if c.Extension == 0 {
+		c.Extension = vt
+	}
+	if c.Interval == 0 {
+		c.Interval = min(vt, c.Extension) / 5
+	}
+	var errs []error
+	if vt < time.Second || vt > sqsloop.MaxVisibilityTimeout {
+		errs = append(errs, invalid("the visibility timeout: must be between 1s and 12h (SQS VisibilityTimeout, 1–43200 s to extend), got %v", vt))
+	}
+	if p := c.problems(); len(p) > 0 {
+		errs = append(errs, p...)
+	} else if !c.Disabled {
+		if c.Interval > vt/2 {
+			errs = append(errs, invalid("Interval: must be at most the visibility timeout/2 (%v), got %v", vt/2, c.Interval))
+		}
+		if m := c.MaxExtension; m > 0 && m < vt {
+			errs = append(errs, invalid("MaxExtension: must be 0 or at least the visibility timeout (%v), got %v", vt, m))
+		}
+	}
+	return c, errors.Join(errs...)
+}
+
 // ceiling is the total time a message may stay hidden after its receive.
 func (c Config) ceiling() time.Duration {
 	if c.MaxExtension > 0 {
@@ -124,13 +166,18 @@ func (c Config) ceiling() time.Duration {
 // wraps sqsloop.ErrInvalidArgument (errors.Is). It returns nil for a valid
 // Config; a disabled Config always is.
 func (c Config) Validate() error {
+	return errors.Join(c.problems()...)
+}
+
+// problems lists what Validate reports, one error per problem.
+func (c Config) problems() []error {
 	d := c.withDefaults()
 	var errs []error
 	bad := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf(format+": %w", append(args, sqsloop.ErrInvalidArgument)...))
+		errs = append(errs, invalid(format, args...))
 	}
 	if c.Disabled {
-		return errors.Join(errs...)
+		return nil
 	}
 	if d.Policy != HeartbeatGated && d.Policy != FixedInterval {
 		bad("Policy: must be HeartbeatGated or FixedInterval, got %d", int(d.Policy))
@@ -149,5 +196,11 @@ func (c Config) Validate() error {
 	if d.Policy == FixedInterval && d.MaxExtension == 0 {
 		bad("MaxExtension: required with the FixedInterval policy, so a stuck handler cannot hold its message for 12h")
 	}
-	return errors.Join(errs...)
+	return errs
+}
+
+// invalid returns a problem with a field: format names it, and the error
+// wraps sqsloop.ErrInvalidArgument.
+func invalid(format string, args ...any) error {
+	return fmt.Errorf(format+": %w", append(args, sqsloop.ErrInvalidArgument)...)
 }

@@ -1,9 +1,12 @@
 package visibility
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sqsloop/sqsloop"
 )
 
 func TestZeroConfigIsValid(t *testing.T) {
@@ -65,5 +68,43 @@ func TestDisabledConfigIgnoresExtensionFields(t *testing.T) {
 func TestNewRejectsNilMailbox(t *testing.T) {
 	if _, err := New(nil, Config{}, nil); err == nil {
 		t.Fatal("New(nil) returned no error")
+	}
+}
+
+// ForVisibilityTimeout derives Extension and Interval from the visibility
+// timeout messages are received with, as a consumer and sqslambda do, and
+// refuses what cannot keep such a lease: a first look too late, a ceiling
+// before the receive's own deadline, a visibility timeout out of range.
+func TestForVisibilityTimeout(t *testing.T) {
+	vt := 30 * time.Second
+	for _, tc := range []struct {
+		name                string
+		cfg                 Config
+		vt                  time.Duration
+		extension, interval time.Duration
+		field               string // the field the error names; "" for none
+	}{
+		{"zero", Config{}, vt, vt, 6 * time.Second, ""},
+		{"a longer extension", Config{Extension: time.Minute}, vt, time.Minute, 6 * time.Second, ""},
+		{"a shorter extension", Config{Extension: 10 * time.Second}, vt, 10 * time.Second, 2 * time.Second, ""},
+		{"max extension at the visibility timeout", Config{MaxExtension: vt}, vt, vt, 6 * time.Second, ""},
+		{"interval past half the visibility timeout", Config{Interval: 20 * time.Second, Extension: time.Minute}, vt, time.Minute, 20 * time.Second, "Interval:"},
+		{"max extension under the visibility timeout", Config{MaxExtension: 10 * time.Second}, vt, vt, 6 * time.Second, "MaxExtension:"},
+		{"a problem Validate finds", Config{Interval: -time.Second}, vt, vt, -time.Second, "Interval:"},
+		{"no visibility timeout", Config{}, 0, 0, 0, "visibility timeout:"},
+		{"disabled", Config{Disabled: true, Interval: time.Hour, MaxExtension: time.Second}, vt, vt, time.Hour, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.cfg.ForVisibilityTimeout(tc.vt)
+			if got.Extension != tc.extension || got.Interval != tc.interval {
+				t.Errorf("Extension %v, Interval %v; want %v, %v", got.Extension, got.Interval, tc.extension, tc.interval)
+			}
+			switch {
+			case tc.field == "" && err != nil:
+				t.Errorf("err %v, want nil", err)
+			case tc.field != "" && (!errors.Is(err, sqsloop.ErrInvalidArgument) || !strings.Contains(err.Error(), tc.field)):
+				t.Errorf("err %v, want ErrInvalidArgument naming %s", err, tc.field)
+			}
+		})
 	}
 }

@@ -50,7 +50,7 @@ const MaxAccessDenied = 5
 // one receipt handle in the order it was decided: a lease is in at most
 // one call at a time.
 //
-// Hold, Stats, Failed, Err and GiveBackAll, and the methods of the
+// Hold, Stats, Failed, Err, GiveBackAll and Stop, and the methods of the
 // leases it returns, are safe for concurrent use with each other and with
 // Run.
 type Manager struct {
@@ -77,7 +77,11 @@ type Manager struct {
 
 	wake            chan struct{}
 	running         atomic.Bool
-	warnedNeverBeat atomic.Bool // the WARN about a handler that never beat was logged
+	stop            chan struct{}   // closed by Stop, once
+	stopOnce        sync.Once       // closes stop
+	stopBy          context.Context // Stop's bound of the flush; set before stop is closed
+	ran             chan struct{}   // closed when Run returns
+	warnedNeverBeat atomic.Bool     // the WARN about a handler that never beat was logged
 	st              counters
 }
 
@@ -97,7 +101,8 @@ func New(mb Mailbox, cfg Config, log *slog.Logger) (*Manager, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Manager{cfg: cfg.withDefaults(), mb: mb, obs: cfg.Observer, log: log, wake: make(chan struct{}, 1), failed: make(chan struct{})}, nil
+	return &Manager{cfg: cfg.withDefaults(), mb: mb, obs: cfg.Observer, log: log, wake: make(chan struct{}, 1), failed: make(chan struct{}),
+		stop: make(chan struct{}), ran: make(chan struct{})}, nil
 }
 
 // Hold starts holding msg, received with visibility timeout

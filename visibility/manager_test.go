@@ -227,6 +227,62 @@ func TestRunReturnsWithinFlushTimeoutWhenTheMailboxHangs(t *testing.T) {
 	})
 }
 
+// Stop bounds the flush with its context instead of the 1 s: with
+// give-backs that hang, Run returns when Stop's 300 ms end, the give-backs
+// counted failed, and Stop says its context ended first. With give-backs
+// that answer, Stop returns nil as soon as they are sent. A Stop before
+// Run returns at once, and Run then only flushes.
+func TestStopBoundsTheFlush(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{hang: func(op) bool { return true }}
+		m := newManager(t, rec, fastConfig)
+		ran := make(chan struct{})
+		go func() { defer close(ran); _ = m.Run(t.Context()) }()
+		for i := range 3 {
+			m.Hold(message(fmt.Sprint("g", i), 3*time.Second), nil, nil).GiveBack()
+		}
+		synctest.Wait() // Run runs, the give-backs on the wire
+		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+		defer cancel()
+		t0 := time.Now()
+		if err := m.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Stop = %v, want DeadlineExceeded", err)
+		}
+		<-ran
+		if d := time.Since(t0); d != 300*time.Millisecond {
+			t.Errorf("Run returned %v after Stop, want 300ms (Stop's bound, not the 1 s)", d)
+		}
+		if st := m.Stats(); st.NackFailed != 3 || st.GivenBack != 0 {
+			t.Errorf("stats %+v: want the 3 give-backs counted failed", st)
+		}
+
+		rec = &recorder{}
+		m = newManager(t, rec, fastConfig)
+		ran = make(chan struct{})
+		go func() { defer close(ran); _ = m.Run(t.Context()) }()
+		m.Hold(message("g", 3*time.Second), nil, nil).GiveBack()
+		synctest.Wait()
+		if err := m.Stop(t.Context()); err != nil {
+			t.Errorf("Stop = %v, want nil", err)
+		}
+		<-ran
+		if st := m.Stats(); st.GivenBack != 1 {
+			t.Errorf("stats %+v: want the give-back sent", st)
+		}
+
+		rec = &recorder{}
+		m = newManager(t, rec, fastConfig)
+		m.Hold(message("e", 3*time.Second), heartbeat.New(), nil)
+		if err := m.Stop(t.Context()); err != nil {
+			t.Errorf("Stop before Run = %v, want nil", err)
+		}
+		t0 = time.Now()
+		if err := m.Run(t.Context()); err != nil || time.Since(t0) != 0 || len(rec.snapshot(opChange)) != 0 {
+			t.Errorf("Run after Stop: %v after %v, %d calls; want nil at once, nothing extended", err, time.Since(t0), len(rec.snapshot(opChange)))
+		}
+	})
+}
+
 // A failing ack near its deadline during the flush backs off: the flush
 // extends nothing, so retrying at once would be a hot loop until the flush
 // ends.

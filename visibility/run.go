@@ -23,57 +23,83 @@ const maxCallTimeout = 10 * time.Second
 // flushTimeout bounds how long Run, once its context is done, keeps
 // sending the acks, nacks and give-backs already decided (and retrying
 // those that fail) before it returns: 1 s. What is still unsent then is
-// abandoned: those messages become visible when their leases end.
+// abandoned: those messages become visible when their leases end. Stop
+// sets another bound.
 const flushTimeout = time.Second
 
 // Run is the Manager's one loop: it extends alive leases as they come
-// due and sends the decided acks, nacks and give-backs, until ctx is done.
-// Then it stops extending, sends what was decided for at most 1 s
-// (flushing; the calls still on the wire then are cancelled), waits for
-// every call it started and its 32 sender goroutines, and returns nil.
-// Leases still holding then are no longer extended; decisions made after
-// Run returns are ignored. Run may be called once: every later call
-// returns an error wrapping sqsloop.ErrAlreadyRunning.
+// due and sends the decided acks, nacks and give-backs, until ctx is done
+// or Stop is called. Then it stops extending, sends what was decided for
+// at most 1 s, or until Stop's context is done (flushing; the calls still
+// on the wire then are cancelled), waits for every call it started and its
+// 32 sender goroutines, and returns nil. Leases still holding then are no
+// longer extended; decisions made after Run returns are ignored. Run may
+// be called once: every later call returns an error wrapping
+// sqsloop.ErrAlreadyRunning.
 func (m *Manager) Run(ctx context.Context) error {
 	if !m.running.CompareAndSwap(false, true) {
 		return fmt.Errorf("visibility: Manager.Run called twice: %w", sqsloop.ErrAlreadyRunning)
 	}
+	defer close(m.ran)
 	callCtx, cancelCalls := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelCalls()
 	s := startSenders(m, callCtx)
 
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	done := ctx.Done()
-	var flushBy time.Time
-	if ctx.Err() != nil { // done already: flush only, extend nothing
-		done, flushBy = nil, m.startFlush()
+	done, stop := ctx.Done(), m.stop
+	var flushEnd <-chan struct{} // once flushing: closed when the flush must end
+	flush := func(by context.Context) {
+		done, stop, flushEnd = nil, nil, by.Done()
+		m.mu.Lock()
+		m.flushing = true
+		m.mu.Unlock()
 	}
+	cancelFlush := context.CancelFunc(func() {})
+	defer func() { cancelFlush() }()
+	flushOneSecond := func() {
+		var by context.Context
+		by, cancelFlush = context.WithTimeout(context.Background(), flushTimeout)
+		flush(by)
+	}
+	select { // done or stopped already: flush only, extend nothing
+	case <-done:
+		flushOneSecond()
+	case <-stop:
+		flush(m.stopBy)
+	default:
+	}
+loop:
 	for {
-		now := time.Now()
 		m.mu.Lock()
 		flushing := m.flushing
-		out := m.plan(now)
+		out := m.plan(time.Now())
 		next := m.nextWake()
 		left := flushing && m.settling() // a scan of every lease: only while flushing
 		r := m.takeReports()
 		m.mu.Unlock()
 		m.report(r)
 		s.queue(out)
-		if flushing && ((!left && s.idle()) || !now.Before(flushBy)) {
+		if flushing && !left && s.idle() {
 			break
 		}
-		if flushing && (next.IsZero() || flushBy.Before(next)) {
-			next = flushBy
+		select {
+		case <-flushEnd: // nil until flushing
+			break loop
+		default:
 		}
 		var fire <-chan time.Time
 		if !next.IsZero() {
-			timer.Reset(time.Until(next)) // not next.Sub(now): report and queue took time
+			timer.Reset(time.Until(next)) // report and queue took time
 			fire = timer.C
 		}
 		select {
 		case <-done:
-			done, flushBy = nil, m.startFlush()
+			flushOneSecond()
+		case <-stop:
+			flush(m.stopBy)
+		case <-flushEnd:
+			break loop
 		case <-m.wake:
 		case <-fire:
 		case c := <-s.results:
@@ -92,13 +118,27 @@ func (m *Manager) Run(ctx context.Context) error {
 	return nil
 }
 
-// startFlush records that Run stopped extending and returns when the flush
-// must end.
-func (m *Manager) startFlush() time.Time {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.flushing = true
-	return time.Now().Add(flushTimeout)
+// Stop ends Run as the end of its context does, but with the flush
+// bounded by ctx instead of 1 s, in the manner of net/http's
+// Server.Shutdown: Run stops extending, sends the acks, nacks and
+// give-backs already decided until they are sent or ctx is done, then
+// cancels the calls still on the wire and returns. A caller that must be
+// done by a deadline (sqslambda: the invocation's) bounds the flush with
+// it. Stop returns when Run has returned (at once if Run has not
+// started: when it does, it only flushes), with ctx.Err() if ctx ended
+// first (what was unsent then is abandoned, as after Run's 1 s: logged,
+// and counted failed), nil otherwise. Only the first call's ctx counts.
+// Safe for concurrent use.
+func (m *Manager) Stop(ctx context.Context) error {
+	m.stopOnce.Do(func() {
+		m.stopBy = ctx
+		close(m.stop)
+	})
+	if !m.running.Load() {
+		return nil
+	}
+	<-m.ran
+	return ctx.Err()
 }
 
 // abandon ends the Manager's work once Run's loop and calls are done:

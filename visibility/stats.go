@@ -68,3 +68,21 @@ func (m *Manager) Stats() Stats {
 		NackCalls: s.changeCalls.Load(), Nacked: s.nacked.Load(), GivenBack: s.givenBack.Load(), NackFailed: s.nackFailed.Load(),
 	}
 }
+
+// Add returns the sums of s's and o's counts, as of two Managers that
+// served one after the other (sqslambda runs one per invocation):
+// LargestExtensionBatch is the larger of the two, and Held, a gauge, the
+// sum.
+func (s Stats) Add(o Stats) Stats {
+	return Stats{
+		Held:           s.Held + o.Held,
+		ExtensionCalls: s.ExtensionCalls + o.ExtensionCalls, Extended: s.Extended + o.Extended,
+		ExtensionFailures:     s.ExtensionFailures + o.ExtensionFailures,
+		LargestExtensionBatch: max(s.LargestExtensionBatch, o.LargestExtensionBatch),
+		Lost:                  s.Lost + o.Lost, LostNeverBeat: s.LostNeverBeat + o.LostNeverBeat,
+		DeleteCalls: s.DeleteCalls + o.DeleteCalls, Acked: s.Acked + o.Acked, LateAcked: s.LateAcked + o.LateAcked,
+		AckFailed: s.AckFailed + o.AckFailed, AckRetries: s.AckRetries + o.AckRetries,
+		NackCalls: s.NackCalls + o.NackCalls, Nacked: s.Nacked + o.Nacked, GivenBack: s.GivenBack + o.GivenBack,
+		NackFailed: s.NackFailed + o.NackFailed,
+	}
+}
