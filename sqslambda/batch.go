@@ -33,7 +33,7 @@ type batch struct {
 	stop    context.CancelFunc
 	cut     time.Time     // no record starts from then on; zero without a deadline
 	grace   time.Duration // how long after cut Handle waits for running handlers
-	flushBy time.Time     // when the lease owners' flush ends: a quarter of the margin before the deadline; zero without one
+	flushBy time.Time     // when the lease owners' flush ends: a quarter of the margin before the deadline; zero without one (then 1 s after the end)
 
 	next    atomic.Int64 // the next sequence to run
 	stopAll atomic.Bool  // a FIFO failure stops the batch (Config.FIFOStopOnFailure)
@@ -417,12 +417,15 @@ func (b *batch) finish() ([]events.SQSBatchItemFailure, bool, error) {
 	}
 	b.h.st.abandoned.Add(int64(abandoned))
 	b.h.st.cutOff.Add(int64(cut))
-	flush := context.Background() // without a deadline (not on Lambda), until all is sent
-	if !b.flushBy.IsZero() {
-		var cancel context.CancelFunc
-		flush, cancel = context.WithDeadline(flush, b.flushBy)
-		defer cancel()
+	// The flush ends a quarter of the margin before the deadline; without
+	// one (not on Lambda), after 1 s, the consumer's bound: a call that
+	// hangs never holds Handle for good.
+	flushBy := b.flushBy
+	if flushBy.IsZero() {
+		flushBy = time.Now().Add(time.Second)
 	}
+	flush, cancel := context.WithDeadline(context.Background(), flushBy)
+	defer cancel()
 	for _, o := range b.owners {
 		_ = o.m.Stop(flush) // what it could not send by then is logged, and counted in NackFailed
 		<-o.done
