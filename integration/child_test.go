@@ -131,21 +131,15 @@ func startChild(t *testing.T, env string, cfg any) child {
 func (p child) awaitStarts(t *testing.T, n int, d time.Duration) []string {
 	t.Helper()
 	var ids []string
-	timeout := time.After(d)
-	for len(ids) < n {
-		select {
-		case line, ok := <-p.Lines:
-			if !ok {
-				t.Fatalf("the child ended after starting %d handlers; stderr:\n%s", len(ids), p.Stderr())
+	for line := range p.Within(t, d) {
+		if id, ok := strings.CutPrefix(line, "start "); ok {
+			if ids = append(ids, id); len(ids) == n {
+				return ids
 			}
-			if id, ok := strings.CutPrefix(line, "start "); ok {
-				ids = append(ids, id)
-			}
-		case <-timeout:
-			t.Fatalf("the child started %d handlers within %v, want %d; stderr:\n%s", len(ids), d, n, p.Stderr())
 		}
 	}
-	return ids
+	t.Fatalf("the child ended after starting %d handlers, want %d; stderr:\n%s", len(ids), n, p.Stderr())
+	return nil
 }
 
 // rest reads the child's output to its end (it must end within d) and
@@ -153,22 +147,14 @@ func (p child) awaitStarts(t *testing.T, n int, d time.Duration) []string {
 // line, and Wait's result.
 func (p child) rest(t *testing.T, d time.Duration) (started, done []string, exit string, err error) {
 	t.Helper()
-	timeout := time.After(d)
-	for {
-		select {
-		case line, ok := <-p.Lines:
-			if !ok {
-				return started, done, exit, <-p.Exited
-			}
-			if id, ok := strings.CutPrefix(line, "start "); ok {
-				started = append(started, id)
-			} else if id, ok := strings.CutPrefix(line, "done "); ok {
-				done = append(done, id)
-			} else if strings.HasPrefix(line, "exit ") {
-				exit = line
-			}
-		case <-timeout:
-			t.Fatalf("the child still running %v later; stderr:\n%s", d, p.Stderr())
+	for line := range p.Within(t, d) {
+		if id, ok := strings.CutPrefix(line, "start "); ok {
+			started = append(started, id)
+		} else if id, ok := strings.CutPrefix(line, "done "); ok {
+			done = append(done, id)
+		} else if strings.HasPrefix(line, "exit ") {
+			exit = line
 		}
 	}
+	return started, done, exit, <-p.Exited
 }
