@@ -1,53 +1,14 @@
 package integration
 
 import (
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/internal/harness/sqlharness"
 	"github.com/sqsloop/sqsloop/mailboxtest"
-	"github.com/sqsloop/sqsloop/sqlmailbox"
-	"github.com/sqsloop/sqsloop/sqlmailbox/postgres"
-	"github.com/sqsloop/sqsloop/sqlmailbox/sqlite"
 )
-
-// sqlDatabase is a database of one test for consumer processes to share:
-// a SQLite file, or a fresh PostgreSQL database on PG_DSN's server.
-type sqlDatabase struct {
-	dialect, target string
-	store           *sqlmailbox.Store
-}
-
-// forEachSQLDatabase runs body on a SQLite file and on a fresh PostgreSQL
-// database, as subtests "sqlite" and "postgres", in parallel.
-func forEachSQLDatabase(t *testing.T, body func(t *testing.T, db sqlDatabase)) {
-	t.Run("sqlite", func(t *testing.T) {
-		t.Parallel()
-		path := filepath.Join(t.TempDir(), "jobs.db")
-		st, err := sqlite.Open(t.Context(), path, sqlite.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		body(t, sqlDatabase{"sqlite", path, st})
-	})
-	t.Run("postgres", func(t *testing.T) {
-		t.Parallel()
-		dsn := sqlharness.FreshDatabase(t)
-		st, err := postgres.Open(t.Context(), dsn, postgres.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		body(t, sqlDatabase{"postgres", dsn, st})
-	})
-}
 
 // counts reads the queue's messages by state.
 func counts(t *testing.T, mb sqsloop.Mailbox) sqsloop.QueueAttributes {
@@ -68,17 +29,14 @@ func counts(t *testing.T, mb sqsloop.Mailbox) sqsloop.QueueAttributes {
 // again, once their leases lapse (they were never acked).
 func TestE2ESQLSIGKILLMidBatchThenRestart(t *testing.T) {
 	t.Parallel()
-	forEachSQLDatabase(t, func(t *testing.T, db sqlDatabase) {
+	forEachSQLQueue(t, 0, func(t *testing.T, q processQueue) {
 		ctx := t.Context()
-		mb, err := db.store.CreateQueue(ctx, sqsloop.QueueSpec{Name: "jobs"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer mb.Close()
+		mb := q.mb
 		ids := mailboxtest.SendBodies(ctx, t, mb, jobBodies(300)...)
-		cfg := sqlChildConfig{Dialect: db.dialect, Target: db.target, Queue: "jobs", Lease: 2 * time.Second, Hold: 50 * time.Millisecond, Concurrency: 8}
+		cfg := q.child
+		cfg.Lease, cfg.Hold, cfg.Concurrency = 2*time.Second, 50*time.Millisecond, 8
 
-		first := startChild(t, sqlChildEnv, cfg)
+		first := startChild(t, childEnv, cfg)
 		started, done := map[string]bool{}, map[string]int{}
 		for line := range first.Lines {
 			if id, ok := strings.CutPrefix(line, "start "); ok {
@@ -105,7 +63,7 @@ func TestE2ESQLSIGKILLMidBatchThenRestart(t *testing.T) {
 		doneBefore := len(done)
 
 		cfg.ExitWhenEmpty = true
-		second := startChild(t, sqlChildEnv, cfg)
+		second := startChild(t, childEnv, cfg)
 		waiting := -1
 		again := map[string]bool{}
 		for line := range second.Lines {
@@ -135,7 +93,7 @@ func TestE2ESQLSIGKILLMidBatchThenRestart(t *testing.T) {
 		}
 		t.Logf("%s: SIGKILL after %d of %d jobs done, %d running; the restart found %d waiting and finished them; "+
 			"%d jobs done twice (done before the kill, their acks lost with the process), %d lost",
-			db.dialect, doneBefore, len(ids), len(running), waiting, len(again), len(lost))
+			q.backend, doneBefore, len(ids), len(running), waiting, len(again), len(lost))
 		if len(lost) > 0 {
 			t.Errorf("%d jobs never done: %v", len(lost), lost)
 		}
@@ -144,43 +102,6 @@ func TestE2ESQLSIGKILLMidBatchThenRestart(t *testing.T) {
 		}
 		if a := counts(t, mb); a.ApproximateMessages+a.ApproximateMessagesInFlight+a.ApproximateMessagesDelayed != 0 {
 			t.Errorf("the queue holds %+v after the restart drained it", a)
-		}
-	})
-}
-
-// A deploy loses nothing, through a real process on a database: a consumer
-// process (2 handlers of 3 s, 30 s leases, 20 s long polls) gets SIGTERM
-// while both run. It starts no other job, finishes and acks the two, and
-// exits 0; the queue then holds the other 18, visible at once (not held for
-// the 30 s leases), and nothing in flight.
-func TestE2ESQLSIGTERMDrainsConsumerProcess(t *testing.T) {
-	t.Parallel()
-	forEachSQLDatabase(t, func(t *testing.T, db sqlDatabase) {
-		ctx := t.Context()
-		mb, err := db.store.CreateQueue(ctx, sqsloop.QueueSpec{Name: "jobs", VisibilityTimeout: longLease})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer mb.Close()
-		mailboxtest.SendBodies(ctx, t, mb, jobBodies(20)...)
-		p := startChild(t, sqlChildEnv, sqlChildConfig{Dialect: db.dialect, Target: db.target, Queue: "jobs", Lease: longLease, Hold: 3 * time.Second, Concurrency: 2})
-		running := p.awaitStarts(t, 2, patience)
-		if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		started, done, exit, err := p.rest(t, 30*time.Second)
-		t.Logf("%s: running at SIGTERM %v, started after %v, finished %v; %s", db.dialect, running, started, done, exit)
-		if err != nil {
-			t.Errorf("the process exited with %v after SIGTERM, want 0; stderr:\n%s", err, p.Stderr())
-		}
-		if len(started) != 0 {
-			t.Errorf("jobs started after SIGTERM: %v", started)
-		}
-		if !slices.Equal(sorted(done), sorted(running)) {
-			t.Errorf("jobs finished after SIGTERM: %v, want the two running: %v", done, running)
-		}
-		if a := counts(t, mb); a.ApproximateMessages != 18 || a.ApproximateMessagesInFlight != 0 {
-			t.Errorf("after the drain: %d visible, %d in flight; want 18 and 0", a.ApproximateMessages, a.ApproximateMessagesInFlight)
 		}
 	})
 }
