@@ -10,10 +10,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/sqsloop/sqsloop/benchmarks/cputime"
 )
 
 // freshDatabase creates a database on the server of dsn and returns its
@@ -69,23 +70,14 @@ func serverCPU() time.Duration {
 	return time.Duration(ticks) * time.Second / 100 // USER_HZ is 100 on Linux
 }
 
-// selfCPU returns this process's CPU time so far.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // meter measures a run's wall time and CPU.
 type meter struct {
 	start            time.Time
 	server0, client0 time.Duration
 }
 
-func startMeter() meter { return meter{time.Now(), serverCPU(), selfCPU()} }
+func startMeter() meter { return meter{time.Now(), serverCPU(), cputime.Self()} }
 
 func (m meter) stop() (wall, server, client time.Duration) {
-	return time.Since(m.start), serverCPU() - m.server0, selfCPU() - m.client0
+	return time.Since(m.start), serverCPU() - m.server0, cputime.Self() - m.client0
 }
