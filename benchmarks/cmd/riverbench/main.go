@@ -6,8 +6,9 @@
 // MaxWorkers 16). Each run gets a database of its own (created and dropped
 // here), so neither queue sees the other's tables.
 //
-// It reports jobs/s, the database server's CPU time (every postgres process
-// on this machine, from /proc: run it against a local server), this
+// It reports jobs/s, the database server's CPU time (its postmaster's and
+// every process's under it, exited backends and autovacuum workers
+// included, from /proc: run it against a server on this machine), this
 // process's CPU, the latency of sqlmailbox's Receive and Delete calls
 // (p50/p99), and, to show the receive reads an index rather than the table,
 // how fast the first 5,000 of a queue are done with 100 and with 100,000
@@ -49,6 +50,12 @@ func main() {
 		os.Exit(2)
 	}
 	ctx := context.Background()
+	b := bench{dsn: *dsn, concurrency: *concurrency}
+	if pm, err := findPostmaster(ctx, *dsn); err != nil {
+		progress("the database's CPU is not measured: %v", err)
+	} else {
+		b.postmaster = pm
+	}
 	var rows []result
 	sizes := parseInts(*ns)
 	for _, n := range sizes {
@@ -56,27 +63,27 @@ func main() {
 		if *cpuprofile != "" && n == sizes[len(sizes)-1] {
 			prof = startProfile(*cpuprofile)
 		}
-		rows = append(rows, must(runSQLMailbox(ctx, *dsn, "postgres", n, *concurrency, prof)))
+		rows = append(rows, must(b.runSQLMailbox(ctx, "postgres", n, prof)))
 		if n <= *defaultsMax {
-			rows = append(rows, must(runRiver(ctx, *dsn, n, *concurrency, 0)))
+			rows = append(rows, must(b.runRiver(ctx, n, 0)))
 		} else {
 			progress("river (defaults): skipped at N = %d (-river-defaults-max %d)", n, *defaultsMax)
 		}
 		if *cooldown > 0 {
-			rows = append(rows, must(runRiver(ctx, *dsn, n, *concurrency, *cooldown)))
+			rows = append(rows, must(b.runRiver(ctx, n, *cooldown)))
 		}
 		if *withSQLite {
-			rows = append(rows, must(runSQLMailbox(ctx, *dsn, "sqlite", n, *concurrency, nil)))
+			rows = append(rows, must(b.runSQLMailbox(ctx, "sqlite", n, nil)))
 		}
 	}
 	printResults(rows)
 	if *backlogs != "" {
 		var bs []backlogResult
-		for _, b := range parseInts(*backlogs) {
-			bs = append(bs, must(runBacklog(ctx, *dsn, "postgres", b, *concurrency)))
-			bs = append(bs, must(runBacklogRiver(ctx, *dsn, b, *concurrency, *cooldown)))
+		for _, backlog := range parseInts(*backlogs) {
+			bs = append(bs, must(b.runBacklog(ctx, "postgres", backlog)))
+			bs = append(bs, must(b.runBacklogRiver(ctx, backlog, *cooldown)))
 			if *withSQLite {
-				bs = append(bs, must(runBacklog(ctx, *dsn, "sqlite", b, *concurrency)))
+				bs = append(bs, must(b.runBacklog(ctx, "sqlite", backlog)))
 			}
 		}
 		printBacklog(bs)

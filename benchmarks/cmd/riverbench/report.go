@@ -23,8 +23,8 @@ type backlogResult struct {
 
 // runBacklog times the first timedMessages of a queue on dialect with
 // backlog more messages waiting behind them.
-func runBacklog(ctx context.Context, dsn, dialect string, backlog, concurrency int) (backlogResult, error) {
-	st, _, closeAll, err := openStore(ctx, dsn, dialect)
+func (b bench) runBacklog(ctx context.Context, dialect string, backlog int) (backlogResult, error) {
+	st, _, closeAll, err := openStore(ctx, b.dsn, dialect)
 	if err != nil {
 		return backlogResult{}, err
 	}
@@ -38,16 +38,16 @@ func runBacklog(ctx context.Context, dsn, dialect string, backlog, concurrency i
 		return backlogResult{}, err
 	}
 	start := time.Now()
-	if err := consume(ctx, mb, timedMessages, concurrency); err != nil {
+	if err := b.consume(ctx, mb, timedMessages); err != nil {
 		return backlogResult{}, err
 	}
 	return backlogResult{"sqlmailbox/" + dialect, backlog, time.Since(start)}, nil
 }
 
 // runBacklogRiver is runBacklog for River (with FetchCooldown cooldown).
-func runBacklogRiver(ctx context.Context, dsn string, backlog, concurrency int, cooldown time.Duration) (backlogResult, error) {
+func (b bench) runBacklogRiver(ctx context.Context, backlog int, cooldown time.Duration) (backlogResult, error) {
 	progress("river: %d + %d waiting", timedMessages, backlog)
-	r, err := newRiver(ctx, dsn, timedMessages+backlog, concurrency, cooldown)
+	r, err := b.newRiver(ctx, timedMessages+backlog, cooldown)
 	if err != nil {
 		return backlogResult{}, err
 	}

@@ -34,10 +34,10 @@ type riverClient struct {
 }
 
 // newRiver migrates a fresh database, inserts n jobs (InsertManyFast: COPY)
-// and returns a client with MaxWorkers concurrency; cooldown 0 keeps River's
-// FetchCooldown default (100 ms).
-func newRiver(ctx context.Context, dsn string, n, concurrency int, cooldown time.Duration) (*riverClient, error) {
-	db, drop, err := freshDatabase(ctx, dsn)
+// and returns a client with MaxWorkers b.concurrency; cooldown 0 keeps
+// River's FetchCooldown default (100 ms).
+func (b bench) newRiver(ctx context.Context, n int, cooldown time.Duration) (*riverClient, error) {
+	db, drop, err := freshDatabase(ctx, b.dsn)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func newRiver(ctx context.Context, dsn string, n, concurrency int, cooldown time
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &noopWorker{})
 	cfg := &river.Config{
-		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: concurrency}},
+		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: b.concurrency}},
 		Workers: workers,
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
@@ -105,18 +105,18 @@ func (r *riverClient) runUntil(ctx context.Context, want int) error {
 }
 
 // runRiver times River until n no-op jobs are completed.
-func runRiver(ctx context.Context, dsn string, n, concurrency int, cooldown time.Duration) (result, error) {
+func (b bench) runRiver(ctx context.Context, n int, cooldown time.Duration) (result, error) {
 	name := "river (defaults)"
 	if cooldown > 0 {
 		name = fmt.Sprintf("river (FetchCooldown %v)", cooldown)
 	}
 	progress("%s: inserting %d", name, n)
-	r, err := newRiver(ctx, dsn, n, concurrency, cooldown)
+	r, err := b.newRiver(ctx, n, cooldown)
 	if err != nil {
 		return result{}, err
 	}
 	defer r.close()
-	m := startMeter()
+	m := b.meter()
 	err = r.runUntil(ctx, n)
 	wall, server, client := m.stop()
 	if err != nil {
