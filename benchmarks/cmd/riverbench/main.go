@@ -43,7 +43,7 @@ func main() {
 	cooldown := flag.Duration("river-cooldown", time.Millisecond, "River's FetchCooldown in its tuned run (0: no tuned run)")
 	defaultsMax := flag.Int("river-defaults-max", 10000, "largest N River runs at its defaults (about 160 jobs/s at concurrency 16: 100,000 take 10 minutes)")
 	withSQLite := flag.Bool("sqlite", true, "also run sqlmailbox on SQLite")
-	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the sqlmailbox/postgres run at the largest N to this file")
+	cpuprofile := flag.String("cpuprofile", "", "write to this file a CPU profile of the sqlmailbox/postgres consume at the largest N (from the first receive to the last ack: not the enqueue)")
 	flag.Parse()
 	if *dsn == "" {
 		fmt.Fprintln(os.Stderr, "riverbench: no PostgreSQL server: set PG_DSN or -dsn (eval \"$(scripts/postgres.sh start $$)\" starts one)")
@@ -59,11 +59,11 @@ func main() {
 	var rows []result
 	sizes := parseInts(*ns)
 	for _, n := range sizes {
-		var prof func()
-		if *cpuprofile != "" && n == sizes[len(sizes)-1] {
-			prof = startProfile(*cpuprofile)
+		profile := ""
+		if n == sizes[len(sizes)-1] {
+			profile = *cpuprofile
 		}
-		rows = append(rows, must(b.runSQLMailbox(ctx, "postgres", n, prof)))
+		rows = append(rows, must(b.runSQLMailbox(ctx, "postgres", n, profile)))
 		if n <= *defaultsMax {
 			rows = append(rows, must(b.runRiver(ctx, n, 0)))
 		} else {
@@ -73,7 +73,7 @@ func main() {
 			rows = append(rows, must(b.runRiver(ctx, n, *cooldown)))
 		}
 		if *withSQLite {
-			rows = append(rows, must(b.runSQLMailbox(ctx, "sqlite", n, nil)))
+			rows = append(rows, must(b.runSQLMailbox(ctx, "sqlite", n, "")))
 		}
 	}
 	printResults(rows)
@@ -97,7 +97,11 @@ func main() {
 }
 
 // startProfile starts a CPU profile to path; the returned func stops it.
+// With path empty it does nothing.
 func startProfile(path string) func() {
+	if path == "" {
+		return func() {}
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "riverbench:", err)

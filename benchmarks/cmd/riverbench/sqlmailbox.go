@@ -161,8 +161,9 @@ func (b bench) consume(ctx context.Context, mb sqsloop.Mailbox, want int) error 
 }
 
 // runSQLMailbox enqueues n messages on dialect and times the consumer until
-// all are acked. prof, if set, stops a CPU profile started for this run.
-func (b bench) runSQLMailbox(ctx context.Context, dialect string, n int, prof func()) (result, error) {
+// all are acked. With profile set it writes there a CPU profile of the
+// timed part alone (not the enqueue).
+func (b bench) runSQLMailbox(ctx context.Context, dialect string, n int, profile string) (result, error) {
 	st, _, closeAll, err := openStore(ctx, b.dsn, dialect)
 	if err != nil {
 		return result{}, err
@@ -177,12 +178,11 @@ func (b bench) runSQLMailbox(ctx context.Context, dialect string, n int, prof fu
 		return result{}, err
 	}
 	tm := &timed{Mailbox: mb}
+	stopProfile := startProfile(profile)
 	m := b.meter()
 	err = b.consume(ctx, tm, n)
 	wall, server, client := m.stop()
-	if prof != nil {
-		prof()
-	}
+	stopProfile()
 	if err != nil {
 		return result{}, err
 	}
