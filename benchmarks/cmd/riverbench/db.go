@@ -41,8 +41,9 @@ func freshDatabase(ctx context.Context, dsn string) (string, func(), error) {
 
 // bench is what every run of one invocation shares.
 type bench struct {
-	dsn         string // the PostgreSQL server
-	concurrency int    // handlers (River: MaxWorkers)
+	dsn         string        // the PostgreSQL server
+	concurrency int           // handlers (River: MaxWorkers)
+	work        time.Duration // each job's handler time (work)
 	// postmaster is the PID of the server's postmaster when it runs on
 	// this machine (findPostmaster), else 0: its CPU is then not measured.
 	postmaster int
@@ -82,6 +83,23 @@ func (b bench) serverCPU() time.Duration {
 	}
 	d, _ := cputime.Tree(b.postmaster)
 	return d
+}
+
+// work is a job's handler: it waits d (or until ctx is done, returning its
+// error), holding its handler slot without using the CPU, as a job that
+// waits on I/O does. With d 0 it returns at once.
+func work(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // meter measures a run's wall time and CPU.

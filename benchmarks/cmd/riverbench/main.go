@@ -1,10 +1,22 @@
 // Command riverbench measures the consumer on sqlmailbox against River
 // (github.com/riverqueue/river, the Go job queue on PostgreSQL people pick
 // today), side by side in one run on the same PostgreSQL server, and
-// sqlmailbox on SQLite beside them: for each N, enqueue N no-op jobs, then
-// time until every one is done, at the same concurrency (16 handlers; River:
-// MaxWorkers 16). Each run gets a database of its own (created and dropped
+// sqlmailbox on SQLite beside them: for each N, enqueue N jobs, then time
+// until every one is done, with the same number of handlers (16; River:
+// MaxWorkers 16). Each job's handler returns at once, or with -work waits
+// that long. Each run gets a database of its own (created and dropped
 // here), so neither queue sees the other's tables.
+//
+// The handler count is the same; what each side holds is not. With no-op
+// handlers the consumer's receive-ahead keeps up to 32 receives of 10 in
+// flight and holds up to 16 + 320 messages, where River holds at most
+// MaxWorkers jobs and fetches again after FetchCooldown. So the no-op
+// comparison measures how fast each moves jobs through the database when
+// handlers cost nothing (its per-job overhead and how much it overlaps),
+// not the two held to the same number of jobs in flight. With -work 5ms the
+// 16 slots bound both at 3,200 jobs/s, the receive-ahead shrinks (it is
+// sized from the handler time), and the figures say whether each reaches
+// the bound and at what database CPU per job.
 //
 // It reports jobs/s, the database server's CPU time (its postmaster's and
 // every process's under it, exited backends and autovacuum workers
@@ -16,6 +28,7 @@
 //
 //	eval "$(../scripts/postgres.sh start $$)"   # or PG_DSN of a server on this machine
 //	go run ./cmd/riverbench -n 10000,100000
+//	go run ./cmd/riverbench -n 10000,100000 -work 5ms
 //
 // River runs at its defaults (FetchCooldown 100 ms: one fetch of at most
 // MaxWorkers jobs per 100 ms, so about 160 jobs/s at concurrency 16; only
@@ -39,6 +52,7 @@ func main() {
 	dsn := flag.String("dsn", os.Getenv("PG_DSN"), "PostgreSQL server on this machine (default $PG_DSN)")
 	ns := flag.String("n", "10000,100000", "numbers of jobs")
 	concurrency := flag.Int("concurrency", 16, "handlers (River: MaxWorkers)")
+	work := flag.Duration("work", 0, "each job's handler time: a wait that holds the handler slot (0: no-op jobs)")
 	backlogs := flag.String("backlog", "100,100000", "messages waiting behind the 5,000 timed, for the index check (empty: skip)")
 	cooldown := flag.Duration("river-cooldown", time.Millisecond, "River's FetchCooldown in its tuned run (0: no tuned run)")
 	defaultsMax := flag.Int("river-defaults-max", 10000, "largest N River runs at its defaults (about 160 jobs/s at concurrency 16: 100,000 take 10 minutes)")
@@ -50,7 +64,7 @@ func main() {
 		os.Exit(2)
 	}
 	ctx := context.Background()
-	b := bench{dsn: *dsn, concurrency: *concurrency}
+	b := bench{dsn: *dsn, concurrency: *concurrency, work: *work}
 	if pm, err := findPostmaster(ctx, *dsn); err != nil {
 		progress("the database's CPU is not measured: %v", err)
 	} else {
@@ -76,7 +90,7 @@ func main() {
 			rows = append(rows, must(b.runSQLMailbox(ctx, "sqlite", n, "")))
 		}
 	}
-	printResults(rows)
+	printResults(rows, b)
 	if *backlogs != "" {
 		var bs []backlogResult
 		for _, backlog := range parseInts(*backlogs) {

@@ -104,7 +104,12 @@ func receivePlan(ctx context.Context, dsn string) (string, error) {
 	return b.String(), err
 }
 
-func printResults(rows []result) {
+func printResults(rows []result, b bench) {
+	handler := "no-op (it returns at once)"
+	if b.work > 0 {
+		handler = fmt.Sprintf("a wait of %v (-work)", b.work)
+	}
+	fmt.Printf("%d handlers (River: MaxWorkers); each job's handler is %s.\n\n", b.concurrency, handler)
 	fmt.Println("| implementation | N | jobs/s | wall | database CPU | database CPU per 1,000 jobs | Go process CPU | Receive p50 / p99 | Delete p50 / p99 |")
 	fmt.Println("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, r := range rows {

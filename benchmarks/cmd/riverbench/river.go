@@ -14,19 +14,20 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 )
 
-// noopArgs is the job River runs: nothing.
-type noopArgs struct{}
+// jobArgs is the job River runs: work (bench.work) and nothing else.
+type jobArgs struct{}
 
-func (noopArgs) Kind() string { return "noop" }
+func (jobArgs) Kind() string { return "bench" }
 
-type noopWorker struct {
-	river.WorkerDefaults[noopArgs]
+type worker struct {
+	river.WorkerDefaults[jobArgs]
+	work time.Duration
 }
 
-func (*noopWorker) Work(context.Context, *river.Job[noopArgs]) error { return nil }
+func (w *worker) Work(ctx context.Context, _ *river.Job[jobArgs]) error { return work(ctx, w.work) }
 
-// riverClient is a River client on a fresh database with n no-op jobs
-// inserted, not started.
+// riverClient is a River client on a fresh database with n jobs inserted,
+// not started.
 type riverClient struct {
 	client *river.Client[pgx.Tx]
 	events <-chan *river.Event
@@ -59,7 +60,7 @@ func (b bench) newRiver(ctx context.Context, n int, cooldown time.Duration) (*ri
 		return fail(err)
 	}
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &noopWorker{})
+	river.AddWorker(workers, &worker{work: b.work})
 	cfg := &river.Config{
 		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: b.concurrency}},
 		Workers: workers,
@@ -76,7 +77,7 @@ func (b bench) newRiver(ctx context.Context, n int, cooldown time.Duration) (*ri
 	for i := 0; i < n; i += 10000 {
 		params := make([]river.InsertManyParams, min(10000, n-i))
 		for j := range params {
-			params[j] = river.InsertManyParams{Args: noopArgs{}}
+			params[j] = river.InsertManyParams{Args: jobArgs{}}
 		}
 		if _, err := client.InsertManyFast(ctx, params); err != nil {
 			return fail(err)
@@ -104,7 +105,7 @@ func (r *riverClient) runUntil(ctx context.Context, want int) error {
 	return r.client.Stop(stopCtx)
 }
 
-// runRiver times River until n no-op jobs are completed.
+// runRiver times River until n jobs are completed.
 func (b bench) runRiver(ctx context.Context, n int, cooldown time.Duration) (result, error) {
 	name := "river (defaults)"
 	if cooldown > 0 {

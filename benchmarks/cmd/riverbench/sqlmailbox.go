@@ -131,10 +131,10 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 	return s[min(len(s)-1, int(float64(len(s))*p/100))]
 }
 
-// consume runs the consumer (b.concurrency handlers, no-op) on mb until
-// want messages are acked.
+// consume runs the consumer (b.concurrency handlers, each job b.work) on
+// mb until want messages are acked.
 func (b bench) consume(ctx context.Context, mb sqsloop.Mailbox, want int) error {
-	c, err := consumer.New(mb, func(context.Context, *sqsloop.Message) error { return nil }, consumer.Config{
+	c, err := consumer.New(mb, func(ctx context.Context, _ *sqsloop.Message) error { return work(ctx, b.work) }, consumer.Config{
 		Concurrency:       b.concurrency,
 		VisibilityTimeout: 30 * time.Second,
 		WaitTime:          time.Second,
