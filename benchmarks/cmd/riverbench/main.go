@@ -24,7 +24,7 @@
 // process's CPU, the latency of sqlmailbox's Receive and Delete calls
 // (p50/p99), and, to show the receive reads an index rather than the table,
 // how fast the first 5,000 of a queue are done with 100 and with 100,000
-// more waiting behind them, with the receive's query plan.
+// more waiting behind them.
 //
 //	eval "$(../scripts/postgres.sh start $$)"   # or PG_DSN of a server on this machine
 //	go run ./cmd/riverbench -n 10000,100000
@@ -101,12 +101,6 @@ func main() {
 			}
 		}
 		printBacklog(bs)
-		plan, err := receivePlan(ctx, *dsn)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "riverbench: EXPLAIN:", err)
-		} else {
-			fmt.Printf("\nThe receive's plan on PostgreSQL, with 100,000 messages waiting (EXPLAIN ANALYZE of its pick):\n\n```\n%s```\n", plan)
-		}
 	}
 }
 

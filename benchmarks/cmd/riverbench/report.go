@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/sqsloop/sqsloop"
 )
 
@@ -61,47 +59,6 @@ func (b bench) runBacklogRiver(ctx context.Context, backlog int, cooldown time.D
 		name = fmt.Sprintf("river (FetchCooldown %v)", cooldown)
 	}
 	return backlogResult{name, backlog, time.Since(start)}, nil
-}
-
-// receivePlan returns EXPLAIN ANALYZE of sqlmailbox/postgres's pick (the
-// SELECT of its receive, as queries.go's qPickStandard has it) on a queue
-// of 100,000 waiting messages.
-func receivePlan(ctx context.Context, dsn string) (string, error) {
-	st, db, closeAll, err := openStore(ctx, dsn, "postgres")
-	if err != nil {
-		return "", err
-	}
-	defer closeAll()
-	if _, err := st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "jobs"}); err != nil {
-		return "", err
-	}
-	mb, err := st.Queue(ctx, "jobs")
-	if err != nil {
-		return "", err
-	}
-	if err := enqueue(ctx, mb, 100000); err != nil {
-		return "", err
-	}
-	conn, err := pgx.Connect(ctx, db)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "ANALYZE sqsloop_messages"); err != nil {
-		return "", err
-	}
-	rows, err := conn.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF)
-		SELECT id, receive_count FROM sqsloop_messages
-		WHERE queue_id = (SELECT id FROM sqsloop_queues WHERE name = 'jobs') AND visible_at <= statement_timestamp()
-		ORDER BY visible_at, id LIMIT 10
-		FOR UPDATE SKIP LOCKED`)
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	var line string
-	_, err = pgx.ForEachRow(rows, []any{&line}, func() error { b.WriteString(line + "\n"); return nil })
-	return b.String(), err
 }
 
 func printResults(rows []result, b bench) {
