@@ -19,6 +19,14 @@ import (
 // (consumer_e2e_test.go): write one body and it runs on every backend.
 func forEachBackend(t *testing.T, body func(t *testing.T, h mailboxtest.Harness)) {
 	t.Helper()
+	forEachSQSBackend(t, body)
+	forEachSQLBackend(t, body)
+}
+
+// forEachSQSBackend runs body on forEachBackend's first two: "memmailbox"
+// and "sqsmailbox/<server kind>".
+func forEachSQSBackend(t *testing.T, body func(t *testing.T, h mailboxtest.Harness)) {
+	t.Helper()
 	t.Run(harness.Mem{}.Name(), func(t *testing.T) {
 		harness.Mem{}.Run(t, func(t *testing.T) { body(t, harness.Mem{}) })
 	})
@@ -26,7 +34,6 @@ func forEachBackend(t *testing.T, body func(t *testing.T, h mailboxtest.Harness)
 		h := sqsServerHarness(t)
 		h.Run(t, func(t *testing.T) { body(t, h) })
 	})
-	forEachSQLBackend(t, body)
 }
 
 // TestForEachBackend checks the helper the end-to-end tests build on: each

@@ -97,7 +97,9 @@ func TestE2EBeatingHandlerOutlivesItsLease(t *testing.T) {
 	})
 }
 
-// A handler that stops beating loses its message to a second consumer.
+// A handler that stops beating loses its message to a second consumer. Both
+// consumers long-poll for 20 s (what users run): the second's poll gets the
+// message when its lease lapses, not at the end of the poll.
 func TestE2EStuckHandlerLosesItsMessage(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, h mailboxtest.Harness) {
@@ -108,7 +110,9 @@ func TestE2EStuckHandlerLosesItsMessage(t *testing.T) {
 
 		release := make(chan struct{})
 		taken := make(chan struct{})
-		one := e2eConfig()
+		cfg := e2eConfig()
+		cfg.WaitTime = sqsloop.MaxWaitTime
+		one := cfg
 		one.Concurrency = 1
 		stuck, err := consumer.New(q.Mailbox, func(ctx context.Context, m *sqsloop.Message) error {
 			heartbeat.Beat(ctx)
@@ -126,7 +130,7 @@ func TestE2EStuckHandlerLosesItsMessage(t *testing.T) {
 		second, err := consumer.New(q.Mailbox, func(ctx context.Context, m *sqsloop.Message) error {
 			got <- m.Body
 			return nil
-		}, e2eConfig())
+		}, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,15 +17,16 @@
 // scripts/test.sh gives one server to every module's tests.
 //
 // The conformance suite every Mailbox passes is package mailboxtest; it runs
-// from memmailbox's and sqsmailbox's own tests. The end-to-end tests here get
-// their queues from the same harnesses those tests use (the library's
-// internal/harness: memmailbox in a testing/synctest bubble, and sqsmailbox,
-// here on the server StartSQSServer gives) and use mailboxtest's helpers, so
-// each test runs on both mailboxes: with the timings users run (20 s long
-// polls, messages that arrive mid-poll), injected faults on every call,
-// denied permissions on the wire, and handlers that ignore their context.
-// On the server alone, consumer processes (the test binary started again)
-// are drained with SIGTERM and killed with SIGKILL.
+// from the mailboxes' own tests. The end-to-end tests here get their queues
+// from the same harnesses those tests use (the library's internal/harness:
+// memmailbox in a testing/synctest bubble, sqsmailbox, here on the server
+// StartSQSServer gives, and sqlmailbox on SQLite and PostgreSQL) and use
+// mailboxtest's helpers, so each test runs on every mailbox: with the
+// timings users run (20 s long polls, messages that arrive mid-poll),
+// injected faults on every call, denied permissions on the wire, and
+// handlers that ignore their context. Consumer processes (the test binary
+// started again) are drained with SIGTERM and killed with SIGKILL, on the
+// server and on both databases.
 //
 // The package is test support: [StartSQSServer] may start a child process
 // (fauxqs) or a container (LocalStack), which the server's Close stops.

@@ -85,8 +85,8 @@ func stubbornConfig() consumer.Config {
 // (visible at once, no more extensions) and Run returns an error wrapping
 // consumer.ErrDrainTimeout that counts the abandoned handlers. When the
 // abandoned handler finally returns nil, its message is not deleted: a
-// second receiver gets it. On memmailbox Run must return within 3 s + 1 s
-// of the cancel (virtual time).
+// second receiver gets it. In virtual time (memmailbox, sqlmailbox/sqlite)
+// Run must return within 3 s + 1 s of the cancel.
 //
 // Guards the bug where Run returned 59.4 s after cancel with ShutdownTimeout
 // 3 s, and the message was acked when the handler finally returned nil.
@@ -162,9 +162,9 @@ func TestE2EDrainAbandonsHandlerThatIgnoresContext(t *testing.T) {
 // A lifecycle.LoopGroup running a consumer whose handler ignores its
 // context still stops on time: the group's Run returns within the
 // consumer's ShutdownTimeout (3 s) + 1 s of its context's cancel, and
-// reports the consumer's consumer.ErrDrainTimeout. memmailbox only (exact
-// virtual time); the wire is covered by
-// TestE2EDrainAbandonsHandlerThatIgnoresContext.
+// reports the consumer's consumer.ErrDrainTimeout. In virtual time only
+// (memmailbox and sqlmailbox/sqlite: exact); the server and PostgreSQL are
+// covered by TestE2EDrainAbandonsHandlerThatIgnoresContext.
 //
 // Guards the bug where a deploy waited for a stuck handler: the group waits
 // for every loop's Run, and the consumer's Run waited for the handler.
@@ -239,9 +239,9 @@ var _ sqsloop.AttributesReader = (*hangingAttributes)(nil)
 
 // A shutdown asked for while the start-up queue check hangs ends Run within
 // the receive grace (virtual time), not after the check's own 10 s
-// timeout: both by
-// cancelling Run's context and by calling Shutdown. memmailbox only: the
-// hang is the wrapper's, so the wire adds nothing.
+// timeout: both by cancelling Run's context and by calling Shutdown. In
+// virtual time only (memmailbox and sqlmailbox/sqlite): the hang is the
+// wrapper's, so the wire adds nothing.
 //
 // Guards the bug where Run checked the queue with a timeout of its own and
 // took no notice of a drain asked for meanwhile.

@@ -16,9 +16,10 @@ import (
 // lateMailbox delivers Receive's answers late, as a slow network does: the
 // mailbox takes the messages (their visibility timeout starts), then the
 // answer spends delay on the way back. The messages are returned even when
-// ctx ends meanwhile (an answer on the wire is not dropped). On memmailbox
-// it models what a long poll on the wire does to the lease: the timeout
-// started before the consumer sees the message.
+// ctx ends meanwhile (an answer on the wire is not dropped). On the
+// virtual-time backends (memmailbox, sqlmailbox/sqlite) it models what a
+// long poll on the wire does to the lease: the timeout started before the
+// consumer sees the message.
 type lateMailbox struct {
 	sqsloop.Mailbox
 	delay time.Duration
@@ -62,9 +63,10 @@ func longPollConfig(vis time.Duration) consumer.Config {
 
 // startLongPollConsumer starts a consumer of q with longPollConfig(vis)
 // whose handler records its runs in runs and beats every 250 ms for 3× vis;
-// stop drains it and returns Run's error. The consumer reads q's mailbox on
-// memmailbox behind lateMailbox (the answer's trip back), on a real server
-// as is (the wire is real).
+// stop drains it and returns Run's error. In virtual time (memmailbox,
+// sqlmailbox/sqlite) the consumer reads q's mailbox behind lateMailbox (the
+// answer's trip back); on the wall clock (the SQS server, PostgreSQL) as is
+// (the answer really travels).
 func startLongPollConsumer(t *testing.T, h mailboxtest.Harness, q mailboxtest.Queue, vis time.Duration) (c *consumer.Consumer, runs *runLog, stop func() error) {
 	t.Helper()
 	mb := q.Mailbox

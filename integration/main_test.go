@@ -10,14 +10,11 @@ import (
 
 // TestMain runs the tests, stops the SQS server if a test started one (see
 // sqsServerHarness), then checks that no goroutine outlived them. Started
-// with childEnv set, the binary is instead a consumer process of the signal
-// tests (childMain); with sqlChildEnv, one on sqlmailbox (sqlChildMain).
+// with childEnv set, the binary is instead a consumer process of the
+// process tests (childMain).
 func TestMain(m *testing.M) {
 	if cfg := os.Getenv(childEnv); cfg != "" {
 		os.Exit(childMain(cfg))
-	}
-	if cfg := os.Getenv(sqlChildEnv); cfg != "" {
-		os.Exit(sqlChildMain(cfg))
 	}
 	code := m.Run()
 	if err := stopSQSServer(); err != nil {

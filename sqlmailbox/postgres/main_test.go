@@ -105,7 +105,7 @@ func startReceivers(t *testing.T, dsn, queue string, goroutines int) (wait func(
 	t.Helper()
 	c := childproc.Start(t, fmt.Sprintf("%s=%s %s %d", childEnv, dsn, queue, goroutines))
 	return func() ([]string, error) {
-		lines, err := c.Rest()
+		lines, err := c.Rest(t, 5*time.Minute)
 		if err != nil {
 			return lines, fmt.Errorf("%w; stderr:\n%s", err, c.Stderr())
 		}

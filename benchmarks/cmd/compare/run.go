@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/sqsloop/sqsloop/benchmarks/cputime"
 	"github.com/sqsloop/sqsloop/benchmarks/wire"
 )
 
@@ -124,12 +125,12 @@ func runOnce(ctx context.Context, e *env, sc scenario, im impl, rep int, o optio
 
 	stopProfile := startProfile(o, sc, im, rep)
 	runtime.GC() // leave the preload's garbage out of the window
-	srv0, _ := childCPU()
-	cpu0, t0 := cpuTime(), time.Now()
+	srv0, _ := cputime.Children(os.Getpid())
+	cpu0, t0 := cputime.Self(), time.Now()
 	r.note, r.err = consumeAll(runCtx, im, jobs)
-	r.wall, r.cpu = time.Since(t0), cpuTime()-cpu0
+	r.wall, r.cpu = time.Since(t0), cputime.Self()-cpu0
 	r.allHandled = tr.doneSince(t0)
-	srv1, ok := childCPU()
+	srv1, ok := cputime.Children(os.Getpid())
 	r.serverCPU, r.hasServerCPU = srv1-srv0, ok
 	stopProfile()
 

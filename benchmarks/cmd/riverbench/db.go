@@ -6,14 +6,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/sqsloop/sqsloop/benchmarks/cputime"
 )
 
 // freshDatabase creates a database on the server of dsn and returns its
@@ -42,50 +39,79 @@ func freshDatabase(ctx context.Context, dsn string) (string, func(), error) {
 	return u.String(), func() { _ = admin("DROP DATABASE " + name + " WITH (FORCE)") }, nil
 }
 
-// serverCPU returns the CPU time (user and system) every postgres process
-// on this machine has used so far, from /proc: the database server's, when
-// it runs here.
-func serverCPU() time.Duration {
-	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
-	var ticks int64
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || end < open || s[open+1:end] != "postgres" {
-			continue
-		}
-		f := strings.Fields(s[end+2:])
-		if len(f) < 13 {
-			continue
-		}
-		u, _ := strconv.ParseInt(f[11], 10, 64) // utime: field 14 of stat
-		k, _ := strconv.ParseInt(f[12], 10, 64) // stime: field 15
-		ticks += u + k
-	}
-	return time.Duration(ticks) * time.Second / 100 // USER_HZ is 100 on Linux
+// bench is what every run of one invocation shares.
+type bench struct {
+	dsn         string        // the PostgreSQL server
+	concurrency int           // handlers (River: MaxWorkers)
+	work        time.Duration // each job's handler time (work)
+	// postmaster is the PID of the server's postmaster when it runs on
+	// this machine (findPostmaster), else 0: its CPU is then not measured.
+	postmaster int
 }
 
-// selfCPU returns this process's CPU time so far.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+// findPostmaster returns the PID of the PostgreSQL server's postmaster: the
+// parent of the backend serving a connection to dsn (pg_backend_pid()),
+// when that backend is a process named postgres on this machine. Otherwise
+// it returns an error: the server runs elsewhere (or in another PID
+// namespace), and its CPU cannot be read here.
+func findPostmaster(ctx context.Context, dsn string) (int, error) {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(ctx)
+	var backend int
+	if err := conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&backend); err != nil {
+		return 0, err
+	}
+	ppid, name, ok := cputime.Parent(backend)
+	if !ok || name != "postgres" {
+		return 0, fmt.Errorf("the server's backend (pid %d) is not a postgres process on this machine", backend)
+	}
+	return ppid, nil
+}
+
+// serverCPU returns the CPU time the PostgreSQL server has used so far: its
+// postmaster's and every descendant's (cputime.Tree), the backends, the
+// background writer, checkpointer and WAL writer, the autovacuum launcher
+// and workers, those that have exited included (the postmaster waits for
+// them, and their time moves to its cutime and cstime). 0 when the
+// postmaster is not known.
+func (b bench) serverCPU() time.Duration {
+	if b.postmaster == 0 {
 		return 0
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	d, _ := cputime.Tree(b.postmaster)
+	return d
+}
+
+// work is a job's handler: it waits d (or until ctx is done, returning its
+// error), holding its handler slot without using the CPU, as a job that
+// waits on I/O does. With d 0 it returns at once.
+func work(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // meter measures a run's wall time and CPU.
 type meter struct {
+	b                bench
 	start            time.Time
 	server0, client0 time.Duration
 }
 
-func startMeter() meter { return meter{time.Now(), serverCPU(), selfCPU()} }
+// meter starts measuring.
+func (b bench) meter() meter { return meter{b, time.Now(), b.serverCPU(), cputime.Self()} }
 
 func (m meter) stop() (wall, server, client time.Duration) {
-	return time.Since(m.start), serverCPU() - m.server0, selfCPU() - m.client0
+	return time.Since(m.start), m.b.serverCPU() - m.server0, cputime.Self() - m.client0
 }

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/sqsloop/sqsloop"
 )
 
@@ -23,8 +21,8 @@ type backlogResult struct {
 
 // runBacklog times the first timedMessages of a queue on dialect with
 // backlog more messages waiting behind them.
-func runBacklog(ctx context.Context, dsn, dialect string, backlog, concurrency int) (backlogResult, error) {
-	st, _, closeAll, err := openStore(ctx, dsn, dialect)
+func (b bench) runBacklog(ctx context.Context, dialect string, backlog int) (backlogResult, error) {
+	st, _, closeAll, err := openStore(ctx, b.dsn, dialect)
 	if err != nil {
 		return backlogResult{}, err
 	}
@@ -38,16 +36,16 @@ func runBacklog(ctx context.Context, dsn, dialect string, backlog, concurrency i
 		return backlogResult{}, err
 	}
 	start := time.Now()
-	if err := consume(ctx, mb, timedMessages, concurrency); err != nil {
+	if err := b.consume(ctx, mb, timedMessages); err != nil {
 		return backlogResult{}, err
 	}
 	return backlogResult{"sqlmailbox/" + dialect, backlog, time.Since(start)}, nil
 }
 
 // runBacklogRiver is runBacklog for River (with FetchCooldown cooldown).
-func runBacklogRiver(ctx context.Context, dsn string, backlog, concurrency int, cooldown time.Duration) (backlogResult, error) {
+func (b bench) runBacklogRiver(ctx context.Context, backlog int, cooldown time.Duration) (backlogResult, error) {
 	progress("river: %d + %d waiting", timedMessages, backlog)
-	r, err := newRiver(ctx, dsn, timedMessages+backlog, concurrency, cooldown)
+	r, err := b.newRiver(ctx, timedMessages+backlog, cooldown)
 	if err != nil {
 		return backlogResult{}, err
 	}
@@ -63,48 +61,12 @@ func runBacklogRiver(ctx context.Context, dsn string, backlog, concurrency int, 
 	return backlogResult{name, backlog, time.Since(start)}, nil
 }
 
-// receivePlan returns EXPLAIN ANALYZE of sqlmailbox/postgres's pick (the
-// SELECT of its receive, as queries.go's qPickStandard has it) on a queue
-// of 100,000 waiting messages.
-func receivePlan(ctx context.Context, dsn string) (string, error) {
-	st, db, closeAll, err := openStore(ctx, dsn, "postgres")
-	if err != nil {
-		return "", err
+func printResults(rows []result, b bench) {
+	handler := "no-op (it returns at once)"
+	if b.work > 0 {
+		handler = fmt.Sprintf("a wait of %v (-work)", b.work)
 	}
-	defer closeAll()
-	if _, err := st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "jobs"}); err != nil {
-		return "", err
-	}
-	mb, err := st.Queue(ctx, "jobs")
-	if err != nil {
-		return "", err
-	}
-	if err := enqueue(ctx, mb, 100000); err != nil {
-		return "", err
-	}
-	conn, err := pgx.Connect(ctx, db)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "ANALYZE sqsloop_messages"); err != nil {
-		return "", err
-	}
-	rows, err := conn.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF)
-		SELECT id, receive_count FROM sqsloop_messages
-		WHERE queue_id = (SELECT id FROM sqsloop_queues WHERE name = 'jobs') AND visible_at <= statement_timestamp()
-		ORDER BY visible_at, id LIMIT 10
-		FOR UPDATE SKIP LOCKED`)
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	var line string
-	_, err = pgx.ForEachRow(rows, []any{&line}, func() error { b.WriteString(line + "\n"); return nil })
-	return b.String(), err
-}
-
-func printResults(rows []result) {
+	fmt.Printf("%d handlers (River: MaxWorkers); each job's handler is %s.\n\n", b.concurrency, handler)
 	fmt.Println("| implementation | N | jobs/s | wall | database CPU | database CPU per 1,000 jobs | Go process CPU | Receive p50 / p99 | Delete p50 / p99 |")
 	fmt.Println("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, r := range rows {

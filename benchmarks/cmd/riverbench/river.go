@@ -14,19 +14,20 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 )
 
-// noopArgs is the job River runs: nothing.
-type noopArgs struct{}
+// jobArgs is the job River runs: work (bench.work) and nothing else.
+type jobArgs struct{}
 
-func (noopArgs) Kind() string { return "noop" }
+func (jobArgs) Kind() string { return "bench" }
 
-type noopWorker struct {
-	river.WorkerDefaults[noopArgs]
+type worker struct {
+	river.WorkerDefaults[jobArgs]
+	work time.Duration
 }
 
-func (*noopWorker) Work(context.Context, *river.Job[noopArgs]) error { return nil }
+func (w *worker) Work(ctx context.Context, _ *river.Job[jobArgs]) error { return work(ctx, w.work) }
 
-// riverClient is a River client on a fresh database with n no-op jobs
-// inserted, not started.
+// riverClient is a River client on a fresh database with n jobs inserted,
+// not started.
 type riverClient struct {
 	client *river.Client[pgx.Tx]
 	events <-chan *river.Event
@@ -34,10 +35,10 @@ type riverClient struct {
 }
 
 // newRiver migrates a fresh database, inserts n jobs (InsertManyFast: COPY)
-// and returns a client with MaxWorkers concurrency; cooldown 0 keeps River's
-// FetchCooldown default (100 ms).
-func newRiver(ctx context.Context, dsn string, n, concurrency int, cooldown time.Duration) (*riverClient, error) {
-	db, drop, err := freshDatabase(ctx, dsn)
+// and returns a client with MaxWorkers b.concurrency; cooldown 0 keeps
+// River's FetchCooldown default (100 ms).
+func (b bench) newRiver(ctx context.Context, n int, cooldown time.Duration) (*riverClient, error) {
+	db, drop, err := freshDatabase(ctx, b.dsn)
 	if err != nil {
 		return nil, err
 	}
@@ -59,9 +60,9 @@ func newRiver(ctx context.Context, dsn string, n, concurrency int, cooldown time
 		return fail(err)
 	}
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &noopWorker{})
+	river.AddWorker(workers, &worker{work: b.work})
 	cfg := &river.Config{
-		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: concurrency}},
+		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: b.concurrency}},
 		Workers: workers,
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
@@ -76,7 +77,7 @@ func newRiver(ctx context.Context, dsn string, n, concurrency int, cooldown time
 	for i := 0; i < n; i += 10000 {
 		params := make([]river.InsertManyParams, min(10000, n-i))
 		for j := range params {
-			params[j] = river.InsertManyParams{Args: noopArgs{}}
+			params[j] = river.InsertManyParams{Args: jobArgs{}}
 		}
 		if _, err := client.InsertManyFast(ctx, params); err != nil {
 			return fail(err)
@@ -104,19 +105,19 @@ func (r *riverClient) runUntil(ctx context.Context, want int) error {
 	return r.client.Stop(stopCtx)
 }
 
-// runRiver times River until n no-op jobs are completed.
-func runRiver(ctx context.Context, dsn string, n, concurrency int, cooldown time.Duration) (result, error) {
+// runRiver times River until n jobs are completed.
+func (b bench) runRiver(ctx context.Context, n int, cooldown time.Duration) (result, error) {
 	name := "river (defaults)"
 	if cooldown > 0 {
 		name = fmt.Sprintf("river (FetchCooldown %v)", cooldown)
 	}
 	progress("%s: inserting %d", name, n)
-	r, err := newRiver(ctx, dsn, n, concurrency, cooldown)
+	r, err := b.newRiver(ctx, n, cooldown)
 	if err != nil {
 		return result{}, err
 	}
 	defer r.close()
-	m := startMeter()
+	m := b.meter()
 	err = r.runUntil(ctx, n)
 	wall, server, client := m.stop()
 	if err != nil {

@@ -131,11 +131,11 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 	return s[min(len(s)-1, int(float64(len(s))*p/100))]
 }
 
-// consume runs the consumer (concurrency handlers, no-op) on mb until want
-// messages are acked, and returns how long that took.
-func consume(ctx context.Context, mb sqsloop.Mailbox, want, concurrency int) error {
-	c, err := consumer.New(mb, func(context.Context, *sqsloop.Message) error { return nil }, consumer.Config{
-		Concurrency:       concurrency,
+// consume runs the consumer (b.concurrency handlers, each job b.work) on
+// mb until want messages are acked.
+func (b bench) consume(ctx context.Context, mb sqsloop.Mailbox, want int) error {
+	c, err := consumer.New(mb, func(ctx context.Context, _ *sqsloop.Message) error { return work(ctx, b.work) }, consumer.Config{
+		Concurrency:       b.concurrency,
 		VisibilityTimeout: 30 * time.Second,
 		WaitTime:          time.Second,
 		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -161,9 +161,10 @@ func consume(ctx context.Context, mb sqsloop.Mailbox, want, concurrency int) err
 }
 
 // runSQLMailbox enqueues n messages on dialect and times the consumer until
-// all are acked. prof, if set, stops a CPU profile started for this run.
-func runSQLMailbox(ctx context.Context, dsn, dialect string, n, concurrency int, prof func()) (result, error) {
-	st, _, closeAll, err := openStore(ctx, dsn, dialect)
+// all are acked. With profile set it writes there a CPU profile of the
+// timed part alone (not the enqueue).
+func (b bench) runSQLMailbox(ctx context.Context, dialect string, n int, profile string) (result, error) {
+	st, _, closeAll, err := openStore(ctx, b.dsn, dialect)
 	if err != nil {
 		return result{}, err
 	}
@@ -177,12 +178,11 @@ func runSQLMailbox(ctx context.Context, dsn, dialect string, n, concurrency int,
 		return result{}, err
 	}
 	tm := &timed{Mailbox: mb}
-	m := startMeter()
-	err = consume(ctx, tm, n, concurrency)
+	stopProfile := startProfile(profile)
+	m := b.meter()
+	err = b.consume(ctx, tm, n)
 	wall, server, client := m.stop()
-	if prof != nil {
-		prof()
-	}
+	stopProfile()
 	if err != nil {
 		return result{}, err
 	}

@@ -3,7 +3,13 @@
 // kill processes, and reads its output line by line as it comes, so that a
 // child is never stalled on a full pipe. The child's TestMain recognizes
 // the environment variable the test sets and runs its role instead of the
-// tests, reporting with Say and Failed. Test support: only _test.go files
+// tests, reporting with Say and Failed.
+//
+// A child does not outlive its parent: Start holds a pipe on the child's
+// standard input, and in the child this package's init, seeing the
+// variable Start sets, exits the process (status 3) when that pipe reaches
+// end of file, which it does when the parent dies however it dies (a
+// SIGKILL, a panic, go test's timeout). Test support: only _test.go files
 // import it (sqlmailbox's and the integration module's).
 package childproc
 
@@ -11,19 +17,39 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
+	"iter"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 )
+
+// parentEnv is set in a child's environment by Start: the child's standard
+// input is a pipe its parent holds.
+const parentEnv = "SQSLOOP_CHILDPROC_PARENT_PIPE=1"
+
+// orphaned is the exit status of a child whose parent has died.
+const orphaned = 3
+
+func init() {
+	if !slices.Contains(os.Environ(), parentEnv) {
+		return
+	}
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin) // returns at end of file: the parent is gone
+		os.Exit(orphaned)
+	}()
+}
 
 // Child is a running child process.
 type Child struct {
 	// Cmd is the process; Cmd.Process.Kill sends SIGKILL.
 	Cmd *exec.Cmd
 	// Lines yields its standard output, line by line; it is closed when the
-	// output ends.
+	// output ends. Within reads it with a deadline.
 	Lines chan string
 	// Exited yields Wait's result once the output has ended.
 	Exited chan error
@@ -34,17 +60,23 @@ type Child struct {
 
 // Start starts the test binary with env ("NAME=value") added to its
 // environment and no test selected (-test.run=^$, so a binary that ignored
-// env would do nothing). The end of the test kills it if it still runs.
+// env would do nothing). The child exits when this process dies (see the
+// package's doc); the end of the test kills it if it still runs.
 func Start(t testing.TB, env string) *Child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), env)
+	cmd.Env = append(os.Environ(), parentEnv, env)
 	c := &Child{Cmd: cmd, Lines: make(chan string, 1024), Exited: make(chan error, 1)}
 	cmd.Stderr = writerFunc(func(p []byte) (int, error) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return c.stderr.Write(p)
 	})
+	// Never written; cmd holds it until Wait, and it closes when this
+	// process dies.
+	if _, err := cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -75,32 +107,47 @@ func (c *Child) Stderr() string {
 	return c.stderr.String()
 }
 
-// Expect reads lines until one equals want, failing t if the output ends or
-// d passes first.
-func (c *Child) Expect(t testing.TB, want string, d time.Duration) {
-	t.Helper()
-	timeout := time.After(d)
-	for {
-		select {
-		case line, ok := <-c.Lines:
-			if !ok {
-				t.Fatalf("the child ended before %q; stderr:\n%s", want, c.Stderr())
+// Within yields the child's lines as they come, to the end of its output
+// (or until the loop stops); it fails t (Fatalf, with the child's standard
+// error) when the output has not ended d after the call. Use it in place of
+// ranging over Lines, which waits for ever on a child that hangs.
+func (c *Child) Within(t testing.TB, d time.Duration) iter.Seq[string] {
+	deadline := time.NewTimer(d)
+	return func(yield func(string) bool) {
+		t.Helper()
+		defer deadline.Stop()
+		read := 0
+		for {
+			select {
+			case line, ok := <-c.Lines:
+				if !ok || !yield(line) {
+					return
+				}
+				read++
+			case <-deadline.C:
+				t.Fatalf("the child still running %v later, after %d lines; stderr:\n%s", d, read, c.Stderr())
 			}
-			if line == want {
-				return
-			}
-		case <-timeout:
-			t.Fatalf("no %q from the child within %v; stderr:\n%s", want, d, c.Stderr())
 		}
 	}
 }
 
-// Rest reads the remaining lines and Wait's result.
-func (c *Child) Rest() ([]string, error) {
-	var lines []string
-	for line := range c.Lines {
-		lines = append(lines, line)
+// Expect reads lines until one equals want, failing t if the output ends or
+// d passes first.
+func (c *Child) Expect(t testing.TB, want string, d time.Duration) {
+	t.Helper()
+	for line := range c.Within(t, d) {
+		if line == want {
+			return
+		}
 	}
+	t.Fatalf("the child ended before %q; stderr:\n%s", want, c.Stderr())
+}
+
+// Rest reads the remaining lines, failing t if the output has not ended
+// within d, and returns them with Wait's result.
+func (c *Child) Rest(t testing.TB, d time.Duration) ([]string, error) {
+	t.Helper()
+	lines := slices.Collect(c.Within(t, d))
 	return lines, <-c.Exited
 }
 
