@@ -22,7 +22,7 @@ func (m *Manager) extensions(now time.Time) []*call {
 			c = m.newCall(extendCall, now)
 			out = append(out, c)
 		}
-		c.add(l, vt)
+		m.add(c, l, vt)
 	}
 	var later []*Lease
 	for len(m.leases) > 0 && !m.leases[0].due.After(now) {
@@ -57,7 +57,7 @@ func (m *Manager) extensions(now time.Time) []*call {
 			l := heap.Pop(&m.leases).(*Lease)
 			if l.decided == holding && m.alive(l, now) {
 				if vt, ok := m.request(l, now); ok {
-					c.add(l, vt)
+					m.add(c, l, vt)
 					continue
 				}
 			}
