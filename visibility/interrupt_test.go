@@ -57,6 +57,9 @@ func TestInterruptSettlesEveryLeaseInOneRound(t *testing.T) {
 		if len(changes) != 3 || entries != 26 {
 			t.Errorf("%d visibility calls with %d entries, want 3 with 26", len(changes), entries)
 		}
+		if st := m.Stats(); st.Acked != 1 || st.Nacked != 1 || st.GivenBack != 25 || st.DeleteCalls != 1 || st.NackCalls != 3 || st.Held != 0 {
+			t.Errorf("stats %+v, want the round counted: 1 acked, 1 nacked, 25 given back, in 4 calls", st)
+		}
 		held[0].Ack() // ignored: the Manager stopped serving
 		if m.Interrupt(ctx).Leases != 0 {
 			t.Error("a second Interrupt found leases to settle")
