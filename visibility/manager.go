@@ -127,6 +127,7 @@ func (m *Manager) Hold(msg *sqsloop.Message, hb *heartbeat.Heartbeat, cancel con
 		cancel:   cancel,
 		deadline: msg.ReceivedAt.Add(msg.VisibilityTimeout),
 		lastExt:  msg.ReceivedAt,
+		beatSeen: msg.ReceivedAt,
 		ceiling:  msg.ReceivedAt.Add(m.cfg.ceiling()),
 		index:    -1,
 	}
