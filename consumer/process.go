@@ -128,11 +128,15 @@ func sequences(msgs []*sqsloop.Message) []*sequence {
 // ones alive. If one fails, the rest of its group is given back
 // unprocessed so that order holds; a waiting message whose lease was lost
 // is left to its redelivery. A sequence that a worker takes once the drain
-// has begun is given back whole.
+// has begun is given back whole, once no receive is in flight.
 func (c *Consumer) process(s *sequence) {
 	defer s.done()
 	if c.state.Load() != stateRunning {
-		s.giveBack() // received but not started when shutdown began
+		// Received but not started when shutdown began. Given back while a
+		// receive still waits in its long poll, it would be received by that
+		// receive again, one more receive count for nothing.
+		<-c.receivesOver
+		s.giveBack()
 		return
 	}
 	// The heartbeat and its context are made here, on the handler's
