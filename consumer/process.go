@@ -26,6 +26,7 @@ type sequence struct {
 	ctx     context.Context      // the handlers' context
 	ctxs    []context.Context    // per message, with Visibility.CancelOnLeaseLost
 	cancels []context.CancelCauseFunc
+	run     *run // the handler run now, with Config.Observer (observe.go)
 
 	mu   sync.Mutex
 	next int // messages before next were started or given back
@@ -60,8 +61,15 @@ func (s *sequence) rest() (first, end int) {
 func (c *Consumer) arrive(ctx context.Context, msgs []*sqsloop.Message) []*sequence {
 	seqs := sequences(msgs)
 	leases := make([]*visibility.Lease, len(msgs)) // one allocation for the receive
-	for _, s := range seqs {
+	var runs []run
+	if c.cfg.Observer != nil {
+		runs = make([]run, len(seqs)) // one allocation for the receive
+	}
+	for i, s := range seqs {
 		s.ctx = ctx
+		if runs != nil {
+			s.run = &runs[i]
+		}
 		s.leases, leases = leases[:len(s.msgs):len(s.msgs)], leases[len(s.msgs):]
 		for i, m := range s.msgs {
 			var cancel context.CancelCauseFunc
@@ -172,7 +180,7 @@ func (c *Consumer) process(s *sequence) {
 		c.st.running.Add(1)
 		began := time.Now()
 		if c.cfg.Observer != nil {
-			mctx = c.processStart(mctx, m, s.hb, began)
+			mctx = c.processStart(mctx, s, m, began)
 		}
 		err := c.handler(mctx, m)
 		took := time.Since(began)
@@ -192,7 +200,7 @@ func (c *Consumer) process(s *sequence) {
 			d = c.failed(mctx, m, lease, err)
 		}
 		if c.cfg.Observer != nil {
-			c.processEnd(mctx, m, lastBeat, lost, err, took, d)
+			c.processEnd(mctx, s, lastBeat, lost, err, took, d)
 		}
 		if err != nil {
 			s.giveBack() // keep the group's order for the next receiver
