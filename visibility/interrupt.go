@@ -2,6 +2,7 @@ package visibility
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -78,7 +79,7 @@ func (m *Manager) Interrupt(ctx context.Context) Interrupted {
 		}
 		changes = append(changes, l)
 	})
-	round := append(acks[:len(acks):len(acks)], changes...)
+	round := slices.Concat(acks, changes) // batches clears acks and changes
 	r := Interrupted{Leases: len(round) + m.wire}
 	now := time.Now()
 	var since time.Time

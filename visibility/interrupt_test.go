@@ -148,3 +148,19 @@ func TestInterruptSettlesLeasesWhoseCallIsOnTheWire(t *testing.T) {
 		}
 	})
 }
+
+// A round of decided acks alone that outlasts its context says when their
+// messages reappear too.
+func TestInterruptOfAcksAloneIsBoundedByItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{hang: func(op) bool { return true }}
+		m := newManager(t, rec, Config{Interval: time.Second, Extension: 5 * time.Second})
+		msg := message("acked", 30*time.Second)
+		m.Hold(msg, heartbeat.New(), nil).Ack()
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		if r := m.Interrupt(ctx); r.Leases != 1 || r.Failed != 1 || !r.VisibleBy.Equal(msg.ReceivedAt.Add(30*time.Second)) {
+			t.Errorf("Interrupted %+v, want 1 not settled, visible by its deadline", r)
+		}
+	})
+}
