@@ -9,7 +9,9 @@ import (
 // Interrupted is what Interrupt did.
 type Interrupted struct {
 	// Leases is how many leases were held, Interrupt's to settle: all but
-	// those already lost (their message is visible, or delivered again).
+	// those already lost (their message is visible, or delivered again),
+	// with those in a call on the wire at that moment (settled as that
+	// call comes back).
 	Leases int
 	// Acked counts decided acks deleted; GivenBack leases made visible
 	// (after their back-off for decided nacks, at once for the rest).
