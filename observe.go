@@ -234,7 +234,8 @@ type SettleEntry struct {
 	Err error
 	// Left is, for an extension, how long the lease had left before its
 	// deadline when the call was made; Late reports an extension made with
-	// less than the lease owner's margin left (see visibility.LateMargin):
+	// less than a quarter of visibility.Config.Interval left (half of what
+	// the lease owner's last look, Interval/2 before the deadline, leaves):
 	// the lease came close to lapsing although its handler beat.
 	Left time.Duration
 	Late bool

@@ -38,21 +38,19 @@ type Consumer struct {
 	health  health
 	backoff receiveBackoff
 
-	state    atomic.Int32
-	drainReq chan struct{} // closed by Shutdown
-	drainOne sync.Once
-	done     chan struct{} // closed when Run returns
+	state        atomic.Int32
+	drainReq     chan struct{} // closed by Shutdown
+	drainOne     sync.Once
+	cutShort     chan struct{} // closed when Shutdown's context ends before Run: the drain budget is spent
+	cutOne       sync.Once
+	receivesOver chan struct{} // closed once no receive call is in flight any more (the drain began)
+	done         chan struct{} // closed when Run returns
 
 	waiting   waiting  // FIFO sequences with messages waiting behind a running one
 	obs       observed // handlers running, with Config.Observer
 	drainMark Stats    // counts when the drain began: set by the receive watcher, read by Run after it ended
 
 	dead *DeadLetters // the dead-letter queue of Permanent failures (poison.go)
-
-	mu             sync.Mutex
-	cancelHandlers context.CancelCauseFunc // set while Run runs
-	cancelAsked    bool                    // Shutdown's context ended: cancel the handlers…
-	receivesOver   bool                    // …once no receive is in flight (see cancelInFlight)
 }
 
 // New returns a Consumer of mb that runs h for each message. It returns the
@@ -78,26 +76,28 @@ func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
 		return nil, err
 	}
 	return &Consumer{
-		mb:       mb,
-		cfg:      cfg,
-		handler:  Wrap(h, cfg.Logger, cfg.Middleware...),
-		leases:   leases,
-		dead:     NewDeadLetters(mb),
-		intake:   newIntake(cfg.Concurrency),
-		drainReq: make(chan struct{}),
-		done:     make(chan struct{}),
+		mb:           mb,
+		cfg:          cfg,
+		handler:      Wrap(h, cfg.Logger, cfg.Middleware...),
+		leases:       leases,
+		dead:         NewDeadLetters(mb),
+		intake:       newIntake(cfg.Concurrency),
+		drainReq:     make(chan struct{}),
+		cutShort:     make(chan struct{}),
+		receivesOver: make(chan struct{}),
+		done:         make(chan struct{}),
 	}, nil
 }
 
 // Shutdown begins the drain and waits for Run to return, like
 // net/http.Server.Shutdown: receiving stops, unstarted messages are given
 // back once the receive calls in flight are back (at most 100 ms),
-// in-flight handlers finish. If ctx is done first, the in-flight handlers'
-// contexts are cancelled (cause ErrDrainTimeout; also not before those
-// receives are back; after DrainGrace their messages are given back) and
-// Shutdown returns ctx's
-// error while Run completes. Shutdown before Run makes a later Run return
-// at once; after Run it returns nil.
+// in-flight handlers finish. If ctx is done first, the drain budget is
+// spent: the in-flight handlers' contexts are cancelled (cause
+// ErrDrainTimeout; not before those receives are back), after DrainGrace
+// their messages are given back, and Shutdown returns ctx's error while
+// Run completes. Shutdown before Run makes a later Run return at once;
+// after Run it returns nil.
 func (c *Consumer) Shutdown(ctx context.Context) error {
 	c.drainOne.Do(func() { close(c.drainReq) })
 	c.state.CompareAndSwap(stateRunning, stateDraining)
@@ -108,41 +108,8 @@ func (c *Consumer) Shutdown(ctx context.Context) error {
 	case <-c.done:
 		return nil
 	case <-ctx.Done():
-		c.cancelInFlight()
+		c.cutOne.Do(func() { close(c.cutShort) })
 		return ctx.Err()
-	}
-}
-
-// cancelInFlight cancels the handlers' contexts (cause ErrDrainTimeout),
-// or asks Run to once the receives in flight when the drain began have
-// come back (within their grace): a handler cancelled earlier would give
-// its message back while one of those receives still waits in its long
-// poll, to be received by it again for nothing.
-func (c *Consumer) cancelInFlight() {
-	c.mu.Lock()
-	c.cancelAsked = true
-	cancel := c.cancelHandlers
-	if !c.receivesOver {
-		cancel = nil
-	}
-	c.mu.Unlock()
-	if cancel != nil {
-		cancel(ErrDrainTimeout)
-	}
-}
-
-// receivesEnded marks the end of the receives and cancels the handlers if
-// cancelInFlight asked for it in the meantime.
-func (c *Consumer) receivesEnded() {
-	c.mu.Lock()
-	c.receivesOver = true
-	cancel := c.cancelHandlers
-	if !c.cancelAsked {
-		cancel = nil
-	}
-	c.mu.Unlock()
-	if cancel != nil {
-		cancel(ErrDrainTimeout)
 	}
 }
 
@@ -176,9 +143,6 @@ func (c *Consumer) Run(ctx context.Context) error {
 	base := context.WithoutCancel(ctx)
 	handlerCtx, cancelHandlers := context.WithCancelCause(base)
 	defer cancelHandlers(nil)
-	c.mu.Lock()
-	c.cancelHandlers = cancelHandlers
-	c.mu.Unlock()
 
 	leaseCtx, stopLeases := context.WithCancel(base)
 	leasesDone := make(chan struct{})
@@ -194,14 +158,14 @@ func (c *Consumer) Run(ctx context.Context) error {
 	})
 
 	drainBegan, runErr := c.receive(ctx, handlerCtx, handlers)
-	c.receivesEnded()
+	close(c.receivesOver)
 	c.state.Store(stateDraining)
 	stopCheck()
 	<-checkDone
 
 	c.giveBackUnstarted(handlers) // sequences submitted while the drain began
 	handlers.close()
-	drainErr := c.awaitHandlers(handlers, drainBegan, c.cfg.ShutdownTimeout-time.Since(drainBegan))
+	drainErr := c.awaitHandlers(handlers, cancelHandlers, drainBegan, c.cfg.ShutdownTimeout-time.Since(drainBegan))
 	stopLeases()
 	<-leasesDone
 	c.drainEnded(drainBegan, drainErr)

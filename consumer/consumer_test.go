@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -47,7 +48,8 @@ func TestDeniedAcksEndRun(t *testing.T) {
 }
 
 // Shutdown's context ending first cancels in-flight handlers and returns its
-// error; Run still completes.
+// error; Run still completes, saying that the drain budget ran out (as
+// ErrDrainTimeout's doc has it: ShutdownTimeout, or Shutdown's context).
 func TestShutdownContextDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newQueue(t, sqsloop.QueueSpec{})
@@ -63,8 +65,8 @@ func TestShutdownContextDeadline(t *testing.T) {
 		if err := c.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Shutdown = %v, want DeadlineExceeded", err)
 		}
-		if err := <-runErr; err != nil {
-			t.Fatal(err)
+		if err := <-runErr; !errors.Is(err, ErrDrainTimeout) || !strings.Contains(err.Error(), "1 handlers cancelled") {
+			t.Fatalf("Run = %v, want ErrDrainTimeout with 1 handler cancelled", err)
 		}
 		if qs := q.Stats(); qs.Visible != 1 {
 			t.Fatalf("queue %+v: the interrupted message must be visible", qs)

@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -19,7 +20,8 @@ const DrainGrace = 500 * time.Millisecond
 // giveBackUnstarted gives back at once the messages received and not
 // started: those waiting in the receive-ahead buffer for a handler, and
 // those waiting behind a running one of their FIFO group. (A worker that
-// takes a sequence once the drain has begun gives it back too.)
+// takes a sequence once the drain has begun gives it back too, also once
+// the receives are back.)
 func (c *Consumer) giveBackUnstarted(handlers *pool) {
 	for {
 		s, ok := handlers.waiting()
@@ -36,31 +38,37 @@ func (c *Consumer) giveBackUnstarted(handlers *pool) {
 }
 
 // awaitHandlers waits for in-flight handlers for what is left of the drain
-// budget. When it runs out it cancels their contexts (cause
-// ErrDrainTimeout), waits DrainGrace, gives back what the handlers still
-// running hold, and returns an error wrapping ErrDrainTimeout; nil when
-// every handler finished within the budget.
-func (c *Consumer) awaitHandlers(handlers *pool, drainBegan time.Time, budgetLeft time.Duration) error {
+// budget: budgetLeft, or until Shutdown's context ends. When it runs out
+// it cancels their contexts (cancel, cause ErrDrainTimeout), waits
+// DrainGrace, gives back what the handlers still running hold, and returns
+// an error wrapping ErrDrainTimeout; nil when every handler finished
+// within the budget. It runs once no receive is in flight, so no handler
+// cancelled here gives back a message that a receive still waiting in its
+// long poll would take again.
+func (c *Consumer) awaitHandlers(handlers *pool, cancel context.CancelCauseFunc, drainBegan time.Time, budgetLeft time.Duration) error {
 	// idle outlives Run only while abandoned handlers run: it ends with them.
 	idle := make(chan struct{})
 	go func() { handlers.wait(); close(idle) }()
 	budget := time.NewTimer(max(budgetLeft, 0))
 	defer budget.Stop()
+	spent := fmt.Sprintf("the %v drain budget", c.cfg.ShutdownTimeout)
 	select {
 	case <-idle:
 		return nil
 	case <-budget.C:
+	case <-c.cutShort:
+		spent = "Shutdown's context ended"
 	}
 	cancelled := c.st.running.Load()
 	c.cfg.Logger.Warn("consumer: drain budget exhausted; cancelling in-flight handlers",
 		duration("shutdown_timeout", c.cfg.ShutdownTimeout), slog.Int64("handlers", cancelled))
 	c.observeDrain(sqsloop.DrainBudgetExhausted, drainBegan, nil)
-	c.cancelInFlight()
+	cancel(ErrDrainTimeout)
 	grace := time.NewTimer(DrainGrace)
 	defer grace.Stop()
 	select {
 	case <-idle:
-		return fmt.Errorf("consumer: %d handlers cancelled after the %v drain budget: %w", cancelled, c.cfg.ShutdownTimeout, ErrDrainTimeout)
+		return fmt.Errorf("consumer: %d handlers cancelled after %s: %w", cancelled, spent, ErrDrainTimeout)
 	case <-grace.C:
 	}
 	abandoned := c.st.running.Load()
@@ -72,8 +80,8 @@ func (c *Consumer) awaitHandlers(handlers *pool, drainBegan time.Time, budgetLef
 		c.observeAbandoned()
 		c.observeDrain(sqsloop.DrainAbandoned, drainBegan, nil)
 	}
-	return fmt.Errorf("consumer: %d handlers cancelled after the %v drain budget, %d of them abandoned (still running %v later; left to the process's exit): %w",
-		cancelled, c.cfg.ShutdownTimeout, abandoned, DrainGrace, ErrDrainTimeout)
+	return fmt.Errorf("consumer: %d handlers cancelled after %s, %d of them abandoned (still running %v later; left to the process's exit): %w",
+		cancelled, spent, abandoned, DrainGrace, ErrDrainTimeout)
 }
 
 // drainStarted logs the start of the drain and remembers the counts it

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -340,5 +341,161 @@ func TestDrainIsLoggedWithItsCounts(t *testing.T) {
 				t.Errorf("log lacks %q:\n%s", want, out)
 			}
 		}
+	})
+}
+
+// openReceives is a mailbox whose Receive waits a round trip before it
+// takes messages, as a long poll takes what arrives while it waits, and
+// which counts the give-backs (ChangeVisibility to 0) made while a Receive
+// is open: a message given back then may be taken by that very Receive,
+// one more receive count towards the queue's maxReceiveCount for nothing.
+type openReceives struct {
+	sqsloop.Mailbox
+	rtt time.Duration
+
+	mu                            sync.Mutex
+	hold                          chan struct{} // when set, Receive waits for it to close before it takes messages
+	open                          int           // Receive calls that have not taken their messages
+	givenBack, givenBackWhileOpen int
+}
+
+func (o *openReceives) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*sqsloop.Message, error) {
+	o.mu.Lock()
+	o.open++
+	hold := o.hold
+	o.mu.Unlock()
+	defer func() {
+		o.mu.Lock()
+		o.open--
+		o.mu.Unlock()
+	}()
+	select {
+	case <-time.After(o.rtt):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return o.Mailbox.Receive(ctx, req)
+}
+
+func (o *openReceives) ChangeVisibility(ctx context.Context, ch []sqsloop.VisibilityChange) ([]error, error) {
+	o.mu.Lock()
+	for _, c := range ch {
+		if c.Timeout == 0 {
+			o.givenBack++
+			if o.open > 0 {
+				o.givenBackWhileOpen++
+			}
+		}
+	}
+	o.mu.Unlock()
+	return o.Mailbox.ChangeVisibility(ctx, ch)
+}
+
+// The drain gives nothing back while a receive is open, not even a
+// sequence that a handler freed during the receives' grace takes from the
+// receive-ahead buffer. Fast handlers and a 50 ms round trip open the
+// receive-ahead; the receives on the wire are held and then come back at
+// once, which fills the buffer; as the handlers free up, a receive goes
+// out; the drain begins while it is open, and handlers free up during its
+// grace.
+func TestNothingIsGivenBackWhileAReceiveIsOpen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, sqsloop.QueueSpec{})
+		send(t, q, bodies(500)...)
+		mb := &openReceives{Mailbox: q, rtt: 50 * time.Millisecond}
+		cfg := fast()
+		cfg.Concurrency = 2
+		c := mustNew(t, mb, func(ctx context.Context, m *sqsloop.Message) error {
+			time.Sleep(10 * time.Millisecond)
+			return nil
+		}, cfg)
+		runErr := make(chan error, 1)
+		go func() { runErr <- c.Run(context.Background()) }()
+		time.Sleep(time.Second)
+		hold := make(chan struct{})
+		mb.mu.Lock()
+		mb.hold = hold
+		mb.mu.Unlock()
+		time.Sleep(200 * time.Millisecond) // the handlers finish, every receive waits
+		mb.mu.Lock()
+		mb.hold = nil
+		mb.mu.Unlock()
+		close(hold) // they come back at once
+		time.Sleep(25 * time.Millisecond)
+		mb.mu.Lock()
+		open := mb.open
+		mb.mu.Unlock()
+		if ahead, queued := c.intake.depth(), c.Stats().Received-c.Stats().Started; open == 0 || queued < 4 || ahead == 0 {
+			t.Fatalf("%d receives open, %d messages waiting for a handler, receive-ahead %d: the test shows nothing", open, queued, ahead)
+		}
+		if err := c.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-runErr; err != nil {
+			t.Fatal(err)
+		}
+		mb.mu.Lock()
+		givenBack, whileOpen := mb.givenBack, mb.givenBackWhileOpen
+		mb.mu.Unlock()
+		if givenBack == 0 || whileOpen != 0 {
+			t.Errorf("%d messages given back, %d of them while a receive was open; want some, none while open", givenBack, whileOpen)
+		}
+		if qs := q.Stats(); qs.InFlight != 0 || qs.Deleted+qs.Visible != 500 {
+			t.Errorf("queue %+v: want every message deleted or visible again", qs)
+		}
+	})
+}
+
+// A Shutdown context that ends before ShutdownTimeout spends the drain
+// budget then: the WARN line, the handlers' contexts cancelled, and after
+// DrainGrace the give-back of what a handler ignoring its context holds,
+// and Run's return; not at ShutdownTimeout.
+func TestShutdownContextEndsTheDrainBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, sqsloop.QueueSpec{})
+		send(t, q, "stubborn")
+		var logs bytes.Buffer
+		cfg := fast()
+		cfg.ShutdownTimeout = 30 * time.Second
+		cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		returned := make(chan struct{})
+		c := mustNew(t, q, func(ctx context.Context, m *sqsloop.Message) error {
+			defer close(returned)
+			for range 60 { // works on for a minute, beating, ignoring ctx
+				heartbeat.Beat(ctx)
+				time.Sleep(time.Second)
+			}
+			return nil
+		}, cfg)
+		runErr := make(chan error, 1)
+		go func() { runErr <- c.Run(context.Background()) }()
+		time.Sleep(time.Second)
+		began := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := c.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Shutdown = %v, want its context's error", err)
+		}
+		err := <-runErr
+		if took, want := time.Since(began), 2*time.Second+DrainGrace; took != want {
+			t.Errorf("Run returned %v after Shutdown, want %v (its context, then DrainGrace)", took, want)
+		}
+		if !errors.Is(err, ErrDrainTimeout) || !strings.Contains(err.Error(), "after Shutdown's context ended, 1 of them abandoned") {
+			t.Errorf("Run = %v, want ErrDrainTimeout, 1 abandoned after Shutdown's context ended", err)
+		}
+		if !strings.Contains(logs.String(), `level=WARN msg="consumer: drain budget exhausted; cancelling in-flight handlers"`) {
+			t.Errorf("no WARN line about the budget:\n%s", logs.String())
+		}
+		if qs, st := q.Stats(), c.Stats(); qs.Visible != 1 || st.Abandoned != 1 {
+			t.Errorf("queue %+v, stats %+v: want the abandoned message visible again", qs, st)
+		}
+		<-returned
 	})
 }

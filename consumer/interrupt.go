@@ -14,14 +14,16 @@ import (
 // second signal, with a context that ends after lifecycle.InterruptTimeout,
 // 1 s, and then exits). Left alone, the messages in flight would stay
 // hidden until their leases end, with one more receive count each.
-// Interrupt gives their leases back in one best-effort round of batch
-// calls with ctx (visibility.Manager.Interrupt: decided acks are still
-// deleted, decided nacks keep their back-off, everything else becomes
-// visible at once; nothing is retried), then logs one WARN line: how many
-// messages were in flight, how many are visible again now, and by when the
-// others reappear. Handlers go on running until the process exits; what
-// they decide is ignored. It returns when the round is over or ctx is
-// done. Safe for concurrent use; a second call finds nothing to give back.
+// Interrupt gives their leases back in one round of batch calls with ctx
+// (visibility.Manager.Interrupt: decided acks are still deleted, decided
+// nacks keep their back-off, everything else becomes visible at once; a
+// lease whose call is on the wire is settled when that call comes back,
+// and a failed call is tried again while ctx lasts), then logs one WARN
+// line: how many messages were in flight, how many are visible again now,
+// and by when the others reappear. Handlers go on running until the
+// process exits; what they decide is ignored. It returns when nothing is
+// left to send or ctx is done. Safe for concurrent use; a second call
+// finds nothing to give back.
 func (c *Consumer) Interrupt(ctx context.Context) {
 	began := time.Now()
 	running := c.st.running.Load()

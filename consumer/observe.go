@@ -7,19 +7,22 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/heartbeat"
 )
 
 // observed tracks, for the observer only (Config.Observer set), the
-// handlers running now, so that the drain can report the ones it abandons
-// and each run ends with exactly one ProcessEnd. Safe for concurrent use.
+// sequences whose handler runs now, so that the drain can report the runs
+// it abandons and each run ends with exactly one ProcessEnd. Safe for
+// concurrent use.
 type observed struct {
 	mu      sync.Mutex
-	running map[*sqsloop.Message]*run
+	running map[*sequence]struct{}
 }
 
-// run is one handler run under observation.
+// run is one handler run under observation, kept on its sequence (whose
+// messages run one at a time; arrive allocates the runs of a receive's
+// sequences at once): no allocation per message.
 type run struct {
+	msg   *sqsloop.Message
 	ctx   context.Context // what ProcessStart returned
 	began time.Time
 	beat0 time.Time // the heartbeat's last beat when the run began
@@ -33,49 +36,53 @@ func (c *Consumer) observeReceive(ctx context.Context, began time.Time, took tim
 	})
 }
 
-// processStart reports the start of m's handler, beating hb, and returns
-// the context it runs with.
-func (c *Consumer) processStart(ctx context.Context, m *sqsloop.Message, hb *heartbeat.Heartbeat, began time.Time) context.Context {
+// processStart reports the start of the handler of m, a message of s, and
+// returns the context it runs with.
+func (c *Consumer) processStart(ctx context.Context, s *sequence, m *sqsloop.Message, began time.Time) context.Context {
 	ctx = c.cfg.Observer.ProcessStart(ctx, m)
+	*s.run = run{msg: m, ctx: ctx, began: began, beat0: s.hb.LastBeat()}
 	o := &c.obs
 	o.mu.Lock()
 	if o.running == nil {
-		o.running = map[*sqsloop.Message]*run{}
+		o.running = map[*sequence]struct{}{}
 	}
-	o.running[m] = &run{ctx: ctx, began: began, beat0: hb.LastBeat()}
+	o.running[s] = struct{}{}
 	o.mu.Unlock()
 	return ctx
 }
 
-// processEnd reports the end of m's handler, which returned err after
-// took, unless the drain abandoned it (and reported it) already. ctx is
-// the handler's context; lastBeat is its heartbeat's last beat when it
-// returned, lost tells a lease lost by then; d is what failed decided.
-func (c *Consumer) processEnd(ctx context.Context, m *sqsloop.Message, lastBeat time.Time, lost bool, err error, took time.Duration, d failure) {
+// processEnd reports the end of the handler running for s, which returned
+// err after took, unless the drain abandoned it (and reported it) already.
+// ctx is the handler's context; lastBeat is its heartbeat's last beat when
+// it returned, lost tells a lease lost by then; d is what failed decided.
+func (c *Consumer) processEnd(ctx context.Context, s *sequence, lastBeat time.Time, lost bool, err error, took time.Duration, d failure) {
 	o := &c.obs
 	o.mu.Lock()
-	r, ok := o.running[m]
-	delete(o.running, m)
+	_, ok := o.running[s]
+	delete(o.running, s)
 	o.mu.Unlock()
 	if !ok {
 		return // abandoned: reported by the drain
 	}
-	c.cfg.Observer.ProcessEnd(r.ctx, m, HandlerRun{
-		Message: m, Err: err, Took: took, LeaseLost: lost, Beat0: r.beat0, LastBeat: lastBeat,
+	r := s.run
+	c.cfg.Observer.ProcessEnd(r.ctx, r.msg, HandlerRun{
+		Err: err, Took: took, LeaseLost: lost, Beat0: r.beat0, LastBeat: lastBeat,
 		CutShort: errors.Is(context.Cause(ctx), ErrDrainTimeout), DeadLettered: d.deadLettered, Delay: d.delay,
 	}.Event())
 }
 
 // observeAbandoned reports every handler still running as abandoned: the
-// end of a drain whose grace ran out.
+// end of a drain whose grace ran out. (Their sequences have nothing left
+// to start: the drain gave the rest back.)
 func (c *Consumer) observeAbandoned() {
 	o := &c.obs
 	o.mu.Lock()
-	runs := o.running
+	running := o.running
 	o.running = nil
 	o.mu.Unlock()
-	for m, r := range runs {
-		c.cfg.Observer.ProcessEnd(r.ctx, m, sqsloop.ProcessEvent{Outcome: sqsloop.OutcomeAbandoned, Duration: time.Since(r.began)})
+	for s := range running {
+		r := s.run
+		c.cfg.Observer.ProcessEnd(r.ctx, r.msg, sqsloop.ProcessEvent{Outcome: sqsloop.OutcomeAbandoned, Duration: time.Since(r.began)})
 	}
 }
 

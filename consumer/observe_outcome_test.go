@@ -124,3 +124,46 @@ type delayObserver struct {
 func (o *delayObserver) ProcessEnd(_ context.Context, _ *sqsloop.Message, e sqsloop.ProcessEvent) {
 	o.record(e.Delay)
 }
+
+// Every run ends with exactly one ProcessEnd: a handler the drain abandons
+// is reported abandoned when it is, and not again when it returns; the
+// other message of its FIFO group, never started, is not reported.
+func TestAbandonedRunIsReportedOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, sqsloop.QueueSpec{FIFO: true, ContentBasedDeduplication: true})
+		if _, err := q.Send(t.Context(), []sqsloop.OutgoingMessage{
+			{Body: "stubborn", MessageGroupID: "g"}, {Body: "next", MessageGroupID: "g"}, {Body: "quick", MessageGroupID: "h"},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var obs outcomes
+		cfg := fast()
+		cfg.Observer = &obs
+		cfg.ShutdownTimeout = time.Second
+		returned := make(chan struct{})
+		c := mustNew(t, q, func(ctx context.Context, m *sqsloop.Message) error {
+			if m.Body != "stubborn" {
+				return nil
+			}
+			defer close(returned)
+			time.Sleep(time.Minute) // ignores its context
+			return nil
+		}, cfg)
+		stop := start(t, c)
+		time.Sleep(time.Second)
+		if err := stop(); !errors.Is(err, ErrDrainTimeout) {
+			t.Fatalf("Run = %v, want ErrDrainTimeout", err)
+		}
+		<-returned
+		synctest.Wait()
+		if got := obs.of("stubborn"); len(got) != 1 || got[0] != sqsloop.OutcomeAbandoned {
+			t.Errorf("outcomes of the abandoned run %v, want [abandoned]", got)
+		}
+		if got := obs.of("quick"); len(got) != 1 || got[0] != sqsloop.OutcomeAcked {
+			t.Errorf("outcomes of the quick run %v, want [acked]", got)
+		}
+		if got := obs.of("next"); len(got) != 0 {
+			t.Errorf("outcomes of the message never started %v, want none", got)
+		}
+	})
+}

@@ -11,8 +11,6 @@ import (
 // package sqslambda on AWS Lambda, so that the same run ends with the same
 // outcome in both.
 type HandlerRun struct {
-	// Message is the message the handler ran.
-	Message *sqsloop.Message
 	// Err is what the handler returned (nil: success; a recovered panic
 	// matches IsPanic); Took is how long it ran.
 	Err  error

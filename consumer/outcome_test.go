@@ -20,7 +20,7 @@ func TestHandlerRunEvent(t *testing.T) {
 	boom := errors.New("boom")
 	panicked := Wrap(func(context.Context, *sqsloop.Message) error { panic("boom") }, quiet)(t.Context(), m)
 	run := func(r HandlerRun) sqsloop.ProcessEvent {
-		r.Message, r.Took, r.Beat0 = m, time.Second, began
+		r.Took, r.Beat0 = time.Second, began
 		if r.LastBeat.IsZero() {
 			r.LastBeat = beat
 		}
@@ -41,7 +41,7 @@ func TestHandlerRunEvent(t *testing.T) {
 		{"dead-lettered", run(HandlerRun{Err: Permanent(boom), DeadLettered: true}), sqsloop.OutcomeDeadLettered, 0, false},
 		{"panicked", run(HandlerRun{Err: panicked}), sqsloop.OutcomePanicked, 3 * time.Minute, false},
 		{"failed", run(HandlerRun{Err: boom}), sqsloop.OutcomeNacked, 3 * time.Minute, false},
-		{"not nacked", HandlerRun{Message: m, Err: boom}.Event(), sqsloop.OutcomeNacked, 0, false},
+		{"not nacked", HandlerRun{Err: boom}.Event(), sqsloop.OutcomeNacked, 0, false},
 	} {
 		if c.got.Outcome != c.want || c.got.Delay != c.delay || c.got.NeverBeat != c.never {
 			t.Errorf("%s: %v after %v (never beat %v), want %v after %v (%v)", c.name,

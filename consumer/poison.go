@@ -94,23 +94,22 @@ func poisonCopy(m *sqsloop.Message, err error) sqsloop.OutgoingMessage {
 	if m.Attributes[sqsloop.AttrSequenceNumber] != "" { // FIFO
 		out.DeduplicationID = m.Attributes[sqsloop.AttrMessageDeduplicationID]
 	}
-	own := maps.Clone(m.MessageAttributes)
-	out.MessageAttributes = own
+	own := m.MessageAttributes
 	if len(own)+3 > sqsloop.MaxMessageAttributes {
+		out.MessageAttributes = maps.Clone(own)
 		return out
 	}
-	with := maps.Clone(own)
-	if with == nil {
-		with = make(map[string]sqsloop.MessageAttribute, 3)
-	}
+	with := make(map[string]sqsloop.MessageAttribute, len(own)+3)
+	maps.Copy(with, own)
 	with[AttrPoisonReason] = sqsloop.MessageAttribute{DataType: "String", StringValue: reason(err)}
 	with[AttrPoisonMessageID] = sqsloop.MessageAttribute{DataType: "String", StringValue: m.ID}
 	with[AttrPoisonReceiveCount] = sqsloop.MessageAttribute{DataType: "Number", StringValue: strconv.Itoa(m.ReceiveCount)}
 	if m.ID == "" { // no empty String attribute in SQS
 		delete(with, AttrPoisonMessageID)
 	}
-	if withAttrs := (sqsloop.OutgoingMessage{Body: out.Body, MessageAttributes: with}); withAttrs.Size() <= sqsloop.MaxMessageSize {
-		out.MessageAttributes = with
+	out.MessageAttributes = with
+	if out.Size() > sqsloop.MaxMessageSize { // seldom: no room left in 1 MiB
+		out.MessageAttributes = maps.Clone(own)
 	}
 	return out
 }

@@ -233,6 +233,18 @@ func TestPoisonCopy(t *testing.T) {
 	if len(out.MessageAttributes) != 8 || out.MessageGroupID != "" || out.DeduplicationID != "" {
 		t.Errorf("copy of a message with 8 attributes: %+v, want its own 8 only", out)
 	}
+	own := map[string]sqsloop.MessageAttribute{"a": {DataType: "String", StringValue: "v"}}
+	big := &sqsloop.Message{ID: "id-3", Body: strings.Repeat("b", sqsloop.MaxMessageSize-10), MessageAttributes: own}
+	if out = poisonCopy(big, errors.New("x")); len(out.MessageAttributes) != 1 || out.MessageAttributes["a"].StringValue != "v" {
+		t.Errorf("copy of a message with no room left in 1 MiB has attributes %v, want its own only", out.MessageAttributes)
+	}
+	out.MessageAttributes["a"] = sqsloop.MessageAttribute{DataType: "String", StringValue: "changed"}
+	if own["a"].StringValue != "v" {
+		t.Error("the copy shares the message's attributes")
+	}
+	if out = poisonCopy(&sqsloop.Message{ID: "id-4", Body: "b", MessageAttributes: own}, errors.New("x")); len(out.MessageAttributes) != 4 || len(own) != 1 {
+		t.Errorf("copy with attributes %v (message's now %v), want its own and the 3 poison ones, the message's untouched", out.MessageAttributes, own)
+	}
 	if r := reason(errors.New(strings.Repeat("é", 600))); len(r) > MaxPoisonReason {
 		t.Errorf("reason of %d bytes, want at most %d", len(r), MaxPoisonReason)
 	}

@@ -26,6 +26,7 @@ type sequence struct {
 	ctx     context.Context      // the handlers' context
 	ctxs    []context.Context    // per message, with Visibility.CancelOnLeaseLost
 	cancels []context.CancelCauseFunc
+	run     *run // the handler run now, with Config.Observer (observe.go)
 
 	mu   sync.Mutex
 	next int // messages before next were started or given back
@@ -60,8 +61,15 @@ func (s *sequence) rest() (first, end int) {
 func (c *Consumer) arrive(ctx context.Context, msgs []*sqsloop.Message) []*sequence {
 	seqs := sequences(msgs)
 	leases := make([]*visibility.Lease, len(msgs)) // one allocation for the receive
-	for _, s := range seqs {
+	var runs []run
+	if c.cfg.Observer != nil {
+		runs = make([]run, len(seqs)) // one allocation for the receive
+	}
+	for i, s := range seqs {
 		s.ctx = ctx
+		if runs != nil {
+			s.run = &runs[i]
+		}
 		s.leases, leases = leases[:len(s.msgs):len(s.msgs)], leases[len(s.msgs):]
 		for i, m := range s.msgs {
 			var cancel context.CancelCauseFunc
@@ -128,11 +136,15 @@ func sequences(msgs []*sqsloop.Message) []*sequence {
 // ones alive. If one fails, the rest of its group is given back
 // unprocessed so that order holds; a waiting message whose lease was lost
 // is left to its redelivery. A sequence that a worker takes once the drain
-// has begun is given back whole.
+// has begun is given back whole, once no receive is in flight.
 func (c *Consumer) process(s *sequence) {
 	defer s.done()
 	if c.state.Load() != stateRunning {
-		s.giveBack() // received but not started when shutdown began
+		// Received but not started when shutdown began. Given back while a
+		// receive still waits in its long poll, it would be received by that
+		// receive again, one more receive count for nothing.
+		<-c.receivesOver
+		s.giveBack()
 		return
 	}
 	// The heartbeat and its context are made here, on the handler's
@@ -168,7 +180,7 @@ func (c *Consumer) process(s *sequence) {
 		c.st.running.Add(1)
 		began := time.Now()
 		if c.cfg.Observer != nil {
-			mctx = c.processStart(mctx, m, s.hb, began)
+			mctx = c.processStart(mctx, s, m, began)
 		}
 		err := c.handler(mctx, m)
 		took := time.Since(began)
@@ -188,7 +200,7 @@ func (c *Consumer) process(s *sequence) {
 			d = c.failed(mctx, m, lease, err)
 		}
 		if c.cfg.Observer != nil {
-			c.processEnd(mctx, m, lastBeat, lost, err, took, d)
+			c.processEnd(mctx, s, lastBeat, lost, err, took, d)
 		}
 		if err != nil {
 			s.giveBack() // keep the group's order for the next receiver

@@ -32,7 +32,7 @@ func (b *batch) ended(i int, hb *heartbeat.Heartbeat, err error) consumer.Handle
 	r := &b.runs[i]
 	l := b.leases[i]
 	return consumer.HandlerRun{
-		Message: b.msgs[i], Err: err, Took: time.Since(r.began), LeaseLost: l != nil && l.Err() != nil,
+		Err: err, Took: time.Since(r.began), LeaseLost: l != nil && l.Err() != nil,
 		Beat0: r.beat0, LastBeat: hb.LastBeat(),
 	}
 }

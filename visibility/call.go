@@ -53,9 +53,11 @@ func (m *Manager) newCall(kind callKind, now time.Time) *call {
 	return c
 }
 
-// add puts l in c, asking for timeout (visibility changes only).
-func (c *call) add(l *Lease, timeout time.Duration) {
+// add puts l in c, asking for timeout (visibility changes only). Called
+// with m.mu held.
+func (m *Manager) add(c *call, l *Lease, timeout time.Duration) {
 	l.busy = true
+	m.wire++
 	c.leases = append(c.leases, l)
 	c.timeouts = append(c.timeouts, timeout)
 }
@@ -77,14 +79,15 @@ func (m *Manager) recycle(c *call) {
 func (m *Manager) plan(now time.Time) []*call {
 	flushing := m.flushing
 	var out []*call
-	switch {
-	case flushing:
+	if flushing {
 		m.dueDecisions(now)
-	case !m.stopped: // Interrupt stopped it: nothing is extended any more
+	} else {
 		out = m.extensions(now)
 	}
 	out = m.batches(out, deleteCall, &m.acks, &m.acksAt, now, flushing)
-	return m.batches(out, changeCall, &m.nacks, &m.nacksAt, now, flushing)
+	out = m.batches(out, changeCall, &m.nacks, &m.nacksAt, now, flushing)
+	m.checkIdle()
+	return out
 }
 
 // nextWake is when the loop must look again: the next lease due, or the
@@ -174,6 +177,7 @@ func (m *Manager) apply(c *call, now time.Time) {
 		m.st.changeCalls.Add(1)
 	}
 	m.countDenied(c)
+	m.wire -= len(c.leases)
 	for i, l := range c.leases {
 		l.busy = false
 		switch c.kind {
@@ -185,6 +189,7 @@ func (m *Manager) apply(c *call, now time.Time) {
 			m.applyNack(l, c.errs[i], now)
 		}
 	}
+	m.checkIdle()
 }
 
 // countDenied keeps the count of consecutive calls of c's kind denied
@@ -306,6 +311,7 @@ func (s *senders) stop() {
 	s.m.mu.Lock()
 	defer s.m.mu.Unlock()
 	for _, c := range waiting {
+		s.m.wire -= len(c.leases)
 		for _, l := range c.leases {
 			l.busy = false
 			s.m.leases.Push(l) // not in heap order: abandon only counts them

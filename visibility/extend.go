@@ -22,7 +22,7 @@ func (m *Manager) extensions(now time.Time) []*call {
 			c = m.newCall(extendCall, now)
 			out = append(out, c)
 		}
-		c.add(l, vt)
+		m.add(c, l, vt)
 	}
 	var later []*Lease
 	for len(m.leases) > 0 && !m.leases[0].due.After(now) {
@@ -57,7 +57,7 @@ func (m *Manager) extensions(now time.Time) []*call {
 			l := heap.Pop(&m.leases).(*Lease)
 			if l.decided == holding && m.alive(l, now) {
 				if vt, ok := m.request(l, now); ok {
-					c.add(l, vt)
+					m.add(c, l, vt)
 					continue
 				}
 			}
@@ -85,7 +85,11 @@ func (m *Manager) nextLook(l *Lease, now time.Time) time.Time {
 	return l.deadline
 }
 
-// alive reports whether l has earned an extension. Called with m.mu held.
+// alive reports whether l has earned an extension: its heartbeat beat
+// since the beat the last extension was earned by. (Not since that
+// extension's time: a beat is stamped when first observed, here, a moment
+// after now on the real clock, and would count again at the next look.)
+// Called with m.mu held.
 func (m *Manager) alive(l *Lease, now time.Time) bool {
 	switch {
 	case m.cfg.Disabled || l.capped:
@@ -95,7 +99,8 @@ func (m *Manager) alive(l *Lease, now time.Time) bool {
 	case l.hb == nil: // waiting for its handler: kept alive for a while
 		return now.Sub(l.msg.ReceivedAt) < m.cfg.Extension
 	}
-	return l.hb.LastBeat().After(l.lastExt)
+	l.beatNow = l.hb.LastBeat()
+	return l.beatNow.After(l.beatSeen)
 }
 
 // request is the visibility timeout l's extension at now asks for,
@@ -120,6 +125,9 @@ func (m *Manager) applyExtension(l *Lease, vt time.Duration, err error, sentAt, 
 	case err == nil:
 		m.st.extended.Add(1)
 		l.lastExt = sentAt
+		if l.beatNow.After(l.beatSeen) { // not for an extension without a beat (no heartbeat yet, FixedInterval)
+			l.beatSeen = l.beatNow
+		}
 		l.deadline = sentAt.Add(vt)
 		l.capped = l.ceiling.Sub(l.deadline) < time.Second
 		l.lastErr = nil

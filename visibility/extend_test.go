@@ -310,6 +310,45 @@ func TestBeatInTheLastIntervalIsHonoured(t *testing.T) {
 	})
 }
 
+// One beat earns one extension. A beat is stamped when it is first
+// observed: on the real clock by the look that extends for it, a moment
+// after that look's own time, so it must not count again at the next
+// look. This runs on the real clock because in a synctest bubble time
+// stands still within a look and the two moments are equal. It asserts
+// counts, not timings: a second lease, held once the first one's
+// extension is applied, comes due at or after the first one's next look,
+// so once the second one's extension is sent, that look has happened.
+func TestOneBeatEarnsOneExtension(t *testing.T) {
+	rec := &recorder{}
+	m := newManager(t, rec, Config{Interval: 100 * time.Millisecond, Extension: time.Minute})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for limit := time.Now().Add(time.Minute); !cond(); time.Sleep(time.Millisecond) {
+			if time.Now().After(limit) {
+				t.Fatalf("no %s after a minute", what)
+			}
+		}
+	}
+
+	hb := heartbeat.New()
+	once := m.Hold(message("once", time.Minute), hb, nil)
+	hb.Beat() // once, and never again
+	waitFor("extension of the lease beaten once", func() bool { return m.Stats().Extended == 1 })
+	next := heartbeat.New()
+	later := m.Hold(message("later", time.Minute), next, nil)
+	next.Beat()
+	waitFor("extension of the later lease", func() bool { return len(rec.entriesFor(opChange, "rh-later")) == 1 })
+	if n := len(rec.entriesFor(opChange, "rh-once")); n != 1 {
+		t.Errorf("one beat earned %d extensions, want 1", n)
+	}
+	once.Ack()
+	later.Ack()
+}
+
 // A hung extension call is cut off at Interval/2, so an ack decided
 // meanwhile, and the rest of the leases, are not held up for longer; one
 // failure does not lose the lease.

@@ -2,25 +2,26 @@ package visibility
 
 import (
 	"context"
-	"sync"
+	"slices"
 	"time"
-
-	"github.com/sqsloop/sqsloop"
 )
 
 // Interrupted is what Interrupt did.
 type Interrupted struct {
 	// Leases is how many leases were held, Interrupt's to settle: all but
-	// those in a call on the wire at that moment (left to that call) and
-	// those already lost (their message is visible, or delivered again).
+	// those already lost (their message is visible, or delivered again),
+	// with those in a call on the wire at that moment (settled as that
+	// call comes back).
 	Leases int
 	// Acked counts decided acks deleted; GivenBack leases made visible
 	// (after their back-off for decided nacks, at once for the rest).
 	Acked, GivenBack int
-	// Failed counts leases whose call failed or did not come back in
-	// time: their messages become visible at their lease deadlines, by
-	// VisibleBy at the latest (the latest deadline of the leases settled;
-	// zero when none failed).
+	// Failed counts leases not settled when Interrupt returned: their call
+	// failed, or had not come back. Their messages become visible at their
+	// lease deadlines, by VisibleBy at the latest (the latest deadline of
+	// those leases; zero when none failed). A lease whose extension was
+	// still on the wire then may stay hidden up to Config.Extension after
+	// that call lands.
 	Failed    int
 	VisibleBy time.Time
 }
@@ -34,111 +35,107 @@ func (m *Manager) takeAll(f func(*Lease)) {
 		}
 	}
 	m.leases, m.acks, m.nacks = nil, nil, nil
+	m.checkIdle()
+}
+
+// checkIdle closes m.idle, which an Interrupt waits on, once no lease is
+// in a call, queued, or waiting in the heap for a retry. Called with m.mu
+// held.
+func (m *Manager) checkIdle() {
+	if m.idle != nil && m.wire == 0 && len(m.leases) == 0 && len(m.acks) == 0 && len(m.nacks) == 0 {
+		close(m.idle)
+		m.idle = nil
+	}
 }
 
 // Interrupt ends the Manager's work at once, for a process about to exit (a
-// second Ctrl+C): it stops serving (later decisions are ignored, nothing is
-// extended any more) and settles every lease it holds in one best-effort
+// second Ctrl+C): it stops serving (later holds and decisions are ignored,
+// nothing is extended any more) and settles every lease it holds in one
 // round of batch calls made at once, with ctx: decided acks are deleted,
 // decided nacks made visible after their back-off, and every other lease
 // (handlers still running, messages waiting for one, give-backs) made
-// visible at once. Nothing is retried. It returns when every call has come
-// back or ctx is done, whichever is first; a call still on the wire then
-// is left to the process's exit. Keep ctx short: a process that exits does
-// not wait. Safe for concurrent use, also while Run runs; a second call
-// settles nothing.
+// visible at once. A lease in a call on the wire is settled when that call
+// comes back (an extended one is given back then), and a call that fails
+// transiently is tried again, both by Run while it runs. Interrupt returns
+// when nothing is left to send or ctx is done, whichever is first; a call
+// still on the wire then is left to the process's exit. Keep ctx short: a
+// process that exits does not wait. Safe for concurrent use, also while
+// Run runs; a second call settles nothing.
 func (m *Manager) Interrupt(ctx context.Context) Interrupted {
 	m.mu.Lock()
 	m.stopped = true
+	m.giveBack = m.holds // an extension on the wire ends in a give-back (applyExtension)
+	acked, givenBack := m.settled()
 	var acks, changes []*Lease
-	take := func(l *Lease) {
-		if l.done || l.busy {
-			return
-		}
-		m.finish(l)
+	m.takeAll(func(l *Lease) {
 		if l.lost != nil {
+			m.finish(l) // nothing to give back; a late ack is not worth the wait
 			return
 		}
-		if l.decided == acking {
+		switch l.decided {
+		case acking:
 			acks = append(acks, l)
-		} else {
-			changes = append(changes, l)
+			return
+		case holding:
+			l.decided, l.delay = givenUp, 0
 		}
+		changes = append(changes, l)
+	})
+	round := slices.Concat(acks, changes) // batches clears acks and changes
+	r := Interrupted{Leases: len(round) + m.wire}
+	now := time.Now()
+	var since time.Time
+	calls := m.batches(nil, deleteCall, &acks, &since, now, true)
+	calls = m.batches(calls, changeCall, &changes, &since, now, true)
+	if m.idle == nil {
+		m.idle = make(chan struct{})
 	}
-	m.takeAll(take)
+	idle := m.idle
+	m.checkIdle()
 	m.mu.Unlock()
 
-	r := Interrupted{Leases: len(acks) + len(changes)}
-	var latest time.Time // the latest deadline: when the last of them reappears
-	for _, q := range [][]*Lease{acks, changes} {
-		for _, l := range q {
-			if l.deadline.After(latest) {
-				latest = l.deadline
-			}
-		}
+	work := make(chan *call, len(calls))
+	for _, c := range calls {
+		work <- c
 	}
-	var mu sync.Mutex
-	tally := func(batch []*Lease, errs []error, err error, acked bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		for i := range batch {
-			switch {
-			case err == nil && i < len(errs) && errs[i] == nil && acked:
-				r.Acked++
-			case err == nil && i < len(errs) && errs[i] == nil:
-				r.GivenBack++
-			default:
-				r.Failed++
+	close(work)
+	for range min(len(calls), maxCalls) {
+		// Not waited for: a call outlasting ctx is left to the process's exit.
+		go func() {
+			for c := range work {
+				m.send(ctx, c)
+				m.mu.Lock()
+				m.apply(c, time.Now())
+				m.recycle(c)
+				m.mu.Unlock()
+				m.poke() // Run reports failed calls, and retries them
 			}
-		}
+		}()
 	}
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, maxCalls)
-	for len(acks) > 0 || len(changes) > 0 {
-		acked := len(acks) > 0
-		q := &changes
-		if acked {
-			q = &acks
-		}
-		n := min(len(*q), sqsloop.MaxBatchSize)
-		batch := (*q)[:n:n]
-		*q = (*q)[n:]
-		wg.Go(func() {
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			if acked {
-				handles := make([]string, len(batch))
-				for i, l := range batch {
-					handles[i] = l.msg.ReceiptHandle
-				}
-				errs, err := m.mb.Delete(ctx, handles)
-				tally(batch, errs, err, true)
-				return
-			}
-			vcs := make([]sqsloop.VisibilityChange, len(batch))
-			for i, l := range batch {
-				if l.decided == nacking {
-					vcs[i].Timeout = l.delay
-				}
-				vcs[i].ReceiptHandle = l.msg.ReceiptHandle
-			}
-			errs, err := m.mb.ChangeVisibility(ctx, vcs)
-			tally(batch, errs, err, false)
-		})
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-idle:
 	case <-ctx.Done():
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	out := r
-	// Calls still on the wire count as failed: they may not land.
-	out.Failed = out.Leases - out.Acked - out.GivenBack
-	if out.Failed > 0 {
-		out.VisibleBy = latest
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, g := m.settled()
+	r.Acked, r.GivenBack = int(a-acked), int(g-givenBack)
+	r.Failed = max(r.Leases-r.Acked-r.GivenBack, 0)
+	if r.Failed > 0 {
+		for _, q := range [][]*Lease{round, m.leases, m.acks, m.nacks} {
+			for _, l := range q {
+				if !l.done && l.deadline.After(r.VisibleBy) {
+					r.VisibleBy = l.deadline
+				}
+			}
+		}
 	}
-	return out
+	return r
+}
+
+// settled returns the counts of leases acked and given back (or nacked)
+// so far. Called with m.mu held.
+func (m *Manager) settled() (acked, givenBack int64) {
+	return m.st.acked.Load() + m.st.lateAcked.Load(), m.st.givenBack.Load() + m.st.nacked.Load()
 }

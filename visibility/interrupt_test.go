@@ -2,6 +2,7 @@ package visibility
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -56,6 +57,9 @@ func TestInterruptSettlesEveryLeaseInOneRound(t *testing.T) {
 		if len(changes) != 3 || entries != 26 {
 			t.Errorf("%d visibility calls with %d entries, want 3 with 26", len(changes), entries)
 		}
+		if st := m.Stats(); st.Acked != 1 || st.Nacked != 1 || st.GivenBack != 25 || st.DeleteCalls != 1 || st.NackCalls != 3 || st.Held != 0 {
+			t.Errorf("stats %+v, want the round counted: 1 acked, 1 nacked, 25 given back, in 4 calls", st)
+		}
 		held[0].Ack() // ignored: the Manager stopped serving
 		if m.Interrupt(ctx).Leases != 0 {
 			t.Error("a second Interrupt found leases to settle")
@@ -85,6 +89,77 @@ func TestInterruptIsBoundedByItsContext(t *testing.T) {
 			t.Errorf("Interrupt took %v, want its context's 1s", took)
 		}
 		if r.Leases != 1 || r.Failed != 1 || !r.VisibleBy.Equal(msg.ReceivedAt.Add(30*time.Second)) {
+			t.Errorf("Interrupted %+v, want 1 not settled, visible by its deadline", r)
+		}
+	})
+}
+
+// Leases in a call on the wire when Interrupt comes are not in its round:
+// an extension's lease is given back as soon as that call returns, a
+// delete that failed is tried again by Run, and Interrupt waits for both
+// (within its context) and counts them. Run, which goes on, neither
+// extends them again nor spins on them: under synctest a spinning Run
+// never lets virtual time pass, and the test never ends.
+func TestInterruptSettlesLeasesWhoseCallIsOnTheWire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := make(chan struct{})
+		rec := &recorder{
+			gate:  gate,
+			gated: func(s *sent) bool { return s.op == opDelete || s.timeouts[0] != 0 }, // deletes and extensions
+			reply: func(s *sent, n int) ([]error, error) {
+				if s.op == opDelete && n == 0 {
+					return nil, errors.New("transient") // the first delete fails
+				}
+				return make([]error, len(s.handles)), nil
+			},
+		}
+		m := running(t, rec, fastConfig)
+		extended, acked := message("extended", 3*time.Second), message("acked", 2*time.Second)
+		hb := heartbeat.New()
+		m.Hold(extended, hb, nil)
+		ack := m.Hold(acked, heartbeat.New(), nil)
+		time.Sleep(500 * time.Millisecond)
+		hb.Beat()
+		time.Sleep(550 * time.Millisecond) // the look at 1 s sends the extension: it waits at the gate
+		ack.Ack()                          // its delete goes 50 ms later: it waits at the gate too
+		time.Sleep(100 * time.Millisecond)
+		synctest.Wait()
+		time.AfterFunc(200*time.Millisecond, func() { close(gate) })
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		r := m.Interrupt(ctx)
+		if r.Leases != 2 || r.Acked != 1 || r.GivenBack != 1 || r.Failed != 0 {
+			t.Errorf("Interrupted %+v, want 2 leases: 1 acked, 1 given back", r)
+		}
+		time.Sleep(10 * time.Second) // Run goes on
+		if got := rec.entriesFor(opChange, extended.ReceiptHandle); len(got) != 2 || got[0].timeout != 3*time.Second || got[1].timeout != 0 {
+			t.Errorf("visibility changes of the extended lease %+v, want its extension, then a give-back", got)
+		}
+		// Its retry comes less than an Interval before its deadline: an ack
+		// would be extended then, but not after Interrupt.
+		if got := rec.entriesFor(opDelete, acked.ReceiptHandle); len(got) != 2 {
+			t.Errorf("%d deletes of the acked lease, want the failed one and its retry", len(got))
+		}
+		if got := rec.entriesFor(opChange, acked.ReceiptHandle); len(got) != 0 {
+			t.Errorf("the acked lease was extended after Interrupt: %+v", got)
+		}
+		if st := m.Stats(); st.GivenBack != 1 || st.Acked != 1 || st.Held != 0 {
+			t.Errorf("stats %+v, want 1 given back, 1 acked, none held", st)
+		}
+	})
+}
+
+// A round of decided acks alone that outlasts its context says when their
+// messages reappear too.
+func TestInterruptOfAcksAloneIsBoundedByItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{hang: func(op) bool { return true }}
+		m := newManager(t, rec, Config{Interval: time.Second, Extension: 5 * time.Second})
+		msg := message("acked", 30*time.Second)
+		m.Hold(msg, heartbeat.New(), nil).Ack()
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		if r := m.Interrupt(ctx); r.Leases != 1 || r.Failed != 1 || !r.VisibleBy.Equal(msg.ReceivedAt.Add(30*time.Second)) {
 			t.Errorf("Interrupted %+v, want 1 not settled, visible by its deadline", r)
 		}
 	})

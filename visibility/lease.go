@@ -30,6 +30,8 @@ type Lease struct {
 
 	deadline time.Time // when the queue makes the message visible unless changed
 	lastExt  time.Time // last successful extension, or the receive
+	beatSeen time.Time // the beat the last successful extension was earned by, or the receive
+	beatNow  time.Time // the heartbeat's last beat at the latest look (alive)
 	ceiling  time.Time // receive + the configured ceiling (≤ 12 h)
 	due      time.Time // when the Manager looks at this lease next
 	capped   bool      // the last extension was clamped to the ceiling

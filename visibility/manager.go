@@ -70,10 +70,13 @@ type Manager struct {
 	holds    uint64    // leases held so far: each lease's seq
 	giveBack uint64    // GiveBackAll gives back the leases with seq ≤ this
 	flushing bool      // Run's context is done: nothing is extended any more
-	stopped  bool      // Run has returned: decisions are ignored
+	stopped  bool      // Run has returned, or Interrupt was called: later holds and decisions are ignored, nothing is extended
 	denied   [2]int    // consecutive access-denied calls: deletes, visibility changes
 	fatal    error     // why the Manager gave up; set once
 	failed   chan struct{}
+	// Also guarded by mu:
+	wire int           // leases in a call made and not yet applied (busy)
+	idle chan struct{} // made by Interrupt; closed once no lease is in a call, queued, or waiting for a retry
 
 	wake            chan struct{}
 	running         atomic.Bool
@@ -117,8 +120,9 @@ func New(mb Mailbox, cfg Config, log *slog.Logger) (*Manager, error) {
 // queue will do.
 //
 // Hold never blocks on the network. Every lease must end with a decision:
-// Ack, Nack, GiveBack or Release. Leases held after Run has returned are never
-// served nor counted, and decisions about them are ignored. Safe for
+// Ack, Nack, GiveBack or Release. Leases held after Run has returned, or
+// after Interrupt, are never served nor counted, and decisions about them
+// are ignored. Safe for
 // concurrent use.
 func (m *Manager) Hold(msg *sqsloop.Message, hb *heartbeat.Heartbeat, cancel context.CancelCauseFunc) *Lease {
 	l := &Lease{
@@ -128,6 +132,7 @@ func (m *Manager) Hold(msg *sqsloop.Message, hb *heartbeat.Heartbeat, cancel con
 		cancel:   cancel,
 		deadline: msg.ReceivedAt.Add(msg.VisibilityTimeout),
 		lastExt:  msg.ReceivedAt,
+		beatSeen: msg.ReceivedAt,
 		ceiling:  msg.ReceivedAt.Add(m.cfg.ceiling()),
 		index:    -1,
 	}

@@ -23,7 +23,7 @@ func (m *Manager) batches(out []*call, kind callKind, q *[]*Lease, since *time.T
 		n := min(len(rest), sqsloop.MaxBatchSize)
 		c := m.newCall(kind, now)
 		for _, l := range rest[:n] {
-			c.add(l, l.delay) // 0 but for a nack
+			m.add(c, l, l.delay) // 0 but for a nack
 		}
 		clear(rest[:n])
 		rest = rest[n:]
@@ -38,9 +38,9 @@ func (m *Manager) batches(out []*call, kind callKind, q *[]*Lease, since *time.T
 
 // retryOrExtend handles a decided lease whose retry is due. It reports
 // whether the lease must be extended first (an ack still failing while
-// its deadline nears; never while flushing); otherwise it has queued the
-// retry, or ended the lease. Called with m.mu held, l in neither the heap
-// nor a call.
+// its deadline nears; never while flushing, nor after Interrupt);
+// otherwise it has queued the retry, or ended the lease. Called with m.mu
+// held, l in neither the heap nor a call.
 func (m *Manager) retryOrExtend(l *Lease, now time.Time) bool {
 	if !now.Before(l.deadline) {
 		if l.decided == acking {
@@ -51,7 +51,7 @@ func (m *Manager) retryOrExtend(l *Lease, now time.Time) bool {
 			return false
 		}
 	}
-	if l.decided == acking && l.lost == nil && !m.cfg.Disabled && !m.flushing && l.deadline.Sub(now) <= m.cfg.Interval && !l.capped {
+	if l.decided == acking && l.lost == nil && !m.cfg.Disabled && !m.flushing && !m.stopped && l.deadline.Sub(now) <= m.cfg.Interval && !l.capped {
 		return true
 	}
 	m.settle(l, now)
