@@ -107,6 +107,52 @@ func TestLingerThenSendAlone(t *testing.T) {
 	})
 }
 
+// Nagle's rule: while calls are on the wire, a batch that is not full
+// waits for one of them to return and then one more linger (5 ms), 10
+// lingers (50 ms) at most. Two full batches go at once, in calls of ret1
+// and 200 ms; a lone message enqueued at 1 ms goes at 15 ms when ret1 is
+// 10 ms, and at 51 ms (10 lingers) when no call returns before.
+func TestLingerWhileCallsOnTheWire(t *testing.T) {
+	for _, c := range []struct {
+		ret1, want time.Duration
+	}{{10 * time.Millisecond, 15 * time.Millisecond}, {200 * time.Millisecond, 51 * time.Millisecond}} {
+		synctest.Test(t, func(t *testing.T) {
+			q := newQueue(t, sqsloop.QueueSpec{})
+			start := time.Now()
+			var lone time.Duration
+			mb := &scripted{Mailbox: q, script: func(n int, _ []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error, bool) {
+				switch n {
+				case 1:
+					time.Sleep(c.ret1)
+				case 2:
+					time.Sleep(200 * time.Millisecond)
+				case 3:
+					lone = time.Since(start)
+				}
+				return nil, nil, false
+			}}
+			p := mustNew(t, mb, producer.Config{})
+			ctx := context.Background()
+			for i := range 20 {
+				if _, err := p.Enqueue(ctx, sqsloop.OutgoingMessage{Body: fmt.Sprint(i)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			time.Sleep(time.Millisecond)
+			if _, err := p.Send(ctx, sqsloop.OutgoingMessage{Body: "lone"}); err != nil {
+				t.Fatal(err)
+			}
+			closeOK(t, p)
+			if calls := mb.sendCalls(); len(calls) != 3 || calls[2] != 1 {
+				t.Fatalf("calls %v, want [10 10 1]", calls)
+			}
+			if lone != c.want {
+				t.Errorf("with calls of %v and 200ms on the wire, the lone message enqueued at 1ms went at %v, want %v", c.ret1, lone, c.want)
+			}
+		})
+	}
+}
+
 // A transient failure of an entry, or of a whole call, is retried with
 // back-off; a permanent one is returned at once, the rest of the batch
 // going on.
