@@ -315,6 +315,27 @@ func TestBackPressure(t *testing.T) {
 		if got := len(drain(t, q)); got != 2 {
 			t.Errorf("received %d, want e and g", got)
 		}
+
+		// Close wakes a Send waiting for room: it returns ErrClosed.
+		gate = make(chan struct{})
+		p = mustNew(t, mb, producer.Config{MaxPendingMessages: 1})
+		if _, err := p.Enqueue(ctx, sqsloop.OutgoingMessage{Body: "h"}); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			_, err := p.Send(ctx, sqsloop.OutgoingMessage{Body: "i"})
+			done <- err
+		}()
+		synctest.Wait()
+		closed := make(chan error)
+		go func() { closed <- p.Close(ctx) }()
+		if err := <-done; !errors.Is(err, producer.ErrClosed) {
+			t.Errorf("Send waiting for room when Close began = %v, want ErrClosed", err)
+		}
+		close(gate)
+		if err := <-closed; err != nil {
+			t.Errorf("Close = %v, want h sent", err)
+		}
 	})
 }
 
@@ -394,6 +415,36 @@ func TestContextEndOnTheWire(t *testing.T) {
 		closeOK(t, p)
 		if got := drain(t, q); len(got) != 2 || got[0].Body != "first" || got[1].Body != "second" {
 			t.Errorf("received %v, want first (the call under way sent it) then second", got)
+		}
+	})
+}
+
+// A withdrawn message does not count toward a full batch: with one of
+// ten withdrawn, the nine left wait (for the linger) for a tenth.
+func TestWithdrawnDoesNotFillABatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, sqsloop.QueueSpec{})
+		mb := &scripted{Mailbox: q}
+		p := mustNew(t, mb, producer.Config{Linger: time.Second})
+		ctx := context.Background()
+		enqueue := func(ctx context.Context, n int) {
+			for range n {
+				if _, err := p.Enqueue(ctx, sqsloop.OutgoingMessage{Body: "m"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		enqueue(ctx, 4)
+		gone, cancel := context.WithCancel(ctx)
+		enqueue(gone, 1)
+		cancel()
+		synctest.Wait()
+		enqueue(ctx, 5)
+		time.Sleep(10 * time.Millisecond)
+		enqueue(ctx, 1)
+		closeOK(t, p)
+		if calls := mb.sendCalls(); len(calls) != 1 || calls[0] != 10 {
+			t.Errorf("calls %v, want one of 10 (the withdrawn message held no place)", calls)
 		}
 	})
 }
