@@ -48,7 +48,9 @@ type QueueAttributes struct {
 
 // AttributesReader is implemented by a Mailbox that can report its queue's
 // attributes. The consumer uses it, when present, to check its configuration
-// against the queue at start-up. Errors are as for Mailbox methods.
+// against the queue at start-up; the producer, to learn once whether the
+// queue is FIFO (whether to keep message groups in order); sqslambda
+// requires it of its Queue. Errors are as for Mailbox methods.
 type AttributesReader interface {
 	QueueAttributes(ctx context.Context) (QueueAttributes, error)
 }
