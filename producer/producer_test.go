@@ -108,14 +108,14 @@ func TestLingerThenSendAlone(t *testing.T) {
 }
 
 // Nagle's rule: while calls are on the wire, a batch that is not full
-// waits for one of them to return and then one more linger (5 ms), 10
-// lingers (50 ms) at most. Two full batches go at once, in calls of ret1
-// and 200 ms; a lone message enqueued at 1 ms goes at 15 ms when ret1 is
-// 10 ms, and at 51 ms (10 lingers) when no call returns before.
+// waits until all of them have returned and then one more linger (5 ms),
+// 10 lingers (50 ms) at most. Two full batches go at once, in calls of 10
+// ms and ret2; a lone message enqueued at 1 ms goes at 25 ms when ret2 is
+// 20 ms, and at 51 ms (10 lingers) when it is 200 ms.
 func TestLingerWhileCallsOnTheWire(t *testing.T) {
 	for _, c := range []struct {
-		ret1, want time.Duration
-	}{{10 * time.Millisecond, 15 * time.Millisecond}, {200 * time.Millisecond, 51 * time.Millisecond}} {
+		ret2, want time.Duration
+	}{{20 * time.Millisecond, 25 * time.Millisecond}, {200 * time.Millisecond, 51 * time.Millisecond}} {
 		synctest.Test(t, func(t *testing.T) {
 			q := newQueue(t, sqsloop.QueueSpec{})
 			start := time.Now()
@@ -123,9 +123,9 @@ func TestLingerWhileCallsOnTheWire(t *testing.T) {
 			mb := &scripted{Mailbox: q, script: func(n int, _ []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error, bool) {
 				switch n {
 				case 1:
-					time.Sleep(c.ret1)
+					time.Sleep(10 * time.Millisecond)
 				case 2:
-					time.Sleep(200 * time.Millisecond)
+					time.Sleep(c.ret2)
 				case 3:
 					lone = time.Since(start)
 				}
@@ -147,7 +147,7 @@ func TestLingerWhileCallsOnTheWire(t *testing.T) {
 				t.Fatalf("calls %v, want [10 10 1]", calls)
 			}
 			if lone != c.want {
-				t.Errorf("with calls of %v and 200ms on the wire, the lone message enqueued at 1ms went at %v, want %v", c.ret1, lone, c.want)
+				t.Errorf("with calls of 10ms and %v on the wire, the lone message enqueued at 1ms went at %v, want %v", c.ret2, lone, c.want)
 			}
 		})
 	}

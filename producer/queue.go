@@ -97,9 +97,9 @@ const maxLingerFactor = 10
 // 1 MiB) or holds a message that has waited already (a group's next, a
 // retry); else once its oldest message has lingered, and, since messages
 // come from senders a call's return frees, while calls are on the wire
-// (busy) not before one returns (after the oldest became ready) and has
-// given its senders a linger to add theirs (Nagle's rule), but never more
-// than maxLingerFactor lingers.
+// (busy) not before they have all returned and given their senders a
+// linger to add theirs (Nagle's rule), but never more than maxLingerFactor
+// lingers.
 func (q *queue) due(linger time.Duration, busy bool, lastReturn time.Time) (time.Time, bool) {
 	q.dropDead()
 	if len(q.ready) == 0 {
@@ -121,7 +121,7 @@ func (q *queue) due(linger time.Duration, busy bool, lastReturn time.Time) (time
 	oldest := q.ready[0] // live: dropDead
 	at, limit := oldest.readyAt.Add(linger), oldest.readyAt.Add(maxLingerFactor*linger)
 	switch {
-	case busy && !lastReturn.After(oldest.readyAt):
+	case busy:
 		at = limit
 	case lastReturn.Add(linger).After(at):
 		at = lastReturn.Add(linger)
