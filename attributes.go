@@ -13,12 +13,10 @@ type QueueAttributes struct {
 	// Delay is the queue's default delivery delay (DelaySeconds), 0–15 min.
 	Delay time.Duration
 	// RetentionPeriod is how long the queue keeps a message before deleting
-	// it (MessageRetentionPeriod), 1 min–14 days; 0 when the mailbox does not
-	// report it.
+	// it (MessageRetentionPeriod), 1 min–14 days.
 	RetentionPeriod time.Duration
 	// MaxMessageSize is the largest message the queue accepts, in bytes
-	// (MaximumMessageSize), 1,024–1,048,576; 0 when the mailbox does not
-	// report it.
+	// (MaximumMessageSize), 1,024–1,048,576.
 	MaxMessageSize int
 	// MaxReceiveCount is the redrive policy's maxReceiveCount: after this many
 	// receives SQS moves a message to DeadLetterQueue. 0 means no redrive
@@ -50,7 +48,9 @@ type QueueAttributes struct {
 
 // AttributesReader is implemented by a Mailbox that can report its queue's
 // attributes. The consumer uses it, when present, to check its configuration
-// against the queue at start-up. Errors are as for Mailbox methods.
+// against the queue at start-up; the producer, to learn once whether the
+// queue is FIFO (whether to keep message groups in order); sqslambda
+// requires it of its Queue. Errors are as for Mailbox methods.
 type AttributesReader interface {
 	QueueAttributes(ctx context.Context) (QueueAttributes, error)
 }

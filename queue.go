@@ -208,8 +208,7 @@ func appendQueueName(errs []error, where, name string, fifo bool) []error {
 // retention period, maximum message size, type, content-based
 // deduplication and redrive policy (maxReceiveCount, and a dead-letter
 // queue named DeadLetterQueueName, by name or by an ARN ending in
-// ":"+name). A zero RetentionPeriod or MaxMessageSize in a, which a mailbox
-// that does not report it leaves, matches anything. Otherwise it returns an
+// ":"+name); the approximate counts are ignored. Otherwise it returns an
 // error wrapping ErrInvalidArgument that names the queue and every
 // attribute that differs, with both values: what a queue-setup call returns
 // for a queue that exists with other attributes.
@@ -225,10 +224,10 @@ func (s QueueSpec) Match(a QueueAttributes) error {
 	if a.Delay != w.Delay {
 		differ("Delay", a.Delay, w.Delay)
 	}
-	if a.RetentionPeriod != 0 && a.RetentionPeriod != w.RetentionPeriod {
+	if a.RetentionPeriod != w.RetentionPeriod {
 		differ("RetentionPeriod", a.RetentionPeriod, w.RetentionPeriod)
 	}
-	if a.MaxMessageSize != 0 && a.MaxMessageSize != w.MaxMessageSize {
+	if a.MaxMessageSize != w.MaxMessageSize {
 		differ("MaxMessageSize", a.MaxMessageSize, w.MaxMessageSize)
 	}
 	if a.FIFO != w.FIFO {

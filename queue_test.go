@@ -101,9 +101,13 @@ func TestQueueSpecMatch(t *testing.T) {
 	if err := spec.Match(same); err != nil {
 		t.Errorf("Match(an ARN of jobs-dlq, counts ignored) = %v, want nil", err)
 	}
-	same.DeadLetterQueue, same.RetentionPeriod, same.MaxMessageSize = "jobs-dlq", 0, 0
+	same.DeadLetterQueue = "jobs-dlq"
 	if err := spec.Match(same); err != nil {
-		t.Errorf("Match(by name, retention and size not reported) = %v, want nil", err)
+		t.Errorf("Match(by name) = %v, want nil", err)
+	}
+	same.RetentionPeriod, same.MaxMessageSize = 0, 0
+	if err := spec.Match(same); err == nil || !strings.Contains(err.Error(), "RetentionPeriod is 0s") || !strings.Contains(err.Error(), "MaxMessageSize is 0") {
+		t.Errorf("Match(retention and size not reported) = %v, want both named", err)
 	}
 	other := sqsloop.QueueAttributes{VisibilityTimeout: 30 * time.Second, RetentionPeriod: time.Hour, MaxReceiveCount: 5,
 		DeadLetterQueue: "arn:aws:sqs:us-east-1:000000000000:other-dlq"}

@@ -8,9 +8,8 @@ import (
 )
 
 // testQueueAttributes: an AttributesReader reports the queue's visibility
-// timeout, delay, retention period and maximum message size (the defaults,
-// or 0 where it does not report them), redrive policy and type as the
-// queue was created, and its approximate counts: visible, in flight,
+// timeout, delay, retention period and maximum message size (the
+// defaults), redrive policy and type as the queue was created, and its approximate counts: visible, in flight,
 // delayed.
 func testQueueAttributes(t *testing.T, h Harness) {
 	ctx := t.Context()
@@ -30,15 +29,8 @@ func testQueueAttributes(t *testing.T, h Harness) {
 		}
 		return a
 	}
-	// settings returns a's settings, RetentionPeriod and MaxMessageSize
-	// taken as their defaults when not reported (0).
+	// settings returns a without its approximate counts.
 	settings := func(a sqsloop.QueueAttributes) sqsloop.QueueAttributes {
-		if a.RetentionPeriod == 0 {
-			a.RetentionPeriod = sqsloop.DefaultRetentionPeriod
-		}
-		if a.MaxMessageSize == 0 {
-			a.MaxMessageSize = sqsloop.MaxMessageSize
-		}
 		a.ApproximateMessages, a.ApproximateMessagesInFlight, a.ApproximateMessagesDelayed = 0, 0, 0
 		return a
 	}

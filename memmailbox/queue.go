@@ -11,7 +11,8 @@ import (
 )
 
 // Queue is a handle to one queue of a Broker, the way an SQS client with a
-// queue URL is: it implements sqsloop.Mailbox and sqsloop.AttributesReader.
+// queue URL is: it implements sqsloop.Mailbox, sqsloop.AttributesReader and
+// sqsloop.DeadLetterQueueOpener.
 // Several handles may share a queue; closing one closes that handle only
 // (Broker.Close closes them all). A handle to a queue that did not exist when
 // Broker.Queue was called fails every call with sqsloop.ErrQueueNotFound,

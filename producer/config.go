@@ -52,11 +52,12 @@ const (
 type Config struct {
 	// Linger is how long a batch that is not full waits for more messages,
 	// counted from its oldest message. While calls are on the wire it
-	// waits for one to return and then one more Linger (the senders a
-	// return frees add theirs: Nagle's rule), 10 Lingers at most. A batch
-	// of 10 entries or of 1 MiB goes at once, and so do messages that have
-	// waited already (a retry, a message group's next) and everything
-	// during Close. 0 means DefaultLinger (5 ms); else 1 ns–1 s (MaxLinger).
+	// waits until every one has returned and then one more Linger (the
+	// senders their returns free add theirs: Nagle's rule), 10 Lingers at
+	// most. A batch of 10 entries or of 1 MiB goes at once, and so do
+	// messages that have waited already (a retry, a message group's next)
+	// and everything during Close. 0 means DefaultLinger (5 ms); else
+	// 1 ns–1 s (MaxLinger).
 	Linger time.Duration
 
 	// MaxPendingMessages is how many messages may be accepted and not yet

@@ -103,7 +103,7 @@ func (p *Producer) send(batch []*item) {
 			it.alone = true
 			again = append(again, it)
 		}
-		p.q.pushFront(again, now)
+		p.q.pushFront(again)
 	case err != nil:
 		for _, it := range batch {
 			p.failed(it, err, now, jitter)
@@ -169,7 +169,7 @@ func backoff(n int) time.Duration {
 func (p *Producer) withdraw(it *item, ctx context.Context) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if it.notified {
+	if it.dead {
 		return
 	}
 	var err error
@@ -182,7 +182,6 @@ func (p *Producer) withdraw(it *item, ctx context.Context) {
 		err = fmt.Errorf("producer: not sent: %w", context.Cause(ctx))
 	}
 	p.notify(it, Result{}, err)
-	it.dead = true
 	if !it.onWire {
 		p.finish(it) // left in its list, skipped when met
 	}
@@ -192,16 +191,16 @@ func (p *Producer) withdraw(it *item, ctx context.Context) {
 // conclude tells the message's sender its outcome and forgets it.
 func (p *Producer) conclude(it *item, res Result, err error) {
 	p.notify(it, res, err)
-	it.dead = true
 	p.finish(it)
 }
 
-// notify gives the message's Send or Pending its outcome, once.
+// notify gives the message's Send or Pending its outcome, once, and marks
+// it dead.
 func (p *Producer) notify(it *item, res Result, err error) {
-	if it.notified {
+	if it.dead {
 		return
 	}
-	it.notified = true
+	it.dead = true
 	it.res, it.err = res, err
 	if it.stopWatch != nil {
 		it.stopWatch()
@@ -222,8 +221,7 @@ func (p *Producer) notify(it *item, res Result, err error) {
 func (p *Producer) finish(it *item) {
 	p.pending--
 	p.pendingBytes -= it.size
-	close(p.room)
-	p.room = make(chan struct{})
+	p.wakeWaiters()
 	if it.group != "" {
 		p.q.advance(it)
 	}

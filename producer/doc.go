@@ -2,9 +2,9 @@
 // (or Enqueue) from many goroutines is coalesced into SendMessageBatch
 // calls of up to 10 entries and 1 MiB in all (SQS's limits:
 // sqsloop.MaxBatchSize, sqsloop.MaxMessageSize), within a short linger
-// window (Config.Linger, 5 ms; while calls are on the wire, until one
-// returns and its senders have had a linger to add theirs), with several
-// calls on the wire at once (Config.MaxCalls).
+// window (Config.Linger, 5 ms; while calls are on the wire, until all have
+// returned and their senders have had a linger to add theirs, 10 lingers at
+// most), with several calls on the wire at once (Config.MaxCalls).
 //
 // Every message is sent or its Send returns an error; none is dropped
 // silently:

@@ -55,7 +55,9 @@ func faulty(q sqsloop.Mailbox, seed uint64) func(int, []sqsloop.OutgoingMessage)
 
 // FIFO: each message group's messages arrive in the order sent, though 30 %
 // of calls and entries fail (some after the queue applied them), across
-// retries; a FIFO send reports its sequence number.
+// retries; a FIFO send reports its sequence number. Each group's messages
+// are all enqueued before any is waited for, so that many of a group are
+// pending at once.
 func TestFIFOOrderUnderFaults(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newQueue(t, sqsloop.QueueSpec{FIFO: true, ContentBasedDeduplication: true})
@@ -65,8 +67,17 @@ func TestFIFOOrderUnderFaults(t *testing.T) {
 		var wg sync.WaitGroup
 		for g := range groups {
 			wg.Go(func() {
+				var pds []*producer.Pending
 				for i := range each {
-					res, err := p.Send(context.Background(), sqsloop.OutgoingMessage{Body: fmt.Sprintf("g%d-%03d", g, i), MessageGroupID: fmt.Sprint("g", g)})
+					pd, err := p.Enqueue(context.Background(), sqsloop.OutgoingMessage{Body: fmt.Sprintf("g%d-%03d", g, i), MessageGroupID: fmt.Sprint("g", g)})
+					if err != nil {
+						t.Errorf("Enqueue: %v", err)
+						return
+					}
+					pds = append(pds, pd)
+				}
+				for _, pd := range pds {
+					res, err := pd.Wait(context.Background())
 					if err != nil {
 						t.Errorf("Send: %v", err)
 					}

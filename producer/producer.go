@@ -33,26 +33,24 @@ type Producer struct {
 	mb  sqsloop.Mailbox
 	cfg Config
 
-	start   sync.Once     // starts the dispatcher at the first message
 	wake    chan struct{} // buffered 1: something for the dispatcher to do
 	stopped chan struct{} // closed when the dispatcher has returned
 	callCtx context.Context
 	abort   context.CancelFunc // cancels calls on the wire when Close's context ends
 	order   orderProbe
-	started bool // the dispatcher was started (under mu)
 
 	mu           sync.Mutex
 	q            queue
 	pending      int           // messages accepted, not finished
 	pendingBytes int           // their sizes
-	room         chan struct{} // closed and replaced when pending shrinks
+	room         chan struct{} // admit's waiters wait on it (nil when none): closed when pending shrinks or Close begins
 	calls        int           // SendMessageBatch calls on the wire
 	lastReturn   time.Time     // when the last of them returned
+	started      bool          // the dispatcher was started
 	closing      bool
-	closingCh    chan struct{} // closed when Close begins
-	aborted      error         // set when Close's context ended: fails what is left
-	closeFailed  int           // messages failed since Close began
-	closeFirst   error         // the first of their errors
+	aborted      error // set when Close's context ended: fails what is left
+	closeFailed  int   // messages failed since Close began
+	closeFirst   error // the first of their errors
 	st           Stats
 }
 
@@ -89,15 +87,13 @@ func New(mb sqsloop.Mailbox, cfg Config) (*Producer, error) {
 	}
 	callCtx, abort := context.WithCancel(context.Background())
 	return &Producer{
-		mb:        mb,
-		cfg:       cfg.withDefaults(),
-		wake:      make(chan struct{}, 1),
-		stopped:   make(chan struct{}),
-		callCtx:   callCtx,
-		abort:     abort,
-		room:      make(chan struct{}),
-		closingCh: make(chan struct{}),
-		q:         newQueue(),
+		mb:      mb,
+		cfg:     cfg.withDefaults(),
+		wake:    make(chan struct{}, 1),
+		stopped: make(chan struct{}),
+		callCtx: callCtx,
+		abort:   abort,
+		q:       newQueue(),
 	}, nil
 }
 
@@ -172,14 +168,13 @@ func (p *Producer) Enqueue(ctx context.Context, m sqsloop.OutgoingMessage) (*Pen
 	if m.MessageGroupID != "" {
 		p.order.probe(ctx, p.mb)
 	}
-	it := &item{ctx: ctx, msg: m, size: m.Size(), done: make(chan struct{})}
+	it := &item{msg: m, size: m.Size(), done: make(chan struct{})}
 	if m.MessageGroupID != "" && p.order.ordered() {
 		it.group = m.MessageGroupID
 	}
 	if err := p.admit(ctx, it); err != nil {
 		return nil, err
 	}
-	p.start.Do(func() { go p.dispatch() })
 	p.poke()
 	return &Pending{it: it}, nil
 }
@@ -195,21 +190,35 @@ func (p *Producer) admit(ctx context.Context, it *item) error {
 		if p.pending == 0 || (p.pending < p.cfg.MaxPendingMessages && p.pendingBytes+it.size <= p.cfg.MaxPendingBytes) {
 			p.pending++
 			p.pendingBytes += it.size
-			p.started = true
+			if !p.started {
+				p.started = true
+				go p.dispatch()
+			}
 			// Its own goroutine runs withdraw, which takes p.mu.
 			it.stopWatch = context.AfterFunc(ctx, func() { p.withdraw(it, ctx) })
 			p.q.add(it, time.Now())
 			p.mu.Unlock()
 			return nil
 		}
+		if p.room == nil {
+			p.room = make(chan struct{})
+		}
 		room := p.room
 		p.mu.Unlock()
 		select {
 		case <-room:
-		case <-p.closingCh:
 		case <-ctx.Done():
 			return fmt.Errorf("producer: not sent (waiting for room: %d messages pending): %w", p.Stats().Pending, ctx.Err())
 		}
+	}
+}
+
+// wakeWaiters lets admit's waiters, if any, look again. Called with mu
+// held.
+func (p *Producer) wakeWaiters() {
+	if p.room != nil {
+		close(p.room)
+		p.room = nil
 	}
 }
 
@@ -247,7 +256,7 @@ func (p *Producer) Close(ctx context.Context) error {
 	p.mu.Lock()
 	if !p.closing {
 		p.closing = true
-		close(p.closingCh)
+		p.wakeWaiters() // to return ErrClosed
 	}
 	started := p.started
 	p.mu.Unlock()

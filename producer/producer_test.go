@@ -107,6 +107,52 @@ func TestLingerThenSendAlone(t *testing.T) {
 	})
 }
 
+// Nagle's rule: while calls are on the wire, a batch that is not full
+// waits until all of them have returned and then one more linger (5 ms),
+// 10 lingers (50 ms) at most. Two full batches go at once, in calls of 10
+// ms and ret2; a lone message enqueued at 1 ms goes at 25 ms when ret2 is
+// 20 ms, and at 51 ms (10 lingers) when it is 200 ms.
+func TestLingerWhileCallsOnTheWire(t *testing.T) {
+	for _, c := range []struct {
+		ret2, want time.Duration
+	}{{20 * time.Millisecond, 25 * time.Millisecond}, {200 * time.Millisecond, 51 * time.Millisecond}} {
+		synctest.Test(t, func(t *testing.T) {
+			q := newQueue(t, sqsloop.QueueSpec{})
+			start := time.Now()
+			var lone time.Duration
+			mb := &scripted{Mailbox: q, script: func(n int, _ []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error, bool) {
+				switch n {
+				case 1:
+					time.Sleep(10 * time.Millisecond)
+				case 2:
+					time.Sleep(c.ret2)
+				case 3:
+					lone = time.Since(start)
+				}
+				return nil, nil, false
+			}}
+			p := mustNew(t, mb, producer.Config{})
+			ctx := context.Background()
+			for i := range 20 {
+				if _, err := p.Enqueue(ctx, sqsloop.OutgoingMessage{Body: fmt.Sprint(i)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			time.Sleep(time.Millisecond)
+			if _, err := p.Send(ctx, sqsloop.OutgoingMessage{Body: "lone"}); err != nil {
+				t.Fatal(err)
+			}
+			closeOK(t, p)
+			if calls := mb.sendCalls(); len(calls) != 3 || calls[2] != 1 {
+				t.Fatalf("calls %v, want [10 10 1]", calls)
+			}
+			if lone != c.want {
+				t.Errorf("with calls of 10ms and %v on the wire, the lone message enqueued at 1ms went at %v, want %v", c.ret2, lone, c.want)
+			}
+		})
+	}
+}
+
 // A transient failure of an entry, or of a whole call, is retried with
 // back-off; a permanent one is returned at once, the rest of the batch
 // going on.
@@ -194,8 +240,8 @@ func TestGivesUpAfterMaxAttempts(t *testing.T) {
 	})
 }
 
-// Back-pressure: with MaxPendingMessages pending, Enqueue waits for room,
-// or until its context ends.
+// Back-pressure: with MaxPendingMessages, or MaxPendingBytes, pending,
+// Enqueue waits for room, or until its context ends.
 func TestBackPressure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newQueue(t, sqsloop.QueueSpec{})
@@ -235,6 +281,61 @@ func TestBackPressure(t *testing.T) {
 		if got := len(drain(t, q)); got != 3 {
 			t.Errorf("received %d, want a, b and d", got)
 		}
+
+		// MaxPendingBytes: with 1 MiB, a second message of 600 KiB waits
+		// until the first is sent.
+		gate = make(chan struct{})
+		p = mustNew(t, mb, producer.Config{MaxPendingBytes: sqsloop.MaxMessageSize})
+		big := func(b string) sqsloop.OutgoingMessage {
+			return sqsloop.OutgoingMessage{Body: strings.Repeat(b, 600<<10)}
+		}
+		if _, err := p.Enqueue(ctx, big("e")); err != nil {
+			t.Fatal(err)
+		}
+		short, cancel = context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		if _, err := p.Enqueue(short, big("f")); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "1 messages pending") {
+			t.Errorf("Enqueue of 600 KiB with 600 KiB pending (1 MiB at most) = %v, want to wait and end with its context", err)
+		}
+		go func() {
+			_, err := p.Send(ctx, big("g"))
+			done <- err
+		}()
+		synctest.Wait()
+		select {
+		case err := <-done:
+			t.Fatalf("Send of 600 KiB returned %v with 600 KiB of 1 MiB pending", err)
+		default:
+		}
+		close(gate)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		closeOK(t, p)
+		if got := len(drain(t, q)); got != 2 {
+			t.Errorf("received %d, want e and g", got)
+		}
+
+		// Close wakes a Send waiting for room: it returns ErrClosed.
+		gate = make(chan struct{})
+		p = mustNew(t, mb, producer.Config{MaxPendingMessages: 1})
+		if _, err := p.Enqueue(ctx, sqsloop.OutgoingMessage{Body: "h"}); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			_, err := p.Send(ctx, sqsloop.OutgoingMessage{Body: "i"})
+			done <- err
+		}()
+		synctest.Wait()
+		closed := make(chan error)
+		go func() { closed <- p.Close(ctx) }()
+		if err := <-done; !errors.Is(err, producer.ErrClosed) {
+			t.Errorf("Send waiting for room when Close began = %v, want ErrClosed", err)
+		}
+		close(gate)
+		if err := <-closed; err != nil {
+			t.Errorf("Close = %v, want h sent", err)
+		}
 	})
 }
 
@@ -254,6 +355,96 @@ func TestContextEndWithdraws(t *testing.T) {
 		closeOK(t, p)
 		if got := drain(t, q); len(got) != 0 || len(mb.sendCalls()) != 0 {
 			t.Errorf("the queue got %d messages in %d calls, want none", len(got), len(mb.sendCalls()))
+		}
+	})
+}
+
+// A message whose context ends while a call carrying it is on the wire:
+// its Send returns at once with the context's error, but the message stays
+// pending (its room held) until the call returns, and its message group's
+// next message goes only after that, so that order holds whatever the call
+// did.
+func TestContextEndOnTheWire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, sqsloop.QueueSpec{FIFO: true, ContentBasedDeduplication: true})
+		var mu sync.Mutex
+		var at []time.Duration // when each call began
+		calls := func() []time.Duration {
+			mu.Lock()
+			defer mu.Unlock()
+			return append([]time.Duration(nil), at...)
+		}
+		start := time.Now()
+		mb := &scripted{Mailbox: q, script: func(n int, _ []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error, bool) {
+			mu.Lock()
+			at = append(at, time.Since(start))
+			mu.Unlock()
+			if n == 1 {
+				time.Sleep(time.Second)
+			}
+			return nil, nil, false
+		}}
+		p := mustNew(t, mb, producer.Config{})
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		done := make(chan error)
+		go func() {
+			_, err := p.Send(ctx, sqsloop.OutgoingMessage{Body: "first", MessageGroupID: "g"})
+			done <- err
+		}()
+		synctest.Wait()
+		next, err := p.Enqueue(context.Background(), sqsloop.OutgoingMessage{Body: "second", MessageGroupID: "g"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = <-done
+		if d := time.Since(start); d != 100*time.Millisecond || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "under way") {
+			t.Errorf("Send returned %v after %v, want the context's error at 100ms, saying a call is under way", err, d)
+		}
+		if st, at := p.Stats(), calls(); st.Pending != 2 || len(at) != 1 {
+			t.Errorf("with the first message's call on the wire: %d pending, calls at %v; want 2 pending (its room held), 1 call (the group's next held back)", st.Pending, at)
+		}
+		time.Sleep(time.Second) // the call returns at 1.005 s
+		synctest.Wait()
+		if _, err := next.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if st, at := p.Stats(), calls(); st.Pending != 0 || len(at) != 2 || at[1] < time.Second {
+			t.Errorf("%d pending, calls at %v; want none pending, the group's next sent after the first call returned (1.005s)", st.Pending, at)
+		}
+		closeOK(t, p)
+		if got := drain(t, q); len(got) != 2 || got[0].Body != "first" || got[1].Body != "second" {
+			t.Errorf("received %v, want first (the call under way sent it) then second", got)
+		}
+	})
+}
+
+// A withdrawn message does not count toward a full batch: with one of
+// ten withdrawn, the nine left wait (for the linger) for a tenth.
+func TestWithdrawnDoesNotFillABatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, sqsloop.QueueSpec{})
+		mb := &scripted{Mailbox: q}
+		p := mustNew(t, mb, producer.Config{Linger: time.Second})
+		ctx := context.Background()
+		enqueue := func(ctx context.Context, n int) {
+			for range n {
+				if _, err := p.Enqueue(ctx, sqsloop.OutgoingMessage{Body: "m"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		enqueue(ctx, 4)
+		gone, cancel := context.WithCancel(ctx)
+		enqueue(gone, 1)
+		cancel()
+		synctest.Wait()
+		enqueue(ctx, 5)
+		time.Sleep(10 * time.Millisecond)
+		enqueue(ctx, 1)
+		closeOK(t, p)
+		if calls := mb.sendCalls(); len(calls) != 1 || calls[0] != 10 {
+			t.Errorf("calls %v, want one of 10 (the withdrawn message held no place)", calls)
 		}
 	})
 }
@@ -302,7 +493,29 @@ func TestCloseFlushesOrReports(t *testing.T) {
 		if !errors.Is(err, producer.ErrClosed) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "3 messages not sent") {
 			t.Errorf("Close with the endpoint down = %v, want 3 messages not sent, ErrClosed, the deadline", err)
 		}
+
+		// A call on the wire (Close sends at once) that would hang until
+		// its own timeout (30 s) is cancelled at Close's deadline.
+		p = mustNew(t, hangs{q}, producer.Config{})
+		if _, err := p.Enqueue(ctx, sqsloop.OutgoingMessage{Body: "hangs"}); err != nil {
+			t.Fatal(err)
+		}
+		start = time.Now()
+		cctx, cancel = context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		err = p.Close(cctx)
+		if d := time.Since(start); d != 2*time.Second || !errors.Is(err, producer.ErrClosed) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "1 messages not sent") {
+			t.Errorf("Close with a call on the wire = %v after %v, want 1 message not sent, ErrClosed, the deadline, at 2s", err, d)
+		}
 	})
+}
+
+// hangs is a Mailbox whose Send calls return only when their context ends.
+type hangs struct{ sqsloop.Mailbox }
+
+func (hangs) Send(ctx context.Context, _ []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
 }
 
 // A message over 1 MiB is refused before any call, naming its size; a

@@ -2,16 +2,14 @@ package producer
 
 import (
 	"container/heap"
-	"context"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
 )
 
 // item is one accepted message. Its fields are guarded by Producer.mu, but
-// for ctx, msg, size, group and done, set before it is shared.
+// for msg, size, group and done, set before it is shared.
 type item struct {
-	ctx   context.Context
 	msg   sqsloop.OutgoingMessage
 	size  int           // msg.Size()
 	group string        // ordered message group; "" when not held back
@@ -19,16 +17,13 @@ type item struct {
 
 	res       Result
 	err       error
-	notified  bool // done is closed
-	dead      bool // notified while queued or on the wire: skipped, never sent again
+	dead      bool // its outcome is given (done is closed): skipped where met, never sent again
 	onWire    bool // in a call under way
 	alone     bool // goes in a call of its own (its batch was refused whole as malformed)
 	waited    bool // ready again after a wait (behind its group's head, for a retry, a split): goes without a linger
 	attempts  int
-	since     time.Time   // when it was accepted
-	readyAt   time.Time   // when it joined the ready list (since, for a group's next: it has waited)
+	readyAt   time.Time   // when it was accepted: its linger counts from then (one that has waited goes at once)
 	due       time.Time   // in the retry heap: when it may go again
-	hidx      int         // index in the retry heap
 	stopWatch func() bool // stops the AfterFunc watching ctx
 }
 
@@ -43,10 +38,9 @@ type group struct {
 // for a retry, or waiting behind their group's head. Guarded by
 // Producer.mu.
 type queue struct {
-	ready      []*item
-	readyBytes int
-	retry      retryHeap
-	groups     map[string]*group
+	ready  []*item
+	retry  retryHeap
+	groups map[string]*group
 }
 
 func newQueue() queue { return queue{groups: map[string]*group{}} }
@@ -54,7 +48,7 @@ func newQueue() queue { return queue{groups: map[string]*group{}} }
 // add adds a new message, accepted now: ready, unless its group has a head
 // already.
 func (q *queue) add(it *item, now time.Time) {
-	it.since = now
+	it.readyAt = now
 	if it.group != "" {
 		if g := q.groups[it.group]; g != nil {
 			g.waiting = append(g.waiting, it)
@@ -62,23 +56,18 @@ func (q *queue) add(it *item, now time.Time) {
 		}
 		q.groups[it.group] = &group{head: it}
 	}
-	q.push(it, now)
+	q.push(it)
 }
 
 // push appends it to the ready list.
-func (q *queue) push(it *item, now time.Time) {
-	it.readyAt = now
-	q.ready = append(q.ready, it)
-	q.readyBytes += it.size
-}
+func (q *queue) push(it *item) { q.ready = append(q.ready, it) }
 
 // pushFront puts items back at the front of the ready list, in order, to
 // go without a linger.
-func (q *queue) pushFront(items []*item, now time.Time) {
+func (q *queue) pushFront(items []*item) {
 	front := make([]*item, 0, len(items)+len(q.ready))
 	for _, it := range items {
-		it.readyAt, it.waited = now, true
-		q.readyBytes += it.size
+		it.waited = true
 		front = append(front, it)
 	}
 	q.ready = append(front, q.ready...)
@@ -89,7 +78,6 @@ func (q *queue) pop() *item {
 	it := q.ready[0]
 	q.ready[0] = nil
 	q.ready = q.ready[1:]
-	q.readyBytes -= it.size
 	return it
 }
 
@@ -109,26 +97,28 @@ const maxLingerFactor = 10
 // 1 MiB) or holds a message that has waited already (a group's next, a
 // retry); else once its oldest message has lingered, and, since messages
 // come from senders a call's return frees, while calls are on the wire
-// (busy) not before one returns and has given its senders a linger to add
-// theirs (Nagle's rule), but never more than maxLingerFactor lingers.
+// (busy) not before they have all returned and given their senders a
+// linger to add theirs (Nagle's rule), but never more than maxLingerFactor
+// lingers.
 func (q *queue) due(linger time.Duration, busy bool, lastReturn time.Time) (time.Time, bool) {
 	q.dropDead()
 	if len(q.ready) == 0 {
 		return time.Time{}, false
 	}
-	if len(q.ready) >= sqsloop.MaxBatchSize || q.readyBytes >= sqsloop.MaxMessageSize {
-		return time.Time{}, true
-	}
-	var oldest *item
+	n, size := 0, 0 // of the live messages
 	for _, it := range q.ready {
 		switch {
 		case it.dead:
+			continue
 		case it.waited:
 			return time.Time{}, true
-		case oldest == nil:
-			oldest = it
+		}
+		n, size = n+1, size+it.size
+		if n >= sqsloop.MaxBatchSize || size >= sqsloop.MaxMessageSize {
+			return time.Time{}, true
 		}
 	}
+	oldest := q.ready[0] // live: dropDead
 	at, limit := oldest.readyAt.Add(linger), oldest.readyAt.Add(maxLingerFactor*linger)
 	switch {
 	case busy:
@@ -179,7 +169,7 @@ func (q *queue) dueRetries(now time.Time) {
 		it := heap.Pop(&q.retry).(*item)
 		if !it.dead {
 			it.waited = true
-			q.push(it, now)
+			q.push(it)
 		}
 	}
 }
@@ -207,7 +197,7 @@ func (q *queue) advance(it *item) {
 		if !next.dead {
 			g.head = next
 			next.waited = true // it has waited behind the head: no linger on top
-			q.push(next, next.since)
+			q.push(next)
 			return
 		}
 	}
@@ -239,7 +229,7 @@ func (q *queue) takeAll() []*item {
 			delete(q.groups, name)
 		}
 	}
-	q.ready, q.readyBytes, q.retry = nil, 0, nil
+	q.ready, q.retry = nil, nil
 	return all
 }
 
@@ -248,15 +238,8 @@ type retryHeap []*item
 
 func (h retryHeap) Len() int           { return len(h) }
 func (h retryHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
-func (h retryHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].hidx, h[j].hidx = i, j
-}
-func (h *retryHeap) Push(x any) {
-	it := x.(*item)
-	it.hidx = len(*h)
-	*h = append(*h, it)
-}
+func (h retryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *retryHeap) Push(x any)        { *h = append(*h, x.(*item)) }
 func (h *retryHeap) Pop() any {
 	old := *h
 	it := old[len(old)-1]

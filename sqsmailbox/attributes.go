@@ -31,14 +31,19 @@ import (
 // Mailbox for the table), or an error naming the attribute when the answer
 // holds a malformed value. Safe for concurrent use.
 func (m *Mailbox) QueueAttributes(ctx context.Context) (sqsloop.QueueAttributes, error) {
-	const op = "get attributes of"
+	return m.readAttributes(ctx, "get attributes of", attributeNames)
+}
+
+// readAttributes reads the attributes names with one GetQueueAttributes
+// call, for op; those not asked for stay zero.
+func (m *Mailbox) readAttributes(ctx context.Context, op string, names []types.QueueAttributeName) (sqsloop.QueueAttributes, error) {
 	if err := m.checkOpen(op); err != nil {
 		return sqsloop.QueueAttributes{}, err
 	}
 	start := time.Now()
 	out, err := m.client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
 		QueueUrl:       aws.String(m.queueURL),
-		AttributeNames: attributeNames,
+		AttributeNames: names,
 	}, callOptions...)
 	m.observe(start, err)
 	if err != nil {

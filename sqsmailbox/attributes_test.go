@@ -113,10 +113,15 @@ func TestOpenDeadLetterQueueFindsTheARNsQueue(t *testing.T) {
 	if got := dlq.(*Mailbox).QueueURL(); got != dlqURL {
 		t.Errorf("DLQ URL = %s, want %s", got, dlqURL)
 	}
+	if asked := f.attrs[0].AttributeNames; len(asked) != 1 || asked[0] != types.QueueAttributeNameRedrivePolicy {
+		t.Errorf("GetQueueAttributes asked for %v, want RedrivePolicy alone", asked)
+	}
 
-	f.onAttrs = attrsAnswer(map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"jobs-dlq","maxReceiveCount":3}`})
-	if _, err := m.OpenDeadLetterQueue(t.Context()); err == nil || !strings.Contains(err.Error(), "not an SQS queue ARN") {
-		t.Errorf("a deadLetterTargetArn that is no ARN: %v", err)
+	for _, target := range []string{"jobs-dlq", "arn:aws:sns:us-east-1:123456789012:jobs-dlq", "arn:aws:sqs:us-east-1:123456789012:"} {
+		f.onAttrs = attrsAnswer(map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + target + `","maxReceiveCount":3}`})
+		if _, err := m.OpenDeadLetterQueue(t.Context()); err == nil || !strings.Contains(err.Error(), "not an SQS queue ARN") {
+			t.Errorf("a deadLetterTargetArn %q that is no SQS queue ARN: %v", target, err)
+		}
 	}
 	f.onAttrs = attrsAnswer(nil)
 	if _, err := m.OpenDeadLetterQueue(t.Context()); !errors.Is(err, sqsloop.ErrNoDeadLetterQueue) || !strings.Contains(err.Error(), testQueueURL) {

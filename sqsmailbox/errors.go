@@ -186,10 +186,16 @@ func sentinelForCode(code, message string) error {
 // the sentinel it means (if any) and the SDK's error, all reachable with
 // errors.Is and errors.As.
 func (m *Mailbox) callError(op string, err error) error {
+	return wrapCall(op+" "+m.queueURL, err)
+}
+
+// wrapCall wraps the error of a whole call with what was done, and the
+// sentinel it means (if any).
+func wrapCall(what string, err error) error {
 	if s := sentinelFor(err); s != nil {
-		return fmt.Errorf("sqsmailbox: %s %s: %w: %w", op, m.queueURL, s, err)
+		return fmt.Errorf("sqsmailbox: %s: %w: %w", what, s, err)
 	}
-	return fmt.Errorf("sqsmailbox: %s %s: %w", op, m.queueURL, err)
+	return fmt.Errorf("sqsmailbox: %s: %w", what, err)
 }
 
 // entryError turns a Failed entry of a batch answer into the error of entry

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/arn"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
@@ -89,10 +89,7 @@ func ensureQueue(ctx context.Context, client AdminAPI, spec sqsloop.QueueSpec, r
 		attrs[string(types.QueueAttributeNameRedrivePolicy)] = redrive
 	}
 	fail := func(op string, err error) (string, string, error) {
-		if s := sentinelFor(err); s != nil {
-			return "", "", fmt.Errorf("sqsmailbox: CreateQueue %q: %s: %w: %w", spec.Name, op, s, err)
-		}
-		return "", "", fmt.Errorf("sqsmailbox: CreateQueue %q: %s: %w", spec.Name, op, err)
+		return "", "", wrapCall(fmt.Sprintf("CreateQueue %q: %s", spec.Name, op), err)
 	}
 	out, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(spec.Name), Attributes: attrs}, callOptions...)
 	switch {
@@ -152,10 +149,10 @@ func queueExists(err error) bool {
 
 // OpenDeadLetterQueue returns a Mailbox of the dead-letter queue that the
 // queue's redrive policy names (see sqsloop.DeadLetterQueueOpener): it reads
-// the RedrivePolicy (GetQueueAttributes) and finds the queue behind its
-// deadLetterTargetArn (GetQueueUrl with the ARN's queue name and account),
-// two calls; the new Mailbox shares this one's client. The caller closes it;
-// closing either leaves the other open.
+// the RedrivePolicy (GetQueueAttributes of that one attribute) and finds the
+// queue behind its deadLetterTargetArn (GetQueueUrl with the ARN's queue
+// name and account), two calls; the new Mailbox shares this one's client.
+// The caller closes it; closing either leaves the other open.
 //
 // Errors: one wrapping sqsloop.ErrNoDeadLetterQueue and naming the queue URL
 // when the queue has no redrive policy; an error naming the ARN when it is
@@ -165,7 +162,7 @@ func queueExists(err error) bool {
 // transient failures). Safe for concurrent use.
 func (m *Mailbox) OpenDeadLetterQueue(ctx context.Context) (sqsloop.Mailbox, error) {
 	const op = "open the dead-letter queue of"
-	qa, err := m.QueueAttributes(ctx)
+	qa, err := m.readAttributes(ctx, op, []types.QueueAttributeName{types.QueueAttributeNameRedrivePolicy})
 	if err != nil {
 		return nil, err
 	}
@@ -173,13 +170,13 @@ func (m *Mailbox) OpenDeadLetterQueue(ctx context.Context) (sqsloop.Mailbox, err
 		return nil, fmt.Errorf("sqsmailbox: %s %s: %w", op, m.queueURL, sqsloop.ErrNoDeadLetterQueue)
 	}
 	// arn:aws:sqs:region:account:name
-	parts := strings.Split(qa.DeadLetterQueue, ":")
-	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "sqs" || parts[5] == "" {
+	a, err := arn.Parse(qa.DeadLetterQueue)
+	if err != nil || a.Service != "sqs" || a.Resource == "" {
 		return nil, fmt.Errorf("sqsmailbox: %s %s: deadLetterTargetArn %q: not an SQS queue ARN", op, m.queueURL, qa.DeadLetterQueue)
 	}
-	in := &sqs.GetQueueUrlInput{QueueName: aws.String(parts[5])}
-	if parts[4] != "" {
-		in.QueueOwnerAWSAccountId = aws.String(parts[4])
+	in := &sqs.GetQueueUrlInput{QueueName: aws.String(a.Resource)}
+	if a.AccountID != "" {
+		in.QueueOwnerAWSAccountId = aws.String(a.AccountID)
 	}
 	start := time.Now()
 	out, err := m.client.GetQueueUrl(ctx, in, callOptions...)

@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"regexp"
-	"strconv"
 	"testing"
 	"time"
 
@@ -132,10 +131,4 @@ func queueName(t testing.TB, fifo bool) string {
 		base = base[len(base)-room:]
 	}
 	return "sqsloop-" + base + tail
-}
-
-// seconds renders d as whole seconds, rounded up (sqsloop.WholeSeconds), as
-// SQS attributes want.
-func seconds(d time.Duration) string {
-	return strconv.FormatInt(int64(sqsloop.WholeSeconds(d)/time.Second), 10)
 }
