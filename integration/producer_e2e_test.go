@@ -185,7 +185,11 @@ func TestE2EProducerSendsEachOnce(t *testing.T) {
 		ctx := t.Context()
 		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{})
 		defer cleanup()
-		p, counted := newProducer(t, q.Mailbox, 0, 1, producer.Config{})
+		// The bound is about coalescing, not the linger's length: 50 ms
+		// rather than the default 5 ms, so that a sender a loaded machine
+		// deschedules for a few milliseconds still finds its batch open
+		// (with 5 ms, CI made 1,015–1,025 calls once in a while).
+		p, counted := newProducer(t, q.Mailbox, 0, 1, producer.Config{Linger: 50 * time.Millisecond})
 		log := counted.log
 		const n, senders = 10_000, 32
 		ids := make([]string, n)
