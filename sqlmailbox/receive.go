@@ -3,7 +3,6 @@ package sqlmailbox
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
@@ -127,28 +126,10 @@ func (m *Mailbox) messages(rows []ReceivedRow, receivedAt time.Time, req sqsloop
 		if err != nil {
 			return nil, fmt.Errorf("sqlmailbox: receive from queue %q: message %s: %w", m.q.Spec.Name, r.MessageID, err)
 		}
-		n := 3
-		if fifo {
-			n = 6
-		} else if r.GroupID != "" {
-			n = 4
-		}
-		sys := make(map[string]string, n)
-		sys[sqsloop.AttrApproximateReceiveCount] = strconv.Itoa(r.ReceiveCount)
-		sys[sqsloop.AttrSentTimestamp] = strconv.FormatInt(r.SentAt.UnixMilli(), 10)
-		sys[sqsloop.AttrApproximateFirstReceiveTimestamp] = strconv.FormatInt(r.FirstReceivedAt.UnixMilli(), 10)
-		if r.GroupID != "" {
-			sys[sqsloop.AttrMessageGroupID] = r.GroupID
-		}
-		if fifo {
-			sys[sqsloop.AttrMessageDeduplicationID] = r.DedupID
-			sys[sqsloop.AttrSequenceNumber] = sequenceNumber(r.ID)
-		}
 		buf[i] = sqsloop.Message{
 			ID:                r.MessageID,
 			Body:              r.Body,
 			MessageAttributes: attrs,
-			Attributes:        sys,
 			ReceiveCount:      r.ReceiveCount,
 			SentAt:            r.SentAt,
 			FirstReceivedAt:   r.FirstReceivedAt,
@@ -157,6 +138,11 @@ func (m *Mailbox) messages(rows []ReceivedRow, receivedAt time.Time, req sqsloop
 			ReceivedAt:        receivedAt,
 			VisibilityTimeout: req.VisibilityTimeout,
 		}
+		var seq string
+		if fifo {
+			seq = sequenceNumber(r.ID)
+		}
+		buf[i].SetSystemAttributes(r.DedupID, seq)
 		out[i] = &buf[i]
 	}
 	return out, nil
