@@ -114,20 +114,25 @@ func (m *Mailbox) QueueAttributes(ctx context.Context) (sqsloop.QueueAttributes,
 	if err != nil {
 		return sqsloop.QueueAttributes{}, m.fail(ctx, op, err)
 	}
-	sp := m.q.Spec
+	a := m.q.attributes()
+	a.ApproximateMessages, a.ApproximateMessagesInFlight, a.ApproximateMessagesDelayed = c.Visible, c.InFlight, c.Delayed
+	return a, nil
+}
+
+// attributes returns the queue's attributes as it was created, without
+// counts.
+func (q *QueueRecord) attributes() sqsloop.QueueAttributes {
+	sp := q.Spec
 	return sqsloop.QueueAttributes{
-		VisibilityTimeout:           sp.VisibilityTimeout,
-		Delay:                       sp.Delay,
-		RetentionPeriod:             sp.RetentionPeriod,
-		MaxMessageSize:              sp.MaxMessageSize,
-		MaxReceiveCount:             sp.MaxReceiveCount,
-		DeadLetterQueue:             m.q.DeadLetterQueue,
-		FIFO:                        sp.FIFO,
-		ContentBasedDeduplication:   sp.ContentBasedDeduplication,
-		ApproximateMessages:         c.Visible,
-		ApproximateMessagesInFlight: c.InFlight,
-		ApproximateMessagesDelayed:  c.Delayed,
-	}, nil
+		VisibilityTimeout:         sp.VisibilityTimeout,
+		Delay:                     sp.Delay,
+		RetentionPeriod:           sp.RetentionPeriod,
+		MaxMessageSize:            sp.MaxMessageSize,
+		MaxReceiveCount:           sp.MaxReceiveCount,
+		DeadLetterQueue:           q.DeadLetterQueue,
+		FIFO:                      sp.FIFO,
+		ContentBasedDeduplication: sp.ContentBasedDeduplication,
+	}
 }
 
 // OpenDeadLetterQueue returns a new Mailbox of the queue's dead-letter

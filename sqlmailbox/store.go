@@ -99,24 +99,8 @@ func (s *Store) ensure(ctx context.Context, want QueueRecord) (QueueRecord, erro
 	if err != nil {
 		return QueueRecord{}, s.callError(ctx, "create queue", want.Spec.Name, err)
 	}
-	var diffs []string
-	differ := func(field string, have, asked any) {
-		if have != asked {
-			diffs = append(diffs, fmt.Sprintf("%s: have %v, asked for %v", field, have, asked))
-		}
-	}
-	h, w := got.Spec, want.Spec
-	differ("FIFO", h.FIFO, w.FIFO)
-	differ("ContentBasedDeduplication", h.ContentBasedDeduplication, w.ContentBasedDeduplication)
-	differ("VisibilityTimeout", h.VisibilityTimeout, w.VisibilityTimeout)
-	differ("Delay", h.Delay, w.Delay)
-	differ("RetentionPeriod", h.RetentionPeriod, w.RetentionPeriod)
-	differ("MaxMessageSize", h.MaxMessageSize, w.MaxMessageSize)
-	differ("MaxReceiveCount", h.MaxReceiveCount, w.MaxReceiveCount)
-	differ("DeadLetterQueue", got.DeadLetterQueue, want.DeadLetterQueue)
-	if len(diffs) > 0 {
-		return QueueRecord{}, fmt.Errorf("%w: sqlmailbox: CreateQueue %q: the queue exists with other attributes: %v",
-			sqsloop.ErrInvalidArgument, w.Name, diffs)
+	if err := want.Spec.Match(got.attributes()); err != nil {
+		return QueueRecord{}, fmt.Errorf("sqlmailbox: CreateQueue: %w", err)
 	}
 	return got, nil
 }
