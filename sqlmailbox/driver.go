@@ -124,11 +124,11 @@ type Driver interface {
 	// worker rows not seen for a.WorkerRetention are deleted.
 	Sweep(ctx context.Context, a SweepArgs) (SweepStats, error)
 
-	// RegisterWorker inserts (or replaces) the worker row w; RenewWorker
-	// sets its last-seen time to now; RemoveWorker deletes it; Workers lists
-	// every worker row with the messages its receives hold in flight now.
+	// RegisterWorker inserts the worker row w or, when a row of its ID
+	// exists, sets that row's last-seen time (the renewal: a row a sweep
+	// deleted comes back); RemoveWorker deletes it; Workers lists every
+	// worker row with the messages its receives hold in flight now.
 	RegisterWorker(ctx context.Context, w Worker) error
-	RenewWorker(ctx context.Context, id string, now time.Time) error
 	RemoveWorker(ctx context.Context, id string) error
 	Workers(ctx context.Context, now time.Time) ([]Worker, error)
 }

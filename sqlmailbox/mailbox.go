@@ -28,6 +28,7 @@ type Mailbox struct {
 		mu         sync.Mutex
 		id         string
 		registered bool
+		started    time.Time // of the first registration
 		renewed    time.Time
 	}
 }
@@ -66,7 +67,7 @@ func (m *Mailbox) Close() error {
 		registered := m.worker.registered
 		m.worker.registered = false
 		m.worker.mu.Unlock()
-		if registered && m.s.check("Close") == nil {
+		if registered && m.s.untrack(m.worker.id) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			_ = m.s.d.RemoveWorker(ctx, m.worker.id)
@@ -156,11 +157,16 @@ func (m *Mailbox) OpenDeadLetterQueue(ctx context.Context) (sqsloop.Mailbox, err
 // (register true) and renews it at most once per Config.WorkerHeartbeat
 // after, on receives, acks and visibility changes alike: a worker whose
 // handlers are all busy with long jobs receives nothing for a while, but
-// its lease owner keeps extending their leases. The registry is for
+// its lease owner keeps extending their leases. A renewal writes the row
+// again (Driver.RegisterWorker), so a row a sweep deleted comes back. The
+// call that finds another call of this Mailbox renewing skips it rather than
+// wait for the database under its own context. The registry is for
 // operators: a failure is left for the next call to mend, never returned.
 func (m *Mailbox) renewWorker(ctx context.Context, now time.Time, register bool) {
 	w := &m.worker
-	w.mu.Lock()
+	if !w.mu.TryLock() {
+		return // another call is renewing the row
+	}
 	defer w.mu.Unlock()
 	if (w.registered && now.Sub(w.renewed) < m.s.cfg.WorkerHeartbeat) || (!w.registered && !register) {
 		return
@@ -170,14 +176,16 @@ func (m *Mailbox) renewWorker(ctx context.Context, now time.Time, register bool)
 		return // Close removes the row; do not add it back
 	default:
 	}
-	var err error
-	if w.registered {
-		err = m.s.d.RenewWorker(ctx, w.id, now)
-	} else {
-		err = m.s.d.RegisterWorker(ctx, Worker{
-			ID: w.id, Queue: m.q.Spec.Name, Host: m.s.host, PID: m.s.pid, StartedAt: now, LastSeen: now,
-		})
+	if w.started.IsZero() {
+		w.started = now
 	}
+	if !m.s.track(w.id) {
+		return // the Store is closing, and removes the rows it knows of
+	}
+	defer m.s.registering.Done()
+	err := m.s.d.RegisterWorker(ctx, Worker{
+		ID: w.id, Queue: m.q.Spec.Name, Host: m.s.host, PID: m.s.pid, StartedAt: w.started, LastSeen: now,
+	})
 	if err == nil {
 		w.registered, w.renewed = true, now
 	}

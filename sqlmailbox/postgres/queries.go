@@ -222,7 +222,6 @@ const (
 	qRegisterWorker = `INSERT INTO sqsloop_workers (id, queue, host, pid, started_at, last_seen)
 	VALUES ($1, $2, $3, $4, statement_timestamp(), statement_timestamp())
 	ON CONFLICT (id) DO UPDATE SET last_seen = excluded.last_seen`
-	qRenewWorker  = `UPDATE sqsloop_workers SET last_seen = statement_timestamp() WHERE id = $1`
 	qRemoveWorker = `DELETE FROM sqsloop_workers WHERE id = $1`
 	qWorkers      = `SELECT w.id, w.queue, w.host, w.pid, w.started_at, w.last_seen,
 		statement_timestamp() - w.last_seen, coalesce(h.n, 0)

@@ -120,11 +120,6 @@ func (d *driver) RegisterWorker(ctx context.Context, w sqlmailbox.Worker) error 
 	return d.classify(err)
 }
 
-func (d *driver) RenewWorker(ctx context.Context, id string, _ time.Time) error {
-	_, err := d.pool.Exec(ctx, qRenewWorker, id)
-	return d.classify(err)
-}
-
 func (d *driver) RemoveWorker(ctx context.Context, id string) error {
 	_, err := d.pool.Exec(ctx, qRemoveWorker, id)
 	return d.classify(err)

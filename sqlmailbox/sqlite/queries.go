@@ -89,10 +89,10 @@ const (
 	qTrimArchive = `DELETE FROM sqsloop_archive WHERE deleted_at < ?1`
 	qTrimWorkers = `DELETE FROM sqsloop_workers WHERE last_seen < ?1`
 
-	qRegisterWorker = `INSERT OR REPLACE INTO sqsloop_workers (id, queue, host, pid, started_at, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6)`
-	qRenewWorker    = `UPDATE sqsloop_workers SET last_seen = ?2 WHERE id = ?1`
-	qRemoveWorker   = `DELETE FROM sqsloop_workers WHERE id = ?1`
-	qWorkers        = `SELECT w.id, w.queue, w.host, w.pid, w.started_at, w.last_seen, coalesce(h.n, 0)
+	qRegisterWorker = `INSERT INTO sqsloop_workers (id, queue, host, pid, started_at, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+	ON CONFLICT (id) DO UPDATE SET last_seen = excluded.last_seen`
+	qRemoveWorker = `DELETE FROM sqsloop_workers WHERE id = ?1`
+	qWorkers      = `SELECT w.id, w.queue, w.host, w.pid, w.started_at, w.last_seen, coalesce(h.n, 0)
 	FROM sqsloop_workers w LEFT JOIN (
 		SELECT leased_by, count(*) AS n FROM sqsloop_messages
 		WHERE leased_by IS NOT NULL AND visible_at > ?1 GROUP BY leased_by

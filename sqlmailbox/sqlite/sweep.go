@@ -205,11 +205,6 @@ func (d *driver) RegisterWorker(ctx context.Context, w sqlmailbox.Worker) error 
 	return d.classify(err)
 }
 
-func (d *driver) RenewWorker(ctx context.Context, id string, now time.Time) error {
-	_, err := d.db.ExecContext(ctx, qRenewWorker, id, micros(now))
-	return d.classify(err)
-}
-
 func (d *driver) RemoveWorker(ctx context.Context, id string) error {
 	_, err := d.db.ExecContext(ctx, qRemoveWorker, id)
 	return d.classify(err)

@@ -32,12 +32,14 @@ type Env struct {
 // Run runs every scenario on env, each as a parallel subtest.
 func Run(t *testing.T, env Env) {
 	for name, f := range map[string]func(*testing.T, Env){
-		"QueueManagement":     queueManagement,
-		"SweepRecoversLapsed": sweepRecoversLapsed,
-		"AuditAndRetention":   auditAndRetention,
-		"Archive":             archive,
-		"WorkerRegistry":      workerRegistry,
-		"QueueMessageSize":    queueMessageSize,
+		"QueueManagement":      queueManagement,
+		"SweepRecoversLapsed":  sweepRecoversLapsed,
+		"AuditAndRetention":    auditAndRetention,
+		"Archive":              archive,
+		"WorkerRegistry":       workerRegistry,
+		"WorkerRowsAfterClose": workerRowsAfterClose,
+		"WorkerSweptComesBack": workerSweptComesBack,
+		"QueueMessageSize":     queueMessageSize,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -272,6 +274,55 @@ func workerRegistry(t *testing.T, env Env) {
 	mb.Close()
 	if ws := ok[[]sqlmailbox.Worker](t)(st.Workers(ctx)); len(ws) != 0 {
 		t.Fatalf("workers %+v after Close: want none", ws)
+	}
+}
+
+// workerRowsAfterClose: a Store closed without closing its Mailboxes
+// first (a worker that returns from main with only a deferred Store.Close)
+// leaves no worker row behind.
+func workerRowsAfterClose(t *testing.T, env Env) {
+	ctx := t.Context()
+	st := env.Open(t, sqlmailbox.Config{})
+	mb := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "closing"}))
+	mailboxtest.SendBodies(ctx, t, mb, "a")
+	mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, time.Minute)
+	if ws := ok[[]sqlmailbox.Worker](t)(st.Workers(ctx)); len(ws) != 1 {
+		t.Fatalf("workers %+v after a receive: want one", ws)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	other := env.Open(t, sqlmailbox.Config{})
+	if ws := ok[[]sqlmailbox.Worker](t)(other.Workers(ctx)); len(ws) != 0 {
+		t.Fatalf("workers %+v after Store.Close: want none", ws)
+	}
+}
+
+// workerSweptComesBack: a worker whose row a sweep deleted (not seen for
+// WorkerRetention: say its process was suspended) is listed again, alive,
+// once it renews. It waits out the hour: virtual time only.
+func workerSweptComesBack(t *testing.T, env Env) {
+	if !env.VirtualTime {
+		t.Skip("waits out WorkerRetention (an hour): virtual time only")
+	}
+	ctx := t.Context()
+	st := env.Open(t, sqlmailbox.Config{WorkerHeartbeat: time.Second})
+	mb := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "swept"}))
+	defer mb.Close()
+	mailboxtest.SendBodies(ctx, t, mb, "long job")
+	held := mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, 2*sqlmailbox.WorkerRetention)[0]
+	if err := sqlharness.Sleep(ctx, sqlmailbox.WorkerRetention+time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if stats := ok[sqlmailbox.SweepStats](t)(st.Sweep(ctx)); stats.WorkersRemoved != 1 {
+		t.Fatalf("sweep after an hour without a renewal: %+v, want 1 worker removed", stats)
+	}
+	if errs, err := mb.ChangeVisibility(ctx, []sqsloop.VisibilityChange{{ReceiptHandle: held.ReceiptHandle, Timeout: time.Minute}}); err != nil || errs[0] != nil {
+		t.Fatalf("extend: %v %v", errs, err)
+	}
+	ws := ok[[]sqlmailbox.Worker](t)(st.Workers(ctx))
+	if len(ws) != 1 || ws[0].ID != mb.WorkerID() || !ws[0].Alive || ws[0].InFlight != 1 {
+		t.Fatalf("workers %+v after the swept worker extended a lease: want it listed again, alive, holding 1", ws)
 	}
 }
 
