@@ -19,22 +19,27 @@ import (
 func TestSendWakesAnotherStoresLongPoll(t *testing.T) {
 	dsn := sqlharness.PGDSN(t)
 	name := sqlharness.QueueName(t)
-	sender := openQueue(t, dsn, name, sqlmailbox.Config{})
-	receiver := openQueue(t, dsn, name, sqlmailbox.Config{PollInterval: time.Minute})
+	sender := openQueue(t, openStore(t, dsn, sqlmailbox.Config{}), name)
+	receiver := openQueue(t, openStore(t, dsn, sqlmailbox.Config{PollInterval: time.Minute}), name)
 	expectWokenBy(t, receiver, sender, "first")
 	expectWokenBy(t, receiver, sender, "second") // the listener, started by the first poll, still listens
 }
 
-// openQueue opens a Store of its own on dsn with cfg and returns its
-// Mailbox of the queue name, created if missing; both are closed when t
-// ends.
-func openQueue(t *testing.T, dsn, name string, cfg sqlmailbox.Config) *sqlmailbox.Mailbox {
+// openStore opens a Store on dsn with cfg, closed when t ends.
+func openStore(t *testing.T, dsn string, cfg sqlmailbox.Config) *sqlmailbox.Store {
 	t.Helper()
 	st, err := postgres.Open(t.Context(), dsn, postgres.Options{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// openQueue returns st's Mailbox of the queue name, created if missing,
+// closed when t ends.
+func openQueue(t *testing.T, st *sqlmailbox.Store, name string) *sqlmailbox.Mailbox {
+	t.Helper()
 	mb, err := st.CreateQueue(t.Context(), sqsloop.QueueSpec{Name: name})
 	if err != nil {
 		t.Fatal(err)
