@@ -88,5 +88,8 @@
 // server's settings make it (fsync, synchronous_commit).
 //
 // All methods are safe for concurrent use, by many goroutines and many
-// processes; a message is in flight to one receiver at a time.
+// processes; a message is in flight to one receiver at a time. Where a
+// method's doc says "the database's" error, a login the PostgreSQL server
+// refuses or a privilege its role lacks wraps sqsloop.ErrAccessDenied
+// (not transient); other database errors are transient.
 package sqlmailbox

@@ -2,16 +2,20 @@ package postgres_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
@@ -362,4 +366,74 @@ func waitUntilAnswering(t *testing.T, mb sqsloop.Mailbox) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// A role the server refuses, or one lacking a privilege, fails with
+// sqsloop.ErrAccessDenied (which the consumer does not retry as if it were
+// transient), reaching the server's error: a login as a role that does not
+// exist (SQLSTATE 28000) at Open; and a role allowed to open the Store and
+// read its queues but not its messages (42501) at Send and Receive.
+func TestPermissionErrorsAreAccessDenied(t *testing.T) {
+	ctx := t.Context()
+	var r [4]byte
+	_, _ = rand.Read(r[:])
+	role := "sqsloop_test_" + hex.EncodeToString(r[:])
+	execSQL(t, sqlharness.PGDSN(t), "CREATE ROLE "+role+" LOGIN")
+	t.Cleanup(func() { // after the database is dropped (cleanups run last first)
+		conn, err := pgx.Connect(context.Background(), sqlharness.PGDSN(t))
+		if err == nil {
+			_, err = conn.Exec(context.Background(), "DROP ROLE "+role)
+			conn.Close(context.Background())
+		}
+		if err != nil {
+			t.Logf("dropping role %s: %v", role, err)
+		}
+	})
+	dsn := sqlharness.FreshDatabase(t)
+	owner, err := postgres.Open(ctx, dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close()
+	if _, err := owner.CreateQueue(ctx, sqsloop.QueueSpec{Name: "jobs"}); err != nil {
+		t.Fatal(err)
+	}
+	// Open's migration runs CREATE TABLE IF NOT EXISTS, which wants CREATE
+	// on the schema even when the table exists.
+	execSQL(t, dsn, "GRANT CREATE ON SCHEMA public TO "+role+"; GRANT SELECT ON sqsloop_schema, sqsloop_queues TO "+role)
+	as := func(user string) string {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.User = url.User(user)
+		return u.String()
+	}
+	denied := func(what string, err error) {
+		t.Helper()
+		var pe *pgconn.PgError
+		if !errors.Is(err, sqsloop.ErrAccessDenied) || !errors.As(err, &pe) {
+			t.Errorf("%s: %v, want sqsloop.ErrAccessDenied wrapping the server's error", what, err)
+			return
+		}
+		t.Logf("%s: %v", what, err)
+	}
+
+	_, err = postgres.Open(ctx, as("nobody_"+role), postgres.Options{})
+	denied("Open as a role that does not exist", err)
+
+	st, err := postgres.Open(ctx, as(role), postgres.Options{})
+	if err != nil {
+		t.Fatalf("Open as a role that may read the schema: %v", err)
+	}
+	defer st.Close()
+	mb, err := st.Queue(ctx, "jobs")
+	if err != nil {
+		t.Fatalf("Queue as a role that may read the queues: %v", err)
+	}
+	defer mb.Close()
+	_, err = mb.Send(ctx, []sqsloop.OutgoingMessage{{Body: "x"}})
+	denied("Send without the privilege", err)
+	_, err = mb.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1})
+	denied("Receive without the privilege", err)
 }
