@@ -18,7 +18,9 @@
 //
 // A message row has a visibility deadline. Receive takes up to 10 rows whose
 // deadline has passed, atomically (PostgreSQL: SELECT … FOR UPDATE SKIP
-// LOCKED; SQLite: one short write transaction), and in the same statement
+// LOCKED, and on a FIFO queue under a lock of the queue's row, which its
+// receives take in turn; SQLite: one short write transaction), and in the
+// same statement
 // moves their deadline to now + the visibility timeout, adds one to their
 // receive count, sets their first-receive time, and records the receiving
 // worker: the message is in flight (the seed's in_progress), its lease

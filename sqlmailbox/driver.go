@@ -21,7 +21,9 @@ import (
 // one transaction, atomically, and reports what it found. Times: now is the
 // caller's clock; a driver whose database several machines share (postgres)
 // uses the database's clock instead, so that every machine agrees on when a
-// lease ends. Durations arrive rounded to whole seconds.
+// lease ends. The durations of requests (visibility timeouts, delays)
+// arrive rounded to whole seconds; SweepArgs' retentions arrive as
+// configured.
 //
 // Every method is safe for concurrent use. Errors: ErrQueueNotFound (wrapped)
 // for a queue that does not exist where the method names one; ctx's error

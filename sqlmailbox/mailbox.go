@@ -15,7 +15,9 @@ import (
 // sqsloop.AttributesReader and sqsloop.DeadLetterQueueOpener. Several
 // Mailboxes, in several processes, may serve one queue; a message is in
 // flight to at most one receiver at a time. All methods are safe for
-// concurrent use; none starts a goroutine.
+// concurrent use. A long poll waits in its caller's goroutine; the first
+// one of a Store on PostgreSQL starts the Store's listener (one goroutine,
+// which the Store owns and Store.Close stops); no method starts another.
 type Mailbox struct {
 	s       *Store
 	q       QueueRecord

@@ -9,9 +9,13 @@ import (
 )
 
 // Receive takes up to req.MaxMessages (1–10) visible messages in one short
-// transaction (PostgreSQL: SELECT … FOR UPDATE SKIP LOCKED, so concurrent
-// receivers never wait on each other and never take one message; SQLite: one
-// write transaction), each now in flight for req.VisibilityTimeout (0–12 h,
+// transaction, so that concurrent receivers never take one message
+// (PostgreSQL: on a standard queue one statement, SELECT … FOR UPDATE SKIP
+// LOCKED, and receivers never wait on each other; on a FIFO queue the
+// receives take turns on a lock of the queue's row, for the length of their
+// transaction, so that two never take messages of one group; SQLite: one
+// write transaction, receives and every other write taking turns on the
+// file's lock), each now in flight for req.VisibilityTimeout (0–12 h,
 // rounded up to whole seconds, as SQS counts) with a fresh receipt handle.
 // A message is visible once its visibility deadline has passed: never
 // received, its delay ended, nacked, or its lease lapsed. Recovery needs no
@@ -44,8 +48,12 @@ import (
 // Errors: req.Validate's, unchanged (wrapping sqsloop.ErrInvalidArgument);
 // sqsloop.ErrQueueNotFound when the queue was deleted;
 // sqsloop.ErrMailboxClosed (also at once to a waiting Receive when m or its
-// Store is closed); ctx's error, with no message taken, when ctx is done
-// first; else the database's, transient (a database that is down or
+// Store is closed); ctx's error when ctx is done first, with no message
+// taken if it ended while the long poll waited (on PostgreSQL, a ctx that
+// ends while the receive's statement runs may come too late to stop it:
+// the messages it took stay in flight, unseen, until their visibility
+// timeout ends and are then delivered again, as with SQS: hidden a while,
+// never lost); else the database's, transient (a database that is down or
 // restarting): the consumer retries. Safe for concurrent use.
 func (m *Mailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*sqsloop.Message, error) {
 	const op = "receive from"
