@@ -197,6 +197,10 @@ type ReceiveArgs struct {
 	Max        int           // 1–10
 	Visibility time.Duration // whole seconds, 0–12 h
 	Worker     string        // worker ID of the receiving Mailbox
+	// DeadLetterReason is the Reason of the audit row of a message moved to
+	// the DLQ: DeadLetterReason of the queue's redrive policy, made once per
+	// Mailbox.
+	DeadLetterReason string
 }
 
 // ReceiveResult is what Driver.Receive took.

@@ -19,9 +19,10 @@ import (
 // one of a Store on PostgreSQL starts the Store's listener (one goroutine,
 // which the Store owns and Store.Close stops); no method starts another.
 type Mailbox struct {
-	s       *Store
-	q       QueueRecord
-	handles *signer // of q.Key
+	s          *Store
+	q          QueueRecord
+	handles    *signer // of q.Key
+	deadLetter string  // DeadLetterReason of q's redrive policy
 
 	done      chan struct{} // closed by Close
 	closeOnce sync.Once
@@ -42,7 +43,8 @@ var (
 )
 
 func (s *Store) mailbox(q QueueRecord) *Mailbox {
-	m := &Mailbox{s: s, q: q, handles: newSigner(q.Key), done: make(chan struct{})}
+	m := &Mailbox{s: s, q: q, handles: newSigner(q.Key), done: make(chan struct{}),
+		deadLetter: DeadLetterReason(q.Spec.MaxReceiveCount, q.DeadLetterQueue)}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	m.worker.id = hex.EncodeToString(b[:])

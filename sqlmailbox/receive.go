@@ -79,7 +79,8 @@ func (m *Mailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*s
 		wake := m.s.hub.watch(m.q.ID)
 		start := time.Now()
 		m.renewWorker(ctx, start, true)
-		res, err := m.s.d.Receive(ctx, &m.q, ReceiveArgs{Now: start, Max: req.MaxMessages, Visibility: req.VisibilityTimeout, Worker: m.worker.id})
+		res, err := m.s.d.Receive(ctx, &m.q, ReceiveArgs{Now: start, Max: req.MaxMessages, Visibility: req.VisibilityTimeout,
+			Worker: m.worker.id, DeadLetterReason: m.deadLetter})
 		if err != nil {
 			return nil, m.fail(ctx, op, err)
 		}

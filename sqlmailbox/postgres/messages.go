@@ -3,12 +3,12 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/sqlmailbox"
 )
 
@@ -46,7 +46,8 @@ func (d *driver) sendFIFO(ctx context.Context, q *sqlmailbox.QueueRecord, msgs [
 			var id *string
 			var stored bool
 			var seq int64
-			if err := tx.QueryRow(ctx, qSendFIFO, q.ID, m.DedupID, m.MessageID, m.Body, m.Attributes, m.GroupID, seconds(m.Delay)).Scan(&id, &stored, &seq); err != nil {
+			if err := tx.QueryRow(ctx, qSendFIFO, q.ID, m.DedupID, m.MessageID, m.Body, m.Attributes, m.GroupID, seconds(m.Delay),
+				seconds(sqlmailbox.DeduplicationWindow)).Scan(&id, &stored, &seq); err != nil {
 				return err
 			}
 			if id == nil { // another transaction stored the ID after this statement began
@@ -67,8 +68,8 @@ func (d *driver) sendFIFO(ctx context.Context, q *sqlmailbox.QueueRecord, msgs [
 }
 
 func (d *driver) Receive(ctx context.Context, q *sqlmailbox.QueueRecord, r sqlmailbox.ReceiveArgs) (sqlmailbox.ReceiveResult, error) {
-	reason := fmt.Sprintf("reached maxReceiveCount %d: moved to dead-letter queue %q", q.Spec.MaxReceiveCount, q.DeadLetterQueue)
-	args := []any{q.ID, r.Max, seconds(r.Visibility), q.Spec.MaxReceiveCount, q.DeadLetterQueueID, r.Worker, q.Spec.Name, reason}
+	args := []any{q.ID, r.Max, seconds(r.Visibility), q.Spec.MaxReceiveCount, q.DeadLetterQueueID, r.Worker, q.Spec.Name,
+		r.DeadLetterReason, sqlmailbox.AuditDeadLettered}
 	var res sqlmailbox.ReceiveResult
 	var err error
 	if q.Spec.FIFO {
@@ -152,7 +153,7 @@ func (d *driver) ChangeVisibility(ctx context.Context, q *sqlmailbox.QueueRecord
 		ids[i], counts[i], secs[i] = c.ID, int32(c.ReceiveCount), seconds(c.Timeout)
 		nack = nack || c.Timeout == 0
 	}
-	rows, err := d.pool.Query(ctx, qChange, q.ID, ids, counts, secs)
+	rows, err := d.pool.Query(ctx, qChange, q.ID, ids, counts, secs, seconds(sqsloop.MaxVisibilityTimeout))
 	if err != nil {
 		return nil, d.classify(err)
 	}

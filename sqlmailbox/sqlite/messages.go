@@ -4,9 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"time"
 
+	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/sqlmailbox"
 )
 
@@ -84,7 +84,7 @@ func (d *driver) Receive(ctx context.Context, q *sqlmailbox.QueueRecord, r sqlma
 		until := micros(r.Now.Add(r.Visibility))
 		for _, p := range ps {
 			if q.DeadLetterQueueID != 0 && p.count >= q.Spec.MaxReceiveCount {
-				if err := deadLetter(ctx, tx, q, now, p.id); err != nil {
+				if err := deadLetter(ctx, tx, q, now, p.id, r.DeadLetterReason); err != nil {
 					return err
 				}
 				res.DeadLettered++
@@ -107,15 +107,14 @@ func (d *driver) Receive(ctx context.Context, q *sqlmailbox.QueueRecord, r sqlma
 }
 
 // deadLetter moves message id of q to q's dead-letter queue, keeping its
-// row, and audits it.
-func deadLetter(ctx context.Context, tx *sql.Tx, q *sqlmailbox.QueueRecord, now, id int64) error {
+// row, and audits it with reason (sqlmailbox.DeadLetterReason).
+func deadLetter(ctx context.Context, tx *sql.Tx, q *sqlmailbox.QueueRecord, now, id int64, reason string) error {
 	var msgID string
 	var count int
 	if err := tx.QueryRowContext(ctx, qMoveToDLQ, q.ID, now, q.DeadLetterQueueID, id).Scan(&msgID, &count); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, qAudit, q.Spec.Name, msgID, count, sqlmailbox.AuditDeadLettered,
-		fmt.Sprintf("received %d times (maxReceiveCount %d): moved to dead-letter queue %q", count, q.Spec.MaxReceiveCount, q.DeadLetterQueue), now)
+	_, err := tx.ExecContext(ctx, qAudit, q.Spec.Name, msgID, count, sqlmailbox.AuditDeadLettered, reason, now)
 	return err
 }
 
@@ -156,7 +155,7 @@ func (d *driver) ChangeVisibility(ctx context.Context, q *sqlmailbox.QueueRecord
 	t := micros(now)
 	err := d.tx(ctx, func(tx *sql.Tx) error {
 		for i, c := range changes {
-			res, err := tx.ExecContext(ctx, qChange, q.ID, t, c.ID, c.ReceiveCount, c.Timeout.Microseconds())
+			res, err := tx.ExecContext(ctx, qChange, q.ID, t, c.ID, c.ReceiveCount, c.Timeout.Microseconds(), sqsloop.MaxVisibilityTimeout.Microseconds())
 			if err != nil {
 				return err
 			}

@@ -64,9 +64,10 @@ const (
 	qArchive = `INSERT INTO sqsloop_archive (queue, message_id, body, attributes, group_id, receive_count, sent_at, deleted_at)
 	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`
 
-	// qChange: in flight, same receive, within 12 h (43,200 s) of it.
+	// qChange: in flight, same receive, within ?6 µs of it
+	// (sqsloop.MaxVisibilityTimeout, 12 h).
 	qChange = `UPDATE sqsloop_messages SET visible_at = ?2 + ?5, leased = ?5 > 0
-	WHERE id = ?3 AND queue_id = ?1 AND receive_count = ?4 AND visible_at > ?2 AND ?2 + ?5 <= received_at + 43200000000`
+	WHERE id = ?3 AND queue_id = ?1 AND receive_count = ?4 AND visible_at > ?2 AND ?2 + ?5 <= received_at + ?6`
 	qInFlight = `SELECT EXISTS (SELECT 1 FROM sqsloop_messages
 	WHERE id = ?2 AND queue_id = ?1 AND receive_count = ?3 AND visible_at > ?4)`
 	qUnlease = `UPDATE sqsloop_messages SET leased = 0 WHERE id = ?2 AND queue_id = ?1 AND receive_count = ?3`
@@ -76,7 +77,8 @@ const (
 	qArchiveList = `SELECT queue, message_id, body, attributes, group_id, receive_count, sent_at, deleted_at FROM sqsloop_archive
 	WHERE queue = ?1 ORDER BY id DESC LIMIT ?2`
 
-	qSweepQueues = `SELECT id, name, coalesce(dlq_id, 0), max_receive_count, retention, swept_at FROM sqsloop_queues ORDER BY id`
+	qSweepQueues = `SELECT q.id, q.name, coalesce(q.dlq_id, 0), coalesce(d.name, ''), q.max_receive_count, q.retention, q.swept_at
+	FROM sqsloop_queues q LEFT JOIN sqsloop_queues d ON d.id = q.dlq_id ORDER BY q.id`
 	// qLapsed: leases that ended since the queue's last sweep; the earlier
 	// ones that sweep saw.
 	qLapsed = `SELECT id, message_id, receive_count FROM sqsloop_messages

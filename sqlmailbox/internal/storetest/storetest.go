@@ -163,8 +163,16 @@ func sweepRecoversLapsed(t *testing.T, env Env) {
 		t.Errorf("a second sweep found %d lapsed leases again", again.ExpiredFound)
 	}
 	kinds := map[string]int{}
+	reasons := map[string]string{ // one wording on both databases
+		sqlmailbox.AuditDeadLettered: sqlmailbox.DeadLetterReason(2, "sweep-dlq"),
+		sqlmailbox.AuditLeaseExpired: sqlmailbox.ReasonLeaseExpired,
+		sqlmailbox.AuditFailure:      "handler said no",
+	}
 	for _, r := range ok[[]sqlmailbox.AuditRecord](t)(st.Audit(ctx, "sweep", 100)) {
 		kinds[r.Kind]++
+		if r.Reason != reasons[r.Kind] {
+			t.Errorf("audit row of kind %s: reason %q, want %q", r.Kind, r.Reason, reasons[r.Kind])
+		}
 	}
 	if kinds[sqlmailbox.AuditFailure] != 1 || kinds[sqlmailbox.AuditLeaseExpired] != 1 || kinds[sqlmailbox.AuditDeadLettered] != 1 {
 		t.Errorf("audit kinds %v: want 1 failure, 1 lease-expired, 1 dead-lettered", kinds)
