@@ -79,12 +79,14 @@ type Driver interface {
 	// messages at its head, in order. A message already received
 	// q.Spec.MaxReceiveCount times (with a DLQ) is moved to the DLQ,
 	// keeping its row, ID and counts, and an audit row says so, instead of
-	// being taken.
+	// being taken. When it takes nothing it reports, in the same
+	// statement or transaction, the earliest future visibility deadline of
+	// the queue's messages (ReceiveResult.NextVisible, for a long poll to
+	// sleep until), or ErrQueueNotFound when the queue no longer exists.
 	Receive(ctx context.Context, q *QueueRecord, r ReceiveArgs) (ReceiveResult, error)
 
-	// Peek reports whether the queue still exists and the earliest future
-	// visibility deadline of its messages, for a long poll to sleep until.
-	Peek(ctx context.Context, q *QueueRecord, now time.Time) (Peek, error)
+	// Exists reports whether the queue still exists.
+	Exists(ctx context.Context, q *QueueRecord) (bool, error)
 
 	// Delete deletes the message of each ref whose row and receive count
 	// match (and, on a FIFO queue, whose lease has not ended: a FIFO
@@ -208,6 +210,10 @@ type ReceiveResult struct {
 	Rows []ReceivedRow
 	// DeadLettered counts the messages moved to the DLQ instead.
 	DeadLettered int
+	// NextVisible is, when Rows is empty, the earliest visibility deadline
+	// after the receive, on the caller's clock; zero when no message is
+	// hidden (or when Rows is not empty).
+	NextVisible time.Time
 }
 
 // ReceivedRow is one message taken by Driver.Receive, as it is after the
@@ -249,14 +255,6 @@ const (
 	// nothing changed.
 	PastCeiling
 )
-
-// Peek is Driver.Peek's answer.
-type Peek struct {
-	Exists bool
-	// NextVisible is the earliest visibility deadline after now; zero when
-	// no message is hidden.
-	NextVisible time.Time
-}
 
 // Counts are a queue's messages by state.
 type Counts struct {

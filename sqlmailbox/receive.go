@@ -2,6 +2,7 @@ package sqlmailbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -82,6 +83,9 @@ func (m *Mailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*s
 		res, err := m.s.d.Receive(ctx, &m.q, ReceiveArgs{Now: start, Max: req.MaxMessages, Visibility: req.VisibilityTimeout,
 			Worker: m.worker.id, DeadLetterReason: m.deadLetter})
 		if err != nil {
+			if errors.Is(err, sqsloop.ErrQueueNotFound) {
+				return nil, m.notFound(op)
+			}
 			return nil, m.fail(ctx, op, err)
 		}
 		if res.DeadLettered > 0 {
@@ -91,19 +95,12 @@ func (m *Mailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*s
 			return m.messages(res.Rows, start, req)
 		}
 		now := time.Now()
-		peek, err := m.s.d.Peek(ctx, &m.q, now)
-		if err != nil {
-			return nil, m.fail(ctx, op, err)
-		}
-		if !peek.Exists {
-			return nil, m.notFound(op)
-		}
 		if !now.Before(deadline) {
 			return nil, nil
 		}
 		m.s.startListening()
 		wait := min(deadline.Sub(now), m.s.cfg.PollInterval)
-		if next := peek.NextVisible; !next.IsZero() && next.Sub(now) < wait {
+		if next := res.NextVisible; !next.IsZero() && next.Sub(now) < wait {
 			wait = max(next.Sub(now), 0)
 		}
 		if timer == nil {

@@ -39,10 +39,6 @@ func (d *stuckRegistry) Receive(ctx context.Context, _ *QueueRecord, _ ReceiveAr
 	return ReceiveResult{}, ctx.Err()
 }
 
-func (d *stuckRegistry) Peek(ctx context.Context, _ *QueueRecord, _ time.Time) (Peek, error) {
-	return Peek{Exists: true}, ctx.Err()
-}
-
 func (d *stuckRegistry) ChangeVisibility(ctx context.Context, _ *QueueRecord, _ time.Time, changes []Change) ([]ChangeOutcome, error) {
 	return make([]ChangeOutcome, len(changes)), ctx.Err()
 }

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -77,11 +78,11 @@ func (d *driver) Receive(ctx context.Context, q *sqlmailbox.QueueRecord, r sqlma
 			if _, err := tx.Exec(ctx, qLockFIFO, q.ID); err != nil {
 				return err
 			}
-			res, err = receive(ctx, tx, qReceiveFIFO, args)
+			res, err = receive(ctx, tx, q, qReceiveFIFO, args)
 			return err
 		})
 	} else {
-		res, err = receive(ctx, d.pool, qReceiveStandard, args)
+		res, err = receive(ctx, d.pool, q, qReceiveStandard, args)
 		err = d.classify(err)
 	}
 	if err == nil && res.DeadLettered > 0 {
@@ -96,25 +97,34 @@ type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
-// receive runs a receive query and reads its rows.
-func receive(ctx context.Context, db querier, query string, args []any) (sqlmailbox.ReceiveResult, error) {
+// receive runs a receive query of q and reads its rows: first the one about
+// the receive (see qReceive), then those taken.
+func receive(ctx context.Context, db querier, q *sqlmailbox.QueueRecord, query string, args []any) (sqlmailbox.ReceiveResult, error) {
 	var res sqlmailbox.ReceiveResult
 	rows, err := db.Query(ctx, query, args...)
 	if err != nil {
 		return res, err
 	}
 	defer rows.Close()
-	for rows.Next() {
+	for first := true; rows.Next(); first = false {
 		var row sqlmailbox.ReceivedRow
 		if err := rows.Scan(&row.ID, &row.MessageID, &row.Body, &row.Attributes, &row.GroupID, &row.DedupID,
 			&row.SentAt, &row.FirstReceivedAt, &row.ReceiveCount); err != nil {
 			return res, err
 		}
-		if row.ID == 0 { // the dead letters' count
-			res.DeadLettered = row.ReceiveCount
+		if !first {
+			res.Rows = append(res.Rows, row)
 			continue
 		}
-		res.Rows = append(res.Rows, row)
+		res.DeadLettered = int(row.ID)
+		if row.ReceiveCount == 0 {
+			return res, fmt.Errorf("queue %q: %w", q.Spec.Name, sqsloop.ErrQueueNotFound)
+		}
+		if next, now := row.SentAt, row.FirstReceivedAt; next.After(now) {
+			// The server's deadline, as a time on this process's clock: the
+			// two clocks may differ, the wait they give does not.
+			res.NextVisible = time.Now().Add(next.Sub(now))
+		}
 	}
 	return res, rows.Err()
 }

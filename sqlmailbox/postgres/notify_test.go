@@ -79,3 +79,21 @@ func expectWokenBy(t *testing.T, receiver, sender sqsloop.Mailbox, body string) 
 	t.Logf("%q: the other Store's long poll returned it %v after it began", body, r.elapsed.Round(time.Millisecond))
 	mailboxtest.AckAll(ctx, t, receiver, r.msgs...)
 }
+
+// A long poll sleeps until the earliest visibility deadline the database
+// reported, not until its next look: a Store that looks only every minute
+// (Config.PollInterval), a message sent with a 2 s delay, and a 20 s long
+// poll begun at the send returns it before its wait ends.
+func TestLongPollWakesWhenADelayEnds(t *testing.T) {
+	ctx := t.Context()
+	mb := openQueue(t, openStore(t, sqlharness.PGDSN(t), sqlmailbox.Config{PollInterval: time.Minute}), sqlharness.QueueName(t))
+	ids := mailboxtest.SendAll(ctx, t, mb, sqsloop.OutgoingMessage{Body: "later", Delay: 2 * time.Second})
+	start := time.Now()
+	msgs, err := mb.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1, VisibilityTimeout: time.Minute, WaitTime: sqsloop.MaxWaitTime})
+	elapsed := time.Since(start)
+	if err != nil || len(msgs) != 1 || msgs[0].ID != ids[0] || elapsed >= sqsloop.MaxWaitTime {
+		t.Fatalf("20 s long poll for a message delayed 2 s: %d messages, %v, after %v; want it before the poll's end",
+			len(msgs), err, elapsed.Round(time.Millisecond))
+	}
+	t.Logf("the long poll returned the delayed message after %v", elapsed.Round(time.Millisecond))
+}

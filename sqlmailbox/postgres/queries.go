@@ -94,8 +94,13 @@ const (
 		FOR UPDATE OF m`
 	// qReceive takes what the pick chose ($pick is replaced by one of the
 	// two above), moves to the DLQ ($5) what was received maxReceiveCount
-	// ($4) times, auditing it (kind $9, reason $8), and returns the rows taken in the pick's
-	// order; a last row with id 0 counts the dead letters, if any.
+	// ($4) times, auditing it (kind $9, reason $8), and returns first a row
+	// about the receive (n 0), then the rows taken, in the pick's order.
+	// The first row's columns say: id, how many it moved to the DLQ;
+	// receive_count, 1 if the queue exists, else 0; sent_at, when nothing
+	// was taken, the earliest future visibility deadline of the queue's
+	// messages ('epoch' for none, the earliest taken one otherwise);
+	// first_received_at, the server's now.
 	qReceive = `WITH picked AS MATERIALIZED (
 		SELECT p.id, p.receive_count, row_number() OVER () AS n FROM ($pick) p
 	), dead AS (
@@ -118,15 +123,17 @@ const (
 	)
 	SELECT id, message_id, body, attributes, group_id, dedup_id, sent_at, first_received_at, receive_count
 	FROM (
-		SELECT n, id, message_id, body, attributes, group_id, dedup_id, sent_at, first_received_at, receive_count FROM taken
+		SELECT 0 AS n, (SELECT count(*) FROM dead) AS id, '' AS message_id, '' AS body, NULL::bytea AS attributes,
+			'' AS group_id, '' AS dedup_id,
+			CASE WHEN EXISTS (SELECT 1 FROM taken) THEN 'epoch' ELSE coalesce((SELECT min(visible_at) FROM sqsloop_messages
+				WHERE queue_id = $1 AND visible_at > statement_timestamp()), 'epoch') END AS sent_at,
+			statement_timestamp() AS first_received_at,
+			(SELECT count(*) FROM sqsloop_queues WHERE id = $1)::integer AS receive_count
 		UNION ALL
-		SELECT 0, 0, '', '', NULL, '', '', statement_timestamp(), statement_timestamp(), count(*)::integer
-		FROM dead HAVING count(*) > 0
+		SELECT n, id, message_id, body, attributes, group_id, dedup_id, sent_at, first_received_at, receive_count FROM taken
 	) r ORDER BY n`
 
-	qPeek = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = $1),
-	(SELECT min(visible_at) FROM sqsloop_messages WHERE queue_id = $1 AND visible_at > statement_timestamp()),
-	statement_timestamp()`
+	qExists = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = $1)`
 	qCounts = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = $1),
 	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = $1 AND visible_at <= statement_timestamp()),
 	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = $1 AND visible_at > statement_timestamp() AND receive_count > 0),

@@ -40,17 +40,22 @@ const (
 		SELECT id, receive_count, min(vis) OVER (PARTITION BY group_id ORDER BY id) AS ok FROM prefix
 	)
 	SELECT id, receive_count FROM runs WHERE ok ORDER BY id LIMIT ?3`
+	// qTake (with the ids in place of $ids: takeQuery) takes the messages
+	// a pick chose, in one statement, returning them in no set order.
 	qTake = `UPDATE sqsloop_messages
 	SET receive_count = receive_count + 1, visible_at = ?3, received_at = ?2,
 		first_received_at = coalesce(first_received_at, ?2), leased = 1, leased_by = ?4
-	WHERE id = ?5 AND queue_id = ?1
-	RETURNING message_id, body, attributes, group_id, dedup_id, sent_at, first_received_at, receive_count`
+	WHERE queue_id = ?1 AND id IN ($ids)
+	RETURNING id, message_id, body, attributes, group_id, dedup_id, sent_at, first_received_at, receive_count`
 	// qMoveToDLQ keeps the row: its ID, body, attributes, counts, sent time.
 	qMoveToDLQ = `UPDATE sqsloop_messages SET queue_id = ?3, visible_at = ?2, leased = 0, leased_by = NULL
 	WHERE id = ?4 AND queue_id = ?1 RETURNING message_id, receive_count`
 	qAudit = `INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)`
 
-	qPeek = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = ?1),
+	qExists = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = ?1)`
+	// qNext: whether the queue exists and the earliest future visibility
+	// deadline of its messages, 0 for none.
+	qNext = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = ?1),
 	coalesce((SELECT min(visible_at) FROM sqsloop_messages WHERE queue_id = ?1 AND visible_at > ?2), 0)`
 	qCounts = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = ?1),
 	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = ?1 AND visible_at <= ?2),
