@@ -159,7 +159,11 @@ func TestServerCrashAndRestartLosesNothing(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- c.Run(runCtx) }()
 
-	<-hundred
+	select {
+	case <-hundred:
+	case err := <-done:
+		t.Fatalf("Run returned before 100 messages ran: %v", err)
+	}
 	if err := srv.Crash(); err != nil {
 		t.Fatal(err)
 	}

@@ -244,24 +244,40 @@ func archive(t *testing.T, env Env) {
 }
 
 // workerRegistry: a receiving Mailbox is listed alive with what it holds,
-// and stays alive while it only extends leases; one that stops calling is
-// shown dead after 3 heartbeats; a closed one is gone.
+// and stays alive while it only extends leases (each renews its row); one
+// that stops calling is shown dead after DeadAfterBeats heartbeats; a
+// closed one is gone. Every bound derives from the heartbeat. In virtual
+// time the worker is alive whenever it should be; on the wall clock, where a
+// stall between a renewal and the listing may make it dead, Alive is checked
+// against the rule (seen within DeadAfterBeats heartbeats) and the renewals
+// by the last-seen time they move on.
 func workerRegistry(t *testing.T, env Env) {
 	ctx := t.Context()
-	st := env.Open(t, sqlmailbox.Config{WorkerHeartbeat: time.Second})
+	const beat = time.Second
+	dead := sqlmailbox.DeadAfterBeats * beat
+	st := env.Open(t, sqlmailbox.Config{WorkerHeartbeat: beat})
 	mb := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "workers"}))
 	idle := ok[*sqlmailbox.Mailbox](t)(st.Queue(ctx, "workers"))
 	defer idle.Close()
+	alive := func(when string, w sqlmailbox.Worker) {
+		t.Helper()
+		if w.Alive != (w.SinceSeen < dead) || (env.VirtualTime && !w.Alive) {
+			t.Fatalf("%s: worker %+v: want it alive, as seen %v ago (shown dead after %v)", when, w, w.SinceSeen, dead)
+		}
+	}
 	mailboxtest.SendBodies(ctx, t, mb, "a", "b")
 	held := mailboxtest.ReceiveN(ctx, t, mb, 2, 10*time.Second, time.Minute)
 	ws := ok[[]sqlmailbox.Worker](t)(st.Workers(ctx))
-	if len(ws) != 1 || ws[0].ID != mb.WorkerID() || !ws[0].Alive || ws[0].InFlight != 2 || ws[0].Queue != "workers" || ws[0].PID == 0 {
-		t.Fatalf("workers %+v: want one alive, holding 2", ws)
+	if len(ws) != 1 || ws[0].ID != mb.WorkerID() || ws[0].InFlight != 2 || ws[0].Queue != "workers" || ws[0].PID == 0 {
+		t.Fatalf("workers %+v: want one, holding 2", ws)
 	}
-	// Busy with long jobs, it receives nothing, but extends their leases:
-	// that keeps it alive.
-	for range 5 {
-		if err := sqlharness.Sleep(ctx, time.Second); err != nil {
+	alive("after its receive", ws[0])
+	registered := ws[0].LastSeen
+	// Busy with long jobs, it receives nothing, but extends their leases,
+	// a heartbeat apart, for longer than it takes to be shown dead: that
+	// keeps it alive.
+	for range sqlmailbox.DeadAfterBeats + 2 {
+		if err := sqlharness.Sleep(ctx, beat); err != nil {
 			t.Fatal(err)
 		}
 		changes := []sqsloop.VisibilityChange{{ReceiptHandle: held[0].ReceiptHandle, Timeout: time.Minute}, {ReceiptHandle: held[1].ReceiptHandle, Timeout: time.Minute}}
@@ -269,15 +285,18 @@ func workerRegistry(t *testing.T, env Env) {
 			t.Fatalf("extend: %v %v", errs, err)
 		}
 	}
-	if ws = ok[[]sqlmailbox.Worker](t)(st.Workers(ctx)); len(ws) != 1 || !ws[0].Alive {
-		t.Fatalf("workers %+v after 5 s of extensions and no receive: want it alive", ws)
+	ws = ok[[]sqlmailbox.Worker](t)(st.Workers(ctx))
+	if len(ws) != 1 || ws[0].LastSeen.Sub(registered) < dead {
+		t.Fatalf("workers %+v after %d extensions and no receive: want it seen more than %v after it registered (%v)",
+			ws, sqlmailbox.DeadAfterBeats+2, dead, registered)
 	}
-	if err := sqlharness.Sleep(ctx, 4*time.Second); err != nil {
+	alive("after its extensions", ws[0])
+	if err := sqlharness.Sleep(ctx, dead+beat); err != nil {
 		t.Fatal(err)
 	}
 	ws = ok[[]sqlmailbox.Worker](t)(st.Workers(ctx))
-	if len(ws) != 1 || ws[0].Alive {
-		t.Fatalf("workers %+v after 4 s without a receive: want it shown dead", ws)
+	if len(ws) != 1 || ws[0].Alive || ws[0].SinceSeen < dead {
+		t.Fatalf("workers %+v after %v without a call: want it shown dead", ws, dead+beat)
 	}
 	mb.Close()
 	if ws := ok[[]sqlmailbox.Worker](t)(st.Workers(ctx)); len(ws) != 0 {
