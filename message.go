@@ -1,6 +1,7 @@
 package sqsloop
 
 import (
+	"strconv"
 	"time"
 )
 
@@ -96,4 +97,36 @@ type Message struct {
 	// the message stays hidden until ReceivedAt + VisibilityTimeout unless
 	// extended.
 	VisibilityTimeout time.Duration
+}
+
+// SetSystemAttributes sets m.Attributes, a new map, from m's typed fields,
+// as SQS writes them (the inverse of ParseSystemAttributes), for a Mailbox
+// that keeps them typed (memmailbox, sqlmailbox): ApproximateReceiveCount
+// (ReceiveCount), SentTimestamp (SentAt) and
+// ApproximateFirstReceiveTimestamp (FirstReceivedAt), in decimal
+// milliseconds since the Unix epoch; MessageGroupId when MessageGroupID is
+// set; and, when sequenceNumber is not empty (a FIFO queue's message, the
+// only kind SQS gives them), MessageDeduplicationId (dedupID) and
+// SequenceNumber. Like every write of a Message, it is not safe for
+// concurrent use on the same m.
+func (m *Message) SetSystemAttributes(dedupID, sequenceNumber string) {
+	n := 3
+	switch {
+	case sequenceNumber != "":
+		n = 6
+	case m.MessageGroupID != "":
+		n = 4
+	}
+	attrs := make(map[string]string, n)
+	attrs[AttrApproximateReceiveCount] = strconv.Itoa(m.ReceiveCount)
+	attrs[AttrSentTimestamp] = strconv.FormatInt(m.SentAt.UnixMilli(), 10)
+	attrs[AttrApproximateFirstReceiveTimestamp] = strconv.FormatInt(m.FirstReceivedAt.UnixMilli(), 10)
+	if m.MessageGroupID != "" {
+		attrs[AttrMessageGroupID] = m.MessageGroupID
+	}
+	if sequenceNumber != "" {
+		attrs[AttrMessageDeduplicationID] = dedupID
+		attrs[AttrSequenceNumber] = sequenceNumber
+	}
+	m.Attributes = attrs
 }

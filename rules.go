@@ -1,6 +1,8 @@
 package sqsloop
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -22,9 +24,9 @@ import (
 //
 // where <where> names the call and the field as the caller wrote it
 // ("Send: msgs[2].Delay", "ReceiveRequest.WaitTime"); a rule about presence
-// ("must not be empty") has no "got". Rules that depend on the queue (a
-// FIFO queue needs a MessageGroupID) are not here: only the queue knows its
-// type.
+// ("must not be empty") has no "got". The rules that depend on the queue (a
+// FIFO queue needs a MessageGroupID) are QueueSpec.AcceptMessage's, for the
+// mailboxes that keep queues themselves (memmailbox, sqlmailbox).
 
 const (
 	// maxIDLength is the longest MessageGroupID or DeduplicationID SQS
@@ -446,4 +448,50 @@ func isDecimal(s string) bool {
 		}
 	}
 	return i == len(s)
+}
+
+// AcceptMessage applies the rules of the queue s describes to msgs[i] of a
+// Send, a message that passed ValidateSend (the rules of every queue), and
+// returns what the queue stores of it: its delay, and on a FIFO queue its
+// deduplication ID. The rules are SQS's: at most s.MaxMessageSize bytes,
+// body and message attributes together (Size; 0 means MaxMessageSize); on a
+// FIFO queue a MessageGroupID, no per-message Delay (only the queue's), and
+// a DeduplicationID unless s.ContentBasedDeduplication, which makes the
+// body's SHA-256, in hex, the ID; a standard queue takes no
+// DeduplicationID (it takes a MessageGroupID: fair queues). delay is
+// m.Delay rounded up to whole seconds (WholeSeconds), or s.Delay when
+// m.Delay is 0. Each error wraps ErrInvalidArgument and names the field, in
+// the request rules' grammar ("Send: msgs[2].MessageGroupID: must not be
+// empty on a FIFO queue"); a Mailbox returns it as the entry's error.
+func (s QueueSpec) AcceptMessage(i int, m OutgoingMessage) (delay time.Duration, dedupID string, err error) {
+	most := s.MaxMessageSize
+	if most == 0 {
+		most = MaxMessageSize
+	}
+	if size := m.Size(); size > most {
+		return 0, "", invalid("%s: must take at most %d bytes on queue %q (its MaxMessageSize), body and message attributes together, got %d",
+			field{i: i}, most, s.Name, size)
+	}
+	delay = s.Delay
+	if m.Delay > 0 {
+		delay = WholeSeconds(m.Delay)
+	}
+	if !s.FIFO {
+		if m.DeduplicationID != "" {
+			return 0, "", invalid("%s: must be empty on a standard queue (only a FIFO queue deduplicates)", field{i: i, name: ".DeduplicationID"})
+		}
+		return delay, "", nil
+	}
+	switch {
+	case m.Delay != 0:
+		return 0, "", invalid("%s: must be 0 on a FIFO queue (it takes only the queue's delay), got %v", field{i: i, name: ".Delay"}, m.Delay)
+	case m.MessageGroupID == "":
+		return 0, "", invalid("%s: must not be empty on a FIFO queue", field{i: i, name: ".MessageGroupID"})
+	case m.DeduplicationID != "":
+		return delay, m.DeduplicationID, nil
+	case s.ContentBasedDeduplication:
+		sum := sha256.Sum256([]byte(m.Body))
+		return delay, hex.EncodeToString(sum[:]), nil
+	}
+	return 0, "", invalid("%s: must not be empty on a FIFO queue without ContentBasedDeduplication", field{i: i, name: ".DeduplicationID"})
 }

@@ -29,6 +29,7 @@ var scenarios = []scenario{
 	{"TestRedriveToDLQ", testRedriveToDLQ},
 	{"TestFIFOOrderWithinGroup", testFIFOOrderWithinGroup},
 	{"TestConcurrentReceiversNeverShareAMessage", testConcurrentReceiversNeverShareAMessage},
+	{"TestConcurrentFIFOReceiversKeepGroupsApart", testConcurrentFIFOReceiversKeepGroupsApart},
 	{"TestCloseStopsEveryCall", testCloseStopsEveryCall},
 	{"TestQueueAttributes", testQueueAttributes},
 	{"TestOpenDeadLetterQueue", testOpenDeadLetterQueue},

@@ -186,6 +186,105 @@ func testConcurrentReceiversNeverShareAMessage(t *testing.T, h Harness) {
 	ExpectNone(ctx, t, q.Mailbox, settle)
 }
 
+// testConcurrentFIFOReceiversKeepGroupsApart: on a FIFO queue, 8 receivers
+// polling at once, each deleting what it got before it receives again,
+// never get one message twice, get each group's messages in the order sent,
+// and never hold messages of one group at the same time; together they get
+// all 100 messages of 10 groups. The leases outlast the scenario, so a
+// second delivery is a failure too.
+func testConcurrentFIFOReceiversKeepGroupsApart(t *testing.T, h Harness) {
+	if !h.Features().FIFO {
+		t.Skipf("%s: Features.FIFO is false", h.Name())
+	}
+	ctx := t.Context()
+	q, cleanup := h.NewQueue(ctx, t, QueueOptions{FIFO: true})
+	defer cleanup()
+
+	const groups, perGroup, receivers = 20, 5, 16
+	var out []sqsloop.OutgoingMessage
+	for i := range perGroup { // interleaved: g0-0 g1-0 … g9-0 g0-1 …
+		for g := range groups {
+			body := fmt.Sprintf("g%d-%d", g, i)
+			out = append(out, sqsloop.OutgoingMessage{Body: body, MessageGroupID: fmt.Sprint("g", g), DeduplicationID: body})
+		}
+	}
+	ids := SendAll(ctx, t, q.Mailbox, out...)
+
+	var (
+		mu       sync.Mutex
+		seen     = map[string]bool{}
+		next     = map[string]int{} // group → index of the message due next
+		holder   = map[string]int{} // group → receiver holding some of it, 0 for none
+		problems []string
+		progress = time.Now() // of the last receive that got a message
+		wg       sync.WaitGroup
+	)
+	for r := 1; r <= receivers; r++ {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				stop := len(seen) == len(ids) || len(problems) > 0 || time.Since(progress) > patience
+				mu.Unlock()
+				if stop {
+					return
+				}
+				msgs, err := q.Mailbox.Receive(ctx, sqsloop.ReceiveRequest{
+					MaxMessages: sqsloop.MaxBatchSize, VisibilityTimeout: 5 * time.Minute, WaitTime: settle,
+				})
+				if err != nil {
+					mu.Lock()
+					problems = append(problems, fmt.Sprintf("receiver %d: Receive: %v", r, err))
+					mu.Unlock()
+					return
+				}
+				if len(msgs) == 0 {
+					continue
+				}
+				mu.Lock()
+				progress = time.Now()
+				for _, m := range msgs {
+					g := m.MessageGroupID
+					want := fmt.Sprintf("%s-%d", g, next[g])
+					switch {
+					case seen[m.ID]:
+						problems = append(problems, fmt.Sprintf("receiver %d got %q again within its lease", r, m.Body))
+					case m.Body != want:
+						problems = append(problems, fmt.Sprintf("receiver %d got %q, want %q next in group %s", r, m.Body, want, g))
+					case holder[g] != 0 && holder[g] != r:
+						problems = append(problems, fmt.Sprintf("receiver %d got %q while receiver %d held group %s", r, m.Body, holder[g], g))
+					}
+					seen[m.ID] = true
+					next[g]++
+					holder[g] = r
+				}
+				// Let go of the groups before the delete that frees them:
+				// once it is sent, another receiver may rightly get them.
+				handles := make([]string, len(msgs))
+				for i, m := range msgs {
+					handles[i] = m.ReceiptHandle
+					holder[m.MessageGroupID] = 0
+				}
+				mu.Unlock()
+				errs, err := q.Mailbox.Delete(ctx, handles)
+				if err = errors.Join(append(errs, err)...); err != nil {
+					mu.Lock()
+					problems = append(problems, fmt.Sprintf("receiver %d: Delete: %v", r, err))
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, p := range problems {
+		t.Error(p)
+	}
+	if len(seen) != len(ids) {
+		t.Errorf("the receivers got %d of %d messages, none for %v", len(seen), len(ids), patience)
+	}
+	ExpectNone(ctx, t, q.Mailbox, settle)
+}
+
 // testCloseStopsEveryCall: Close ends a waiting long poll with
 // ErrMailboxClosed, every later call fails with ErrMailboxClosed, and a
 // second Close is a no-op.

@@ -1,7 +1,6 @@
 package memmailbox
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
@@ -9,32 +8,15 @@ import (
 
 // fill writes the received form of r into m: copies of everything, so that
 // the caller cannot reach the queue's state; of the message attributes,
-// those names selects (sqsloop.ReceiveRequest.MessageAttributeNames). s.mu
-// is held.
+// those names selects (sqsloop.ReceiveRequest.MessageAttributeNames); the
+// system attributes SQS reports (sqsloop.Message.SetSystemAttributes; the
+// FIFO ones on a FIFO queue only, whose records alone have a sequence
+// number). s.mu is held.
 func (s *queueState) fill(m *sqsloop.Message, r *record, vt time.Duration, names []string) {
-	n := 3
-	switch {
-	case s.cfg.FIFO:
-		n = 6
-	case r.group != "":
-		n = 4
-	}
-	attrs := make(map[string]string, n)
-	attrs[sqsloop.AttrApproximateReceiveCount] = strconv.Itoa(r.count)
-	attrs[sqsloop.AttrSentTimestamp] = r.sentTS
-	attrs[sqsloop.AttrApproximateFirstReceiveTimestamp] = r.firstTS
-	if r.group != "" { // always on FIFO; on a standard queue if sent with one
-		attrs[sqsloop.AttrMessageGroupID] = r.group
-	}
-	if s.cfg.FIFO { // SQS reports these for FIFO queues only
-		attrs[sqsloop.AttrMessageDeduplicationID] = r.dedupID
-		attrs[sqsloop.AttrSequenceNumber] = r.seq
-	}
 	*m = sqsloop.Message{
 		ID:                r.id,
 		Body:              r.body,
 		MessageAttributes: copyAttrs(r.attrs, names),
-		Attributes:        attrs,
 		ReceiveCount:      r.count,
 		SentAt:            r.sentAt,
 		FirstReceivedAt:   r.firstRcv,
@@ -43,6 +25,7 @@ func (s *queueState) fill(m *sqsloop.Message, r *record, vt time.Duration, names
 		ReceivedAt:        r.receivedAt,
 		VisibilityTimeout: vt,
 	}
+	m.SetSystemAttributes(r.dedupID, r.seq)
 }
 
 // copyAttrs returns a deep copy (BinaryValue included) of the attributes of

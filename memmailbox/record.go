@@ -24,9 +24,7 @@ type record struct {
 	body     string
 	attrs    map[string]sqsloop.MessageAttribute // owned: never handed out
 	sentAt   time.Time
-	sentTS   string // SentTimestamp, ms since epoch
 	firstRcv time.Time
-	firstTS  string // ApproximateFirstReceiveTimestamp, ms since epoch
 	count    int    // approximate receive count
 	group    string // message group: FIFO, or fair queue (standard, optional)
 	dedupID  string // FIFO deduplication ID

@@ -84,7 +84,6 @@ func (q *Queue) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]sqs
 		}
 		r.id = s.ids.messageID()
 		r.sentAt = now
-		r.sentTS = millis(now)
 		s.enqueue(r, delays[i], now) // gives a FIFO message its sequence number
 		if s.cfg.FIFO {
 			s.dedup.add(r.dedupID, r.id, r.seq, now)

@@ -1,7 +1,6 @@
 package memmailbox
 
 import (
-	"strconv"
 	"sync"
 	"time"
 
@@ -142,7 +141,6 @@ func (s *queueState) hide(r *record, vt time.Duration, now time.Time) {
 	r.count++
 	if r.firstRcv.IsZero() {
 		r.firstRcv = now
-		r.firstTS = millis(now)
 	}
 	if r.handle != "" {
 		delete(s.handles, r.handle)
@@ -261,9 +259,6 @@ func (s *queueState) snapshot() Stats {
 	st.Delayed = len(s.delayed)
 	return st
 }
-
-// millis formats t as milliseconds since the Unix epoch, SQS's timestamp form.
-func millis(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
 
 // fmtSeq formats a FIFO sequence number like SQS: a 20-digit decimal, so that
 // sequence numbers also sort as strings.

@@ -165,11 +165,11 @@ func (m *Mailbox) refs(call string, handles []string, errs []error) (refs []Ref,
 // exists fails with sqsloop.ErrQueueNotFound when the queue was deleted: an
 // entry that found no message may have found no queue.
 func (m *Mailbox) exists(ctx context.Context, op string) error {
-	p, err := m.s.d.Peek(ctx, &m.q, time.Now())
+	ok, err := m.s.d.Exists(ctx, &m.q)
 	switch {
 	case err != nil:
 		return m.fail(ctx, op, err)
-	case !p.Exists:
+	case !ok:
 		return m.notFound(op)
 	}
 	return nil

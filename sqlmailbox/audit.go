@@ -24,6 +24,22 @@ const (
 	AuditRetention = "retention"
 )
 
+// ReasonLeaseExpired is the Reason of an AuditLeaseExpired row.
+const ReasonLeaseExpired = "the visibility timeout ended without an ack or a nack: visible again"
+
+// DeadLetterReason returns the Reason of an AuditDeadLettered row, the same
+// from Receive and from Sweep, on either database: the redrive policy's
+// maxReceiveCount and the dead-letter queue's name.
+func DeadLetterReason(maxReceiveCount int, deadLetterQueue string) string {
+	return fmt.Sprintf("reached maxReceiveCount %d: moved to dead-letter queue %q", maxReceiveCount, deadLetterQueue)
+}
+
+// RetentionReason returns the Reason of an AuditRetention row: the queue's
+// retention period.
+func RetentionReason(retention time.Duration) string {
+	return fmt.Sprintf("older than the queue's retention period (%v): deleted", retention)
+}
+
 // AuditRecord is one row of the audit table: a failure, and where it left
 // the message.
 type AuditRecord struct {

@@ -18,7 +18,9 @@
 //
 // A message row has a visibility deadline. Receive takes up to 10 rows whose
 // deadline has passed, atomically (PostgreSQL: SELECT … FOR UPDATE SKIP
-// LOCKED; SQLite: one short write transaction), and in the same statement
+// LOCKED, and on a FIFO queue under a lock of the queue's row, which its
+// receives take in turn; SQLite: one short write transaction), and in the
+// same statement
 // moves their deadline to now + the visibility timeout, adds one to their
 // receive count, sets their first-receive time, and records the receiving
 // worker: the message is in flight (the seed's in_progress), its lease
@@ -88,5 +90,8 @@
 // server's settings make it (fsync, synchronous_commit).
 //
 // All methods are safe for concurrent use, by many goroutines and many
-// processes; a message is in flight to one receiver at a time.
+// processes; a message is in flight to one receiver at a time. Where a
+// method's doc says "the database's" error, a login the PostgreSQL server
+// refuses or a privilege its role lacks wraps sqsloop.ErrAccessDenied
+// (not transient); other database errors are transient.
 package sqlmailbox

@@ -21,7 +21,9 @@ import (
 // one transaction, atomically, and reports what it found. Times: now is the
 // caller's clock; a driver whose database several machines share (postgres)
 // uses the database's clock instead, so that every machine agrees on when a
-// lease ends. Durations arrive rounded to whole seconds.
+// lease ends. The durations of requests (visibility timeouts, delays)
+// arrive rounded to whole seconds; SweepArgs' retentions arrive as
+// configured.
 //
 // Every method is safe for concurrent use. Errors: ErrQueueNotFound (wrapped)
 // for a queue that does not exist where the method names one; ctx's error
@@ -77,12 +79,14 @@ type Driver interface {
 	// messages at its head, in order. A message already received
 	// q.Spec.MaxReceiveCount times (with a DLQ) is moved to the DLQ,
 	// keeping its row, ID and counts, and an audit row says so, instead of
-	// being taken.
+	// being taken. When it takes nothing it reports, in the same
+	// statement or transaction, the earliest future visibility deadline of
+	// the queue's messages (ReceiveResult.NextVisible, for a long poll to
+	// sleep until), or ErrQueueNotFound when the queue no longer exists.
 	Receive(ctx context.Context, q *QueueRecord, r ReceiveArgs) (ReceiveResult, error)
 
-	// Peek reports whether the queue still exists and the earliest future
-	// visibility deadline of its messages, for a long poll to sleep until.
-	Peek(ctx context.Context, q *QueueRecord, now time.Time) (Peek, error)
+	// Exists reports whether the queue still exists.
+	Exists(ctx context.Context, q *QueueRecord) (bool, error)
 
 	// Delete deletes the message of each ref whose row and receive count
 	// match (and, on a FIFO queue, whose lease has not ended: a FIFO
@@ -124,11 +128,11 @@ type Driver interface {
 	// worker rows not seen for a.WorkerRetention are deleted.
 	Sweep(ctx context.Context, a SweepArgs) (SweepStats, error)
 
-	// RegisterWorker inserts (or replaces) the worker row w; RenewWorker
-	// sets its last-seen time to now; RemoveWorker deletes it; Workers lists
-	// every worker row with the messages its receives hold in flight now.
+	// RegisterWorker inserts the worker row w or, when a row of its ID
+	// exists, sets that row's last-seen time (the renewal: a row a sweep
+	// deleted comes back); RemoveWorker deletes it; Workers lists every
+	// worker row with the messages its receives hold in flight now.
 	RegisterWorker(ctx context.Context, w Worker) error
-	RenewWorker(ctx context.Context, id string, now time.Time) error
 	RemoveWorker(ctx context.Context, id string) error
 	Workers(ctx context.Context, now time.Time) ([]Worker, error)
 }
@@ -195,6 +199,10 @@ type ReceiveArgs struct {
 	Max        int           // 1–10
 	Visibility time.Duration // whole seconds, 0–12 h
 	Worker     string        // worker ID of the receiving Mailbox
+	// DeadLetterReason is the Reason of the audit row of a message moved to
+	// the DLQ: DeadLetterReason of the queue's redrive policy, made once per
+	// Mailbox.
+	DeadLetterReason string
 }
 
 // ReceiveResult is what Driver.Receive took.
@@ -202,6 +210,10 @@ type ReceiveResult struct {
 	Rows []ReceivedRow
 	// DeadLettered counts the messages moved to the DLQ instead.
 	DeadLettered int
+	// NextVisible is, when Rows is empty, the earliest visibility deadline
+	// after the receive, on the caller's clock; zero when no message is
+	// hidden (or when Rows is not empty).
+	NextVisible time.Time
 }
 
 // ReceivedRow is one message taken by Driver.Receive, as it is after the
@@ -243,14 +255,6 @@ const (
 	// nothing changed.
 	PastCeiling
 )
-
-// Peek is Driver.Peek's answer.
-type Peek struct {
-	Exists bool
-	// NextVisible is the earliest visibility deadline after now; zero when
-	// no message is hidden.
-	NextVisible time.Time
-}
 
 // Counts are a queue's messages by state.
 type Counts struct {

@@ -15,11 +15,14 @@ import (
 // sqsloop.AttributesReader and sqsloop.DeadLetterQueueOpener. Several
 // Mailboxes, in several processes, may serve one queue; a message is in
 // flight to at most one receiver at a time. All methods are safe for
-// concurrent use; none starts a goroutine.
+// concurrent use. A long poll waits in its caller's goroutine; the first
+// one of a Store on PostgreSQL starts the Store's listener (one goroutine,
+// which the Store owns and Store.Close stops); no method starts another.
 type Mailbox struct {
-	s       *Store
-	q       QueueRecord
-	handles *signer // of q.Key
+	s          *Store
+	q          QueueRecord
+	handles    *signer // of q.Key
+	deadLetter string  // DeadLetterReason of q's redrive policy
 
 	done      chan struct{} // closed by Close
 	closeOnce sync.Once
@@ -28,6 +31,7 @@ type Mailbox struct {
 		mu         sync.Mutex
 		id         string
 		registered bool
+		started    time.Time // of the first registration
 		renewed    time.Time
 	}
 }
@@ -39,7 +43,8 @@ var (
 )
 
 func (s *Store) mailbox(q QueueRecord) *Mailbox {
-	m := &Mailbox{s: s, q: q, handles: newSigner(q.Key), done: make(chan struct{})}
+	m := &Mailbox{s: s, q: q, handles: newSigner(q.Key), done: make(chan struct{}),
+		deadLetter: DeadLetterReason(q.Spec.MaxReceiveCount, q.DeadLetterQueue)}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	m.worker.id = hex.EncodeToString(b[:])
@@ -66,7 +71,7 @@ func (m *Mailbox) Close() error {
 		registered := m.worker.registered
 		m.worker.registered = false
 		m.worker.mu.Unlock()
-		if registered && m.s.check("Close") == nil {
+		if registered && m.s.untrack(m.worker.id) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			_ = m.s.d.RemoveWorker(ctx, m.worker.id)
@@ -114,20 +119,25 @@ func (m *Mailbox) QueueAttributes(ctx context.Context) (sqsloop.QueueAttributes,
 	if err != nil {
 		return sqsloop.QueueAttributes{}, m.fail(ctx, op, err)
 	}
-	sp := m.q.Spec
+	a := m.q.attributes()
+	a.ApproximateMessages, a.ApproximateMessagesInFlight, a.ApproximateMessagesDelayed = c.Visible, c.InFlight, c.Delayed
+	return a, nil
+}
+
+// attributes returns the queue's attributes as it was created, without
+// counts.
+func (q *QueueRecord) attributes() sqsloop.QueueAttributes {
+	sp := q.Spec
 	return sqsloop.QueueAttributes{
-		VisibilityTimeout:           sp.VisibilityTimeout,
-		Delay:                       sp.Delay,
-		RetentionPeriod:             sp.RetentionPeriod,
-		MaxMessageSize:              sp.MaxMessageSize,
-		MaxReceiveCount:             sp.MaxReceiveCount,
-		DeadLetterQueue:             m.q.DeadLetterQueue,
-		FIFO:                        sp.FIFO,
-		ContentBasedDeduplication:   sp.ContentBasedDeduplication,
-		ApproximateMessages:         c.Visible,
-		ApproximateMessagesInFlight: c.InFlight,
-		ApproximateMessagesDelayed:  c.Delayed,
-	}, nil
+		VisibilityTimeout:         sp.VisibilityTimeout,
+		Delay:                     sp.Delay,
+		RetentionPeriod:           sp.RetentionPeriod,
+		MaxMessageSize:            sp.MaxMessageSize,
+		MaxReceiveCount:           sp.MaxReceiveCount,
+		DeadLetterQueue:           q.DeadLetterQueue,
+		FIFO:                      sp.FIFO,
+		ContentBasedDeduplication: sp.ContentBasedDeduplication,
+	}
 }
 
 // OpenDeadLetterQueue returns a new Mailbox of the queue's dead-letter
@@ -151,11 +161,16 @@ func (m *Mailbox) OpenDeadLetterQueue(ctx context.Context) (sqsloop.Mailbox, err
 // (register true) and renews it at most once per Config.WorkerHeartbeat
 // after, on receives, acks and visibility changes alike: a worker whose
 // handlers are all busy with long jobs receives nothing for a while, but
-// its lease owner keeps extending their leases. The registry is for
+// its lease owner keeps extending their leases. A renewal writes the row
+// again (Driver.RegisterWorker), so a row a sweep deleted comes back. The
+// call that finds another call of this Mailbox renewing skips it rather than
+// wait for the database under its own context. The registry is for
 // operators: a failure is left for the next call to mend, never returned.
 func (m *Mailbox) renewWorker(ctx context.Context, now time.Time, register bool) {
 	w := &m.worker
-	w.mu.Lock()
+	if !w.mu.TryLock() {
+		return // another call is renewing the row
+	}
 	defer w.mu.Unlock()
 	if (w.registered && now.Sub(w.renewed) < m.s.cfg.WorkerHeartbeat) || (!w.registered && !register) {
 		return
@@ -165,14 +180,16 @@ func (m *Mailbox) renewWorker(ctx context.Context, now time.Time, register bool)
 		return // Close removes the row; do not add it back
 	default:
 	}
-	var err error
-	if w.registered {
-		err = m.s.d.RenewWorker(ctx, w.id, now)
-	} else {
-		err = m.s.d.RegisterWorker(ctx, Worker{
-			ID: w.id, Queue: m.q.Spec.Name, Host: m.s.host, PID: m.s.pid, StartedAt: now, LastSeen: now,
-		})
+	if w.started.IsZero() {
+		w.started = now
 	}
+	if !m.s.track(w.id) {
+		return // the Store is closing, and removes the rows it knows of
+	}
+	defer m.s.registering.Done()
+	err := m.s.d.RegisterWorker(ctx, Worker{
+		ID: w.id, Queue: m.q.Spec.Name, Host: m.s.host, PID: m.s.pid, StartedAt: w.started, LastSeen: now,
+	})
 	if err == nil {
 		w.registered, w.renewed = true, now
 	}

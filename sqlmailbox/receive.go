@@ -2,17 +2,21 @@ package sqlmailbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
 )
 
 // Receive takes up to req.MaxMessages (1–10) visible messages in one short
-// transaction (PostgreSQL: SELECT … FOR UPDATE SKIP LOCKED, so concurrent
-// receivers never wait on each other and never take one message; SQLite: one
-// write transaction), each now in flight for req.VisibilityTimeout (0–12 h,
+// transaction, so that concurrent receivers never take one message
+// (PostgreSQL: on a standard queue one statement, SELECT … FOR UPDATE SKIP
+// LOCKED, and receivers never wait on each other; on a FIFO queue the
+// receives take turns on a lock of the queue's row, for the length of their
+// transaction, so that two never take messages of one group; SQLite: one
+// write transaction, receives and every other write taking turns on the
+// file's lock), each now in flight for req.VisibilityTimeout (0–12 h,
 // rounded up to whole seconds, as SQS counts) with a fresh receipt handle.
 // A message is visible once its visibility deadline has passed: never
 // received, its delay ended, nacked, or its lease lapsed. Recovery needs no
@@ -45,8 +49,12 @@ import (
 // Errors: req.Validate's, unchanged (wrapping sqsloop.ErrInvalidArgument);
 // sqsloop.ErrQueueNotFound when the queue was deleted;
 // sqsloop.ErrMailboxClosed (also at once to a waiting Receive when m or its
-// Store is closed); ctx's error, with no message taken, when ctx is done
-// first; else the database's, transient (a database that is down or
+// Store is closed); ctx's error when ctx is done first, with no message
+// taken if it ended while the long poll waited (on PostgreSQL, a ctx that
+// ends while the receive's statement runs may come too late to stop it:
+// the messages it took stay in flight, unseen, until their visibility
+// timeout ends and are then delivered again, as with SQS: hidden a while,
+// never lost); else the database's, transient (a database that is down or
 // restarting): the consumer retries. Safe for concurrent use.
 func (m *Mailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*sqsloop.Message, error) {
 	const op = "receive from"
@@ -72,8 +80,12 @@ func (m *Mailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*s
 		wake := m.s.hub.watch(m.q.ID)
 		start := time.Now()
 		m.renewWorker(ctx, start, true)
-		res, err := m.s.d.Receive(ctx, &m.q, ReceiveArgs{Now: start, Max: req.MaxMessages, Visibility: req.VisibilityTimeout, Worker: m.worker.id})
+		res, err := m.s.d.Receive(ctx, &m.q, ReceiveArgs{Now: start, Max: req.MaxMessages, Visibility: req.VisibilityTimeout,
+			Worker: m.worker.id, DeadLetterReason: m.deadLetter})
 		if err != nil {
+			if errors.Is(err, sqsloop.ErrQueueNotFound) {
+				return nil, m.notFound(op)
+			}
 			return nil, m.fail(ctx, op, err)
 		}
 		if res.DeadLettered > 0 {
@@ -83,19 +95,12 @@ func (m *Mailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*s
 			return m.messages(res.Rows, start, req)
 		}
 		now := time.Now()
-		peek, err := m.s.d.Peek(ctx, &m.q, now)
-		if err != nil {
-			return nil, m.fail(ctx, op, err)
-		}
-		if !peek.Exists {
-			return nil, m.notFound(op)
-		}
 		if !now.Before(deadline) {
 			return nil, nil
 		}
 		m.s.startListening()
 		wait := min(deadline.Sub(now), m.s.cfg.PollInterval)
-		if next := peek.NextVisible; !next.IsZero() && next.Sub(now) < wait {
+		if next := res.NextVisible; !next.IsZero() && next.Sub(now) < wait {
 			wait = max(next.Sub(now), 0)
 		}
 		if timer == nil {
@@ -127,28 +132,10 @@ func (m *Mailbox) messages(rows []ReceivedRow, receivedAt time.Time, req sqsloop
 		if err != nil {
 			return nil, fmt.Errorf("sqlmailbox: receive from queue %q: message %s: %w", m.q.Spec.Name, r.MessageID, err)
 		}
-		n := 3
-		if fifo {
-			n = 6
-		} else if r.GroupID != "" {
-			n = 4
-		}
-		sys := make(map[string]string, n)
-		sys[sqsloop.AttrApproximateReceiveCount] = strconv.Itoa(r.ReceiveCount)
-		sys[sqsloop.AttrSentTimestamp] = strconv.FormatInt(r.SentAt.UnixMilli(), 10)
-		sys[sqsloop.AttrApproximateFirstReceiveTimestamp] = strconv.FormatInt(r.FirstReceivedAt.UnixMilli(), 10)
-		if r.GroupID != "" {
-			sys[sqsloop.AttrMessageGroupID] = r.GroupID
-		}
-		if fifo {
-			sys[sqsloop.AttrMessageDeduplicationID] = r.DedupID
-			sys[sqsloop.AttrSequenceNumber] = sequenceNumber(r.ID)
-		}
 		buf[i] = sqsloop.Message{
 			ID:                r.MessageID,
 			Body:              r.Body,
 			MessageAttributes: attrs,
-			Attributes:        sys,
 			ReceiveCount:      r.ReceiveCount,
 			SentAt:            r.SentAt,
 			FirstReceivedAt:   r.FirstReceivedAt,
@@ -157,6 +144,11 @@ func (m *Mailbox) messages(rows []ReceivedRow, receivedAt time.Time, req sqsloop
 			ReceivedAt:        receivedAt,
 			VisibilityTimeout: req.VisibilityTimeout,
 		}
+		var seq string
+		if fifo {
+			seq = sequenceNumber(r.ID)
+		}
+		buf[i].SetSystemAttributes(r.DedupID, seq)
 		out[i] = &buf[i]
 	}
 	return out, nil

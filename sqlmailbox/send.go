@@ -3,7 +3,6 @@ package sqlmailbox
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"time"
@@ -21,10 +20,11 @@ import (
 // loss may cost on SQLite). It wakes the queue's long polls in this process
 // at once, and on PostgreSQL those of every process (NOTIFY).
 //
-// The rules are memmailbox's and SQS's: sqsloop.ValidateSend's (its errors
-// unchanged); the queue's MaxMessageSize; on a FIFO queue a MessageGroupID
-// on every message, no per-message Delay, and a DeduplicationID unless the
-// queue has ContentBasedDeduplication (the body's SHA-256 then); a send
+// The rules are memmailbox's and SQS's, with their errors unchanged:
+// sqsloop.ValidateSend's, then sqsloop.QueueSpec.AcceptMessage's (the
+// queue's MaxMessageSize; on a FIFO queue a MessageGroupID on every
+// message, no per-message Delay, and a DeduplicationID unless the queue has
+// ContentBasedDeduplication, the body's SHA-256 then); a send
 // whose deduplication ID was sent within DeduplicationWindow (5 min)
 // succeeds with the first message's ID and sequence number and stores
 // nothing; a standard queue takes a MessageGroupID (fair queues: it orders
@@ -79,55 +79,18 @@ func (m *Mailbox) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]s
 }
 
 // prepare applies the queue's own rules to msgs[i], which passed
-// sqsloop.ValidateSend, and returns its row. Errors wrap
-// sqsloop.ErrInvalidArgument, in the grammar of sqsloop's request rules.
+// sqsloop.ValidateSend (sqsloop.QueueSpec.AcceptMessage: its errors
+// unchanged), and returns its row.
 func (m *Mailbox) prepare(i int, msg sqsloop.OutgoingMessage) (NewMessage, error) {
-	bad := func(field, rule string) error {
-		return fmt.Errorf("%w: Send: msgs[%d]%s: %s", sqsloop.ErrInvalidArgument, i, field, rule)
-	}
-	sp := m.q.Spec
-	if size := messageSize(msg); size > sp.MaxMessageSize {
-		return NewMessage{}, bad("", fmt.Sprintf("must take at most %d bytes, body and message attributes together (the queue's MaxMessageSize), got %d",
-			sp.MaxMessageSize, size))
+	delay, dedupID, err := m.q.Spec.AcceptMessage(i, msg)
+	if err != nil {
+		return NewMessage{}, err
 	}
 	attrs, err := encodeAttrs(msg.MessageAttributes)
 	if err != nil {
-		return NewMessage{}, bad(".MessageAttributes", err.Error())
+		return NewMessage{}, fmt.Errorf("%w: Send: msgs[%d].MessageAttributes: %v", sqsloop.ErrInvalidArgument, i, err)
 	}
-	row := NewMessage{MessageID: newMessageID(), Body: msg.Body, Attributes: attrs, GroupID: msg.MessageGroupID, Delay: sp.Delay}
-	if msg.Delay > 0 {
-		row.Delay = sqsloop.WholeSeconds(msg.Delay)
-	}
-	if !sp.FIFO {
-		if msg.DeduplicationID != "" {
-			return NewMessage{}, bad(".DeduplicationID", "must be empty on a standard queue (only a FIFO queue deduplicates)")
-		}
-		return row, nil
-	}
-	switch {
-	case msg.Delay != 0:
-		return NewMessage{}, bad(".Delay", fmt.Sprintf("must be 0 on a FIFO queue (it takes only the queue's delay), got %v", msg.Delay))
-	case msg.MessageGroupID == "":
-		return NewMessage{}, bad(".MessageGroupID", "must not be empty on a FIFO queue")
-	case msg.DeduplicationID != "":
-		row.DedupID = msg.DeduplicationID
-	case sp.ContentBasedDeduplication:
-		sum := sha256.Sum256([]byte(msg.Body))
-		row.DedupID = hex.EncodeToString(sum[:])
-	default:
-		return NewMessage{}, bad(".DeduplicationID", "must not be empty on a FIFO queue without ContentBasedDeduplication")
-	}
-	return row, nil
-}
-
-// messageSize is what SQS counts of a message against MaximumMessageSize:
-// the body and each attribute's name, data type and value.
-func messageSize(msg sqsloop.OutgoingMessage) int {
-	n := len(msg.Body)
-	for name, a := range msg.MessageAttributes {
-		n += len(name) + len(a.DataType) + len(a.StringValue) + len(a.BinaryValue)
-	}
-	return n
+	return NewMessage{MessageID: newMessageID(), Body: msg.Body, Attributes: attrs, GroupID: msg.MessageGroupID, DedupID: dedupID, Delay: delay}, nil
 }
 
 // sequenceNumber renders a FIFO message's row key as its SequenceNumber:

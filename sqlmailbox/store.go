@@ -24,10 +24,12 @@ type Store struct {
 	host string
 	pid  int
 
-	mu     sync.Mutex
-	closed bool
-	done   chan struct{} // closed by Close
-	listen struct {
+	mu          sync.Mutex
+	closed      bool
+	done        chan struct{}   // closed by Close
+	workers     map[string]bool // IDs of the worker rows its Mailboxes wrote
+	registering sync.WaitGroup  // worker rows being written
+	listen      struct {
 		started bool
 		cancel  context.CancelFunc
 		wg      sync.WaitGroup
@@ -99,24 +101,8 @@ func (s *Store) ensure(ctx context.Context, want QueueRecord) (QueueRecord, erro
 	if err != nil {
 		return QueueRecord{}, s.callError(ctx, "create queue", want.Spec.Name, err)
 	}
-	var diffs []string
-	differ := func(field string, have, asked any) {
-		if have != asked {
-			diffs = append(diffs, fmt.Sprintf("%s: have %v, asked for %v", field, have, asked))
-		}
-	}
-	h, w := got.Spec, want.Spec
-	differ("FIFO", h.FIFO, w.FIFO)
-	differ("ContentBasedDeduplication", h.ContentBasedDeduplication, w.ContentBasedDeduplication)
-	differ("VisibilityTimeout", h.VisibilityTimeout, w.VisibilityTimeout)
-	differ("Delay", h.Delay, w.Delay)
-	differ("RetentionPeriod", h.RetentionPeriod, w.RetentionPeriod)
-	differ("MaxMessageSize", h.MaxMessageSize, w.MaxMessageSize)
-	differ("MaxReceiveCount", h.MaxReceiveCount, w.MaxReceiveCount)
-	differ("DeadLetterQueue", got.DeadLetterQueue, want.DeadLetterQueue)
-	if len(diffs) > 0 {
-		return QueueRecord{}, fmt.Errorf("%w: sqlmailbox: CreateQueue %q: the queue exists with other attributes: %v",
-			sqsloop.ErrInvalidArgument, w.Name, diffs)
+	if err := want.Spec.Match(got.attributes()); err != nil {
+		return QueueRecord{}, fmt.Errorf("sqlmailbox: CreateQueue: %w", err)
 	}
 	return got, nil
 }
@@ -154,8 +140,10 @@ func (s *Store) DeleteQueue(ctx context.Context, name string) error {
 	return nil
 }
 
-// Close closes the database's connections and stops the Store's listener,
-// waiting for it. Long polls of its Mailboxes return
+// Close deletes the worker rows of its Mailboxes that are still open (with
+// a 5 s budget; a row it fails to delete shows its worker dead until a sweep
+// deletes it), stops the Store's listener, waiting for it, and closes the
+// database's connections. Long polls of its Mailboxes return
 // sqsloop.ErrMailboxClosed at once, and so does every later call. Close is
 // idempotent; it returns the database's error from closing, if any.
 func (s *Store) Close() error {
@@ -169,9 +157,46 @@ func (s *Store) Close() error {
 	if s.listen.cancel != nil {
 		s.listen.cancel()
 	}
+	workers := s.workers
+	s.workers = nil
 	s.mu.Unlock()
+	s.registering.Wait()
+	if len(workers) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		for id := range workers {
+			_ = s.d.RemoveWorker(ctx, id)
+		}
+		cancel()
+	}
 	s.listen.wg.Wait()
 	return s.d.Close()
+}
+
+// track records that a Mailbox writes the worker row id, for Close to
+// delete, and counts the write in s.registering (the caller calls Done when
+// it is over); false once the Store is closed: the row is not to be
+// written.
+func (s *Store) track(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	if s.workers == nil {
+		s.workers = make(map[string]bool)
+	}
+	s.workers[id] = true
+	s.registering.Add(1)
+	return true
+}
+
+// untrack forgets the worker row id, which its Mailbox deletes itself; false
+// once the Store is closed (its Close deleted the row, or is deleting it).
+func (s *Store) untrack(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.workers, id)
+	return !s.closed
 }
 
 // check fails with sqsloop.ErrMailboxClosed once the Store is closed.

@@ -2,16 +2,20 @@ package postgres_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
@@ -155,7 +159,11 @@ func TestServerCrashAndRestartLosesNothing(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- c.Run(runCtx) }()
 
-	<-hundred
+	select {
+	case <-hundred:
+	case err := <-done:
+		t.Fatalf("Run returned before 100 messages ran: %v", err)
+	}
 	if err := srv.Crash(); err != nil {
 		t.Fatal(err)
 	}
@@ -230,4 +238,206 @@ func TestServerCrashAndRestartLosesNothing(t *testing.T) {
 	mu.Unlock()
 	t.Logf("300 messages: all ran, %d more than once (their acks were lost in the crash); stats %+v", twice, c.Stats())
 	mailboxtest.ExpectNone(ctx, t, mb, 6*time.Second) // past the 5 s leases: nothing left hidden
+}
+
+// An acked message stays deleted when the server crashes, and the wake-up
+// of other processes' long polls comes back with the server. On a server of
+// the test's own, one Store (a receiving process, which looks at the
+// database only every minute) acks messages another Store sent, as fast as
+// it can, with 1-minute leases (so a Delete that returned deleted its
+// message); once 300 Deletes have returned, the server crashes (pg_ctl stop
+// -m immediate: no checkpoint, every connection dropped) and starts again,
+// recovering from its write-ahead log. None of the acked messages is in the
+// table then. And a long poll of the receiving Store is woken by the other's
+// send, before its 20 s end, once before the crash and once after: its
+// listener reconnected.
+func TestServerCrashKeepsAcksAndWakeUps(t *testing.T) {
+	srv := sqlharness.StartPGServer(t)
+	ctx := t.Context()
+	receiving := openStore(t, srv.DSN(), sqlmailbox.Config{PollInterval: time.Minute})
+	sending := openStore(t, srv.DSN(), sqlmailbox.Config{})
+	jobs, wake, sendWake := openQueue(t, receiving, "jobs"), openQueue(t, receiving, "wake"), openQueue(t, sending, "wake")
+	expectWokenBy(t, wake, sendWake, "before the crash")
+
+	bodies := make([]string, 2000)
+	for i := range bodies {
+		bodies[i] = fmt.Sprint("job-", i)
+	}
+	mailboxtest.SendBodies(ctx, t, openQueue(t, sending, "jobs"), bodies...)
+	var (
+		mu      sync.Mutex
+		acked   = map[string]bool{}
+		enough  = make(chan struct{})
+		stopped = make(chan error, 1) // why the acker stopped: the crash, as a rule
+	)
+	go func() {
+		for {
+			msgs, err := jobs.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 10, VisibilityTimeout: time.Minute})
+			if err == nil && len(msgs) == 0 {
+				err = errors.New("the queue ran dry")
+			}
+			if err != nil {
+				stopped <- err
+				return
+			}
+			handles := make([]string, len(msgs))
+			for i, m := range msgs {
+				handles[i] = m.ReceiptHandle
+			}
+			errs, err := jobs.Delete(ctx, handles)
+			if err != nil {
+				stopped <- err
+				return
+			}
+			mu.Lock()
+			for i, m := range msgs {
+				if errs[i] == nil {
+					acked[m.ID] = true
+				}
+			}
+			if len(acked) >= 300 && len(acked)-len(msgs) < 300 {
+				close(enough)
+			}
+			mu.Unlock()
+		}
+	}()
+	select {
+	case <-enough:
+	case err := <-stopped:
+		t.Fatalf("the acker stopped before 300 acks: %v", err)
+	}
+	if err := srv.Crash(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the acker stopped at the crash: %v", <-stopped)
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	left := 0
+	for _, id := range messageIDs(t, srv.DSN()) {
+		left++
+		if acked[id] {
+			t.Errorf("message %s: its Delete returned before the crash, but it is in sqsloop_messages after the restart", id)
+		}
+	}
+	if left == 0 || left+len(acked) > len(bodies) {
+		t.Errorf("%d messages left and %d acked, of %d sent", left, len(acked), len(bodies))
+	}
+	t.Logf("crashed after %d acks; %d messages left after the restart", len(acked), left)
+
+	for _, mb := range []sqsloop.Mailbox{wake, sendWake} { // the pools reconnect
+		waitUntilAnswering(t, mb)
+	}
+	expectWokenBy(t, wake, sendWake, "after the restart")
+}
+
+// messageIDs returns the IDs of every message in the database dsn names,
+// in flight or not, reading the table directly.
+func messageIDs(t *testing.T, dsn string) []string {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(t.Context(), `SELECT message_id FROM sqsloop_messages`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// waitUntilAnswering calls mb until a call succeeds (its Store's pool has
+// reconnected after a restart), failing t after a minute.
+func waitUntilAnswering(t *testing.T, mb sqsloop.Mailbox) {
+	t.Helper()
+	start := time.Now()
+	for {
+		_, err := mb.(sqsloop.AttributesReader).QueueAttributes(t.Context())
+		if err == nil {
+			return
+		}
+		if time.Since(start) > time.Minute {
+			t.Fatalf("a minute after the restart calls still fail: %v", err)
+		}
+		if err := sqlharness.Sleep(t.Context(), 100*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A role the server refuses, or one lacking a privilege, fails with
+// sqsloop.ErrAccessDenied (which the consumer does not retry as if it were
+// transient), reaching the server's error: a login as a role that does not
+// exist (SQLSTATE 28000) at Open; and a role allowed to open the Store and
+// read its queues but not its messages (42501) at Send and Receive.
+func TestPermissionErrorsAreAccessDenied(t *testing.T) {
+	ctx := t.Context()
+	var r [4]byte
+	_, _ = rand.Read(r[:])
+	role := "sqsloop_test_" + hex.EncodeToString(r[:])
+	execSQL(t, sqlharness.PGDSN(t), "CREATE ROLE "+role+" LOGIN")
+	t.Cleanup(func() { // after the database is dropped (cleanups run last first)
+		conn, err := pgx.Connect(context.Background(), sqlharness.PGDSN(t))
+		if err == nil {
+			_, err = conn.Exec(context.Background(), "DROP ROLE "+role)
+			conn.Close(context.Background())
+		}
+		if err != nil {
+			t.Logf("dropping role %s: %v", role, err)
+		}
+	})
+	dsn := sqlharness.FreshDatabase(t)
+	owner, err := postgres.Open(ctx, dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close()
+	if _, err := owner.CreateQueue(ctx, sqsloop.QueueSpec{Name: "jobs"}); err != nil {
+		t.Fatal(err)
+	}
+	// Open's migration runs CREATE TABLE IF NOT EXISTS, which wants CREATE
+	// on the schema even when the table exists.
+	execSQL(t, dsn, "GRANT CREATE ON SCHEMA public TO "+role+"; GRANT SELECT ON sqsloop_schema, sqsloop_queues TO "+role)
+	as := func(user string) string {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.User = url.User(user)
+		return u.String()
+	}
+	denied := func(what string, err error) {
+		t.Helper()
+		var pe *pgconn.PgError
+		if !errors.Is(err, sqsloop.ErrAccessDenied) || !errors.As(err, &pe) {
+			t.Errorf("%s: %v, want sqsloop.ErrAccessDenied wrapping the server's error", what, err)
+			return
+		}
+		t.Logf("%s: %v", what, err)
+	}
+
+	_, err = postgres.Open(ctx, as("nobody_"+role), postgres.Options{})
+	denied("Open as a role that does not exist", err)
+
+	st, err := postgres.Open(ctx, as(role), postgres.Options{})
+	if err != nil {
+		t.Fatalf("Open as a role that may read the schema: %v", err)
+	}
+	defer st.Close()
+	mb, err := st.Queue(ctx, "jobs")
+	if err != nil {
+		t.Fatalf("Queue as a role that may read the queues: %v", err)
+	}
+	defer mb.Close()
+	_, err = mb.Send(ctx, []sqsloop.OutgoingMessage{{Body: "x"}})
+	denied("Send without the privilege", err)
+	_, err = mb.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1})
+	denied("Receive without the privilege", err)
 }

@@ -34,8 +34,10 @@ func TestMain(m *testing.M) {
 // receiverMain runs args[2] goroutines that receive batches of 10 from the
 // queue args[1] of the database args[0] with 10-minute leases and delete
 // them at once, until a 1 s long poll comes back empty. For each message it
-// writes "ID start end": the receive's start and the delete's return, in
-// Unix nanoseconds of this machine's clock, which the parent shares.
+// received (whether or not its delete entry succeeded) it writes "ID body
+// start received end": the receive's start and return and the delete's
+// return, in Unix nanoseconds of this machine's clock, which the parent
+// shares.
 func receiverMain(args []string) int {
 	ctx := context.Background()
 	n, err := strconv.Atoi(args[2])
@@ -60,6 +62,7 @@ func receiverMain(args []string) int {
 			for {
 				start := time.Now()
 				msgs, err := mb.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 10, VisibilityTimeout: 10 * time.Minute, WaitTime: time.Second})
+				received := time.Now()
 				if err != nil {
 					failed <- err
 					return
@@ -71,17 +74,15 @@ func receiverMain(args []string) int {
 				for i, m := range msgs {
 					handles[i] = m.ReceiptHandle
 				}
-				errs, err := mb.Delete(ctx, handles)
+				_, err = mb.Delete(ctx, handles) // an entry fails for a FIFO message received again since
 				if err != nil {
 					failed <- err
 					return
 				}
 				end := time.Now()
 				mu.Lock()
-				for i, m := range msgs {
-					if errs[i] == nil {
-						fmt.Fprintf(out, "%s %d %d\n", m.ID, start.UnixNano(), end.UnixNano())
-					}
+				for _, m := range msgs {
+					fmt.Fprintf(out, "%s %s %d %d %d\n", m.ID, m.Body, start.UnixNano(), received.UnixNano(), end.UnixNano())
 				}
 				mu.Unlock()
 			}

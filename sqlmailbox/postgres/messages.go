@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/sqlmailbox"
 )
 
@@ -46,7 +47,8 @@ func (d *driver) sendFIFO(ctx context.Context, q *sqlmailbox.QueueRecord, msgs [
 			var id *string
 			var stored bool
 			var seq int64
-			if err := tx.QueryRow(ctx, qSendFIFO, q.ID, m.DedupID, m.MessageID, m.Body, m.Attributes, m.GroupID, seconds(m.Delay)).Scan(&id, &stored, &seq); err != nil {
+			if err := tx.QueryRow(ctx, qSendFIFO, q.ID, m.DedupID, m.MessageID, m.Body, m.Attributes, m.GroupID, seconds(m.Delay),
+				seconds(sqlmailbox.DeduplicationWindow)).Scan(&id, &stored, &seq); err != nil {
 				return err
 			}
 			if id == nil { // another transaction stored the ID after this statement began
@@ -67,8 +69,8 @@ func (d *driver) sendFIFO(ctx context.Context, q *sqlmailbox.QueueRecord, msgs [
 }
 
 func (d *driver) Receive(ctx context.Context, q *sqlmailbox.QueueRecord, r sqlmailbox.ReceiveArgs) (sqlmailbox.ReceiveResult, error) {
-	reason := fmt.Sprintf("reached maxReceiveCount %d: moved to dead-letter queue %q", q.Spec.MaxReceiveCount, q.DeadLetterQueue)
-	args := []any{q.ID, r.Max, seconds(r.Visibility), q.Spec.MaxReceiveCount, q.DeadLetterQueueID, r.Worker, q.Spec.Name, reason}
+	args := []any{q.ID, r.Max, seconds(r.Visibility), q.Spec.MaxReceiveCount, q.DeadLetterQueueID, r.Worker, q.Spec.Name,
+		r.DeadLetterReason, sqlmailbox.AuditDeadLettered}
 	var res sqlmailbox.ReceiveResult
 	var err error
 	if q.Spec.FIFO {
@@ -76,11 +78,11 @@ func (d *driver) Receive(ctx context.Context, q *sqlmailbox.QueueRecord, r sqlma
 			if _, err := tx.Exec(ctx, qLockFIFO, q.ID); err != nil {
 				return err
 			}
-			res, err = receive(ctx, tx, qReceiveFIFO, args)
+			res, err = receive(ctx, tx, q, qReceiveFIFO, args)
 			return err
 		})
 	} else {
-		res, err = receive(ctx, d.pool, qReceiveStandard, args)
+		res, err = receive(ctx, d.pool, q, qReceiveStandard, args)
 		err = d.classify(err)
 	}
 	if err == nil && res.DeadLettered > 0 {
@@ -95,25 +97,34 @@ type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
-// receive runs a receive query and reads its rows.
-func receive(ctx context.Context, db querier, query string, args []any) (sqlmailbox.ReceiveResult, error) {
+// receive runs a receive query of q and reads its rows: first the one about
+// the receive (see qReceive), then those taken.
+func receive(ctx context.Context, db querier, q *sqlmailbox.QueueRecord, query string, args []any) (sqlmailbox.ReceiveResult, error) {
 	var res sqlmailbox.ReceiveResult
 	rows, err := db.Query(ctx, query, args...)
 	if err != nil {
 		return res, err
 	}
 	defer rows.Close()
-	for rows.Next() {
+	for first := true; rows.Next(); first = false {
 		var row sqlmailbox.ReceivedRow
 		if err := rows.Scan(&row.ID, &row.MessageID, &row.Body, &row.Attributes, &row.GroupID, &row.DedupID,
 			&row.SentAt, &row.FirstReceivedAt, &row.ReceiveCount); err != nil {
 			return res, err
 		}
-		if row.ID == 0 { // the dead letters' count
-			res.DeadLettered = row.ReceiveCount
+		if !first {
+			res.Rows = append(res.Rows, row)
 			continue
 		}
-		res.Rows = append(res.Rows, row)
+		res.DeadLettered = int(row.ID)
+		if row.ReceiveCount == 0 {
+			return res, fmt.Errorf("queue %q: %w", q.Spec.Name, sqsloop.ErrQueueNotFound)
+		}
+		if next, now := row.SentAt, row.FirstReceivedAt; next.After(now) {
+			// The server's deadline, as a time on this process's clock: the
+			// two clocks may differ, the wait they give does not.
+			res.NextVisible = time.Now().Add(next.Sub(now))
+		}
 	}
 	return res, rows.Err()
 }
@@ -152,7 +163,7 @@ func (d *driver) ChangeVisibility(ctx context.Context, q *sqlmailbox.QueueRecord
 		ids[i], counts[i], secs[i] = c.ID, int32(c.ReceiveCount), seconds(c.Timeout)
 		nack = nack || c.Timeout == 0
 	}
-	rows, err := d.pool.Query(ctx, qChange, q.ID, ids, counts, secs)
+	rows, err := d.pool.Query(ctx, qChange, q.ID, ids, counts, secs, seconds(sqsloop.MaxVisibilityTimeout))
 	if err != nil {
 		return nil, d.classify(err)
 	}

@@ -5,7 +5,7 @@ package postgres
 // edited: a change to the schema is a new entry. sqsloop_schema holds the
 // version; a database whose version is past len(migrations) was migrated by
 // a newer sqsloop and is refused (sqlmailbox.ErrSchemaTooNew). Migrate holds
-// a transaction-scoped advisory lock (lockKey) while it runs, so processes
+// a transaction-scoped advisory lock (qLock) while it runs, so processes
 // starting together migrate once.
 //
 // Messages are keyed by (queue_id, id): the receive's index and the FIFO

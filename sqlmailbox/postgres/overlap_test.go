@@ -44,32 +44,11 @@ func TestReceiversNeverShareAMessage(t *testing.T) {
 	n := overlapMessages(t)
 	sendConcurrently(ctx, t, q.Mailbox, n)
 
-	const processes, goroutines = 2, 8
 	start := time.Now()
-	var waits []func() ([]string, error)
-	for range processes {
-		waits = append(waits, startReceivers(t, sqlharness.PGDSN(t), q.Mailbox.(interface{ Name() string }).Name(), goroutines))
-	}
-	type interval struct {
-		proc       int
-		start, end int64
-	}
-	runs := map[string][]interval{}
-	for p, wait := range waits {
-		lines, err := wait()
-		if err != nil {
-			t.Fatalf("receiving process %d: %v", p, err)
-		}
-		for _, line := range lines {
-			f := strings.Fields(line)
-			s, _ := strconv.ParseInt(f[1], 10, 64)
-			e, _ := strconv.ParseInt(f[2], 10, 64)
-			runs[f[0]] = append(runs[f[0]], interval{p, s, e})
-		}
-	}
+	runs := receiveInProcesses(t, q.Mailbox)
 	elapsed := time.Since(start)
 	overlaps, duplicates := 0, 0
-	perProc := make([]int, processes)
+	perProc := make([]int, receivingProcesses)
 	for _, iv := range runs {
 		perProc[iv[0].proc]++
 		if len(iv) > 1 {
@@ -84,8 +63,8 @@ func TestReceiversNeverShareAMessage(t *testing.T) {
 	}
 	t.Logf("%d messages, %d receivers (%d processes × %d goroutines), drained in %v (%.0f messages/s): "+
 		"%d overlaps, %d delivered more than once, %d never; per process %v",
-		n, processes*goroutines, processes, goroutines, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(),
-		overlaps, duplicates, n-len(runs), perProc)
+		n, receivingProcesses*receivingGoroutines, receivingProcesses, receivingGoroutines, elapsed.Round(time.Millisecond),
+		float64(n)/elapsed.Seconds(), overlaps, duplicates, n-len(runs), perProc)
 	if overlaps != 0 || duplicates != 0 || len(runs) != n {
 		t.Errorf("%d overlaps, %d duplicates, %d of %d messages delivered; want 0, 0, all", overlaps, duplicates, len(runs), n)
 	}
@@ -95,6 +74,99 @@ func TestReceiversNeverShareAMessage(t *testing.T) {
 		}
 	}
 	mailboxtest.ExpectNone(ctx, t, q.Mailbox, time.Second)
+}
+
+// Many receivers keep a FIFO queue's groups in order: 2 processes of 8
+// goroutines each receive batches of 10 from a FIFO queue of 1,000 messages
+// in 20 groups (its receives take turns on the queue's row lock) with
+// 10-minute leases and delete them at once. Every message is delivered once,
+// and each group's in the order sent: a message is taken only once the one
+// before it in its group was deleted, so its receive returns after that
+// one's did (or with it, in one batch).
+func TestFIFOReceiversKeepEachGroupInOrder(t *testing.T) {
+	h := sqlharness.NewPostgres(t)
+	ctx := t.Context()
+	q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{FIFO: true})
+	defer cleanup()
+	const n, groups = 1000, 20
+	var out []sqsloop.OutgoingMessage
+	for j := range n {
+		body := fmt.Sprintf("g%02d-%03d", j%groups, j/groups)
+		out = append(out, sqsloop.OutgoingMessage{Body: body, MessageGroupID: body[:3], DeduplicationID: body})
+	}
+	mailboxtest.SendAll(ctx, t, q.Mailbox, out...)
+
+	start := time.Now()
+	runs := receiveInProcesses(t, q.Mailbox)
+	elapsed := time.Since(start)
+	duplicates, misordered := 0, 0
+	byGroup := map[string][]delivery{}
+	for _, d := range runs {
+		if len(d) > 1 {
+			duplicates++
+		}
+		byGroup[d[0].body[:3]] = append(byGroup[d[0].body[:3]], d...)
+	}
+	for g, ds := range byGroup {
+		sort.Slice(ds, func(i, j int) bool {
+			return ds[i].received < ds[j].received || ds[i].received == ds[j].received && ds[i].body < ds[j].body
+		})
+		for i := 1; i < len(ds); i++ {
+			if ds[i].body <= ds[i-1].body {
+				misordered++
+				if misordered <= 5 {
+					t.Errorf("group %s: %s arrived after %s", g, ds[i].body, ds[i-1].body)
+				}
+			}
+		}
+	}
+	t.Logf("%d FIFO messages in %d groups, %d receivers (%d processes × %d goroutines), drained in %v (%.0f messages/s): "+
+		"%d delivered more than once, %d out of order, %d never",
+		n, groups, receivingProcesses*receivingGoroutines, receivingProcesses, receivingGoroutines, elapsed.Round(time.Millisecond),
+		float64(n)/elapsed.Seconds(), duplicates, misordered, n-len(runs))
+	if duplicates != 0 || misordered != 0 || len(runs) != n {
+		t.Errorf("%d duplicates, %d out of order, %d of %d messages delivered; want 0, 0, all", duplicates, misordered, len(runs), n)
+	}
+	mailboxtest.ExpectNone(ctx, t, q.Mailbox, time.Second)
+}
+
+// How many processes, of how many goroutines each, receiveInProcesses
+// starts.
+const receivingProcesses, receivingGoroutines = 2, 8
+
+// delivery is one receive of a message, as a receiving process reported it
+// (receiverMain): the receive's start and return and the delete's return, in
+// Unix nanoseconds.
+type delivery struct {
+	proc                 int
+	body                 string
+	start, received, end int64
+}
+
+// receiveInProcesses drains mb's queue with receivingProcesses processes
+// (receiverMain) and returns their deliveries by message ID.
+func receiveInProcesses(t *testing.T, mb sqsloop.Mailbox) map[string][]delivery {
+	t.Helper()
+	var waits []func() ([]string, error)
+	for range receivingProcesses {
+		waits = append(waits, startReceivers(t, sqlharness.PGDSN(t), mb.(interface{ Name() string }).Name(), receivingGoroutines))
+	}
+	runs := map[string][]delivery{}
+	for p, wait := range waits {
+		lines, err := wait()
+		if err != nil {
+			t.Fatalf("receiving process %d: %v", p, err)
+		}
+		for _, line := range lines {
+			f := strings.Fields(line)
+			d := delivery{proc: p, body: f[1]}
+			d.start, _ = strconv.ParseInt(f[2], 10, 64)
+			d.received, _ = strconv.ParseInt(f[3], 10, 64)
+			d.end, _ = strconv.ParseInt(f[4], 10, 64)
+			runs[f[0]] = append(runs[f[0]], d)
+		}
+	}
+	return runs
 }
 
 // sendConcurrently sends n messages through mb from 8 goroutines, in

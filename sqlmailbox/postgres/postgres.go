@@ -59,9 +59,12 @@ func (o Options) Validate() error {
 // Errors, at Open rather than at the first call: Options.Validate's
 // (wrapping sqsloop.ErrInvalidArgument); sqlmailbox.ErrNotADatabase for a
 // DSN that does not parse; sqlmailbox.ErrSchemaTooNew for a database a
-// newer sqsloop migrated; or the server's (unreachable, authentication).
-// Once open, a server that goes away makes calls fail with transient
-// errors, and the pool reconnects when it is back.
+// newer sqsloop migrated; sqsloop.ErrAccessDenied for a login the server
+// refuses (SQLSTATE 28P01, 28000) or a privilege the role lacks (42501),
+// at Open or at any later call, wrapping the server's *pgconn.PgError; or
+// the server's (unreachable). Once open, a server that goes away makes
+// calls fail with transient errors, and the pool reconnects when it is
+// back.
 func Open(ctx context.Context, dsn string, opts Options) (*sqlmailbox.Store, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -97,14 +100,23 @@ func (d *driver) Close() error {
 }
 
 // classify maps the server's errors to sqlmailbox's: a foreign key that
-// names a deleted queue is sqsloop.ErrQueueNotFound; others say where.
+// names a deleted queue is sqsloop.ErrQueueNotFound; a missing privilege
+// (insufficient_privilege, 42501) or a refused login (invalid_password,
+// 28P01; invalid_authorization_specification, 28000: an unknown role, a
+// pg_hba.conf rule) is sqsloop.ErrAccessDenied, which retrying does not
+// mend; every error says where.
 func (d *driver) classify(err error) error {
 	if err == nil {
 		return nil
 	}
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "23503" { // foreign_key_violation
-		return fmt.Errorf("%w (%v)", sqsloop.ErrQueueNotFound, err)
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "23503": // foreign_key_violation
+			return fmt.Errorf("%w (%v)", sqsloop.ErrQueueNotFound, err)
+		case "42501", "28P01", "28000":
+			return fmt.Errorf("%s: %w: %w", d.where, sqsloop.ErrAccessDenied, err)
+		}
 	}
 	return fmt.Errorf("%s: %w", d.where, err)
 }

@@ -41,14 +41,15 @@ const (
 	)
 	SELECT (SELECT count(*) FROM ins), pg_notify('` + channel + `', $1::bigint::text)`
 	// qSendFIFO stores one FIFO message unless its deduplication ID is
-	// remembered and unexpired, and returns the message ID that holds it
+	// remembered and unexpired (for $8 seconds: DeduplicationWindow), and
+	// returns the message ID that holds it
 	// (NULL when another transaction stored the ID meanwhile: look again),
 	// whether it stored this one, and its sequence number (the stored
 	// message's id; the remembered one's for a duplicate; qDedupSeq then
 	// records a stored one's).
 	qSendFIFO = `WITH d AS (
 		INSERT INTO sqsloop_dedup AS x (queue_id, dedup_id, message_id, expires_at)
-		VALUES ($1, $2, $3, statement_timestamp() + interval '5 minutes')
+		VALUES ($1, $2, $3, statement_timestamp() + $8::integer * interval '1 second')
 		ON CONFLICT (queue_id, dedup_id) DO UPDATE SET message_id = excluded.message_id, expires_at = excluded.expires_at
 		WHERE x.expires_at <= statement_timestamp()
 		RETURNING message_id
@@ -93,8 +94,13 @@ const (
 		FOR UPDATE OF m`
 	// qReceive takes what the pick chose ($pick is replaced by one of the
 	// two above), moves to the DLQ ($5) what was received maxReceiveCount
-	// ($4) times, auditing it, and returns the rows taken in the pick's
-	// order; a last row with id 0 counts the dead letters, if any.
+	// ($4) times, auditing it (kind $9, reason $8), and returns first a row
+	// about the receive (n 0), then the rows taken, in the pick's order.
+	// The first row's columns say: id, how many it moved to the DLQ;
+	// receive_count, 1 if the queue exists, else 0; sent_at, when nothing
+	// was taken, the earliest future visibility deadline of the queue's
+	// messages ('epoch' for none, the earliest taken one otherwise);
+	// first_received_at, the server's now.
 	qReceive = `WITH picked AS MATERIALIZED (
 		SELECT p.id, p.receive_count, row_number() OVER () AS n FROM ($pick) p
 	), dead AS (
@@ -104,7 +110,7 @@ const (
 		RETURNING m.message_id, m.receive_count
 	), audit AS (
 		INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)
-		SELECT $7, message_id, receive_count, 'dead-lettered', $8, statement_timestamp() FROM dead
+		SELECT $7, message_id, receive_count, $9, $8, statement_timestamp() FROM dead
 		RETURNING 1
 	), taken AS (
 		UPDATE sqsloop_messages m
@@ -117,15 +123,17 @@ const (
 	)
 	SELECT id, message_id, body, attributes, group_id, dedup_id, sent_at, first_received_at, receive_count
 	FROM (
-		SELECT n, id, message_id, body, attributes, group_id, dedup_id, sent_at, first_received_at, receive_count FROM taken
+		SELECT 0 AS n, (SELECT count(*) FROM dead) AS id, '' AS message_id, '' AS body, NULL::bytea AS attributes,
+			'' AS group_id, '' AS dedup_id,
+			CASE WHEN EXISTS (SELECT 1 FROM taken) THEN 'epoch' ELSE coalesce((SELECT min(visible_at) FROM sqsloop_messages
+				WHERE queue_id = $1 AND visible_at > statement_timestamp()), 'epoch') END AS sent_at,
+			statement_timestamp() AS first_received_at,
+			(SELECT count(*) FROM sqsloop_queues WHERE id = $1)::integer AS receive_count
 		UNION ALL
-		SELECT 0, 0, '', '', NULL, '', '', statement_timestamp(), statement_timestamp(), count(*)::integer
-		FROM dead HAVING count(*) > 0
+		SELECT n, id, message_id, body, attributes, group_id, dedup_id, sent_at, first_received_at, receive_count FROM taken
 	) r ORDER BY n`
 
-	qPeek = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = $1),
-	(SELECT min(visible_at) FROM sqsloop_messages WHERE queue_id = $1 AND visible_at > statement_timestamp()),
-	statement_timestamp()`
+	qExists = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = $1)`
 	qCounts = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = $1),
 	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = $1 AND visible_at <= statement_timestamp()),
 	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = $1 AND visible_at > statement_timestamp() AND receive_count > 0),
@@ -146,7 +154,7 @@ const (
 	SELECT id, receive_count FROM d`
 
 	// qChange sets the leases of the batch: in flight, same receive, within
-	// 12 h of it. Each entry reports whether it changed and whether it was in
+	// $5 seconds of it (sqsloop.MaxVisibilityTimeout, 12 h). Each entry reports whether it changed and whether it was in
 	// flight (the snapshot the statement started with: a change that did
 	// not apply to a message in flight hit the ceiling).
 	qChange = `WITH c AS (
@@ -155,7 +163,7 @@ const (
 		UPDATE sqsloop_messages m SET visible_at = statement_timestamp() + c.secs * interval '1 second', leased = c.secs > 0
 		FROM c
 		WHERE m.queue_id = $1 AND m.id = c.id AND m.receive_count = c.cnt AND m.visible_at > statement_timestamp()
-			AND statement_timestamp() + c.secs * interval '1 second' <= m.received_at + interval '12 hours'
+			AND statement_timestamp() + c.secs * interval '1 second' <= m.received_at + $5::integer * interval '1 second'
 		RETURNING m.id
 	)
 	SELECT EXISTS (SELECT 1 FROM upd WHERE upd.id = c.id),
@@ -173,11 +181,13 @@ const (
 	qArchiveList = `SELECT queue, message_id, body, attributes, group_id, receive_count, sent_at, deleted_at FROM sqsloop_archive
 	WHERE queue = $1 ORDER BY id DESC LIMIT $2`
 
-	qSweepQueues = `SELECT id, name, coalesce(dlq_id, 0), max_receive_count, retention, swept_at, statement_timestamp() FROM sqsloop_queues ORDER BY id`
+	qSweepQueues = `SELECT q.id, q.name, coalesce(q.dlq_id, 0), coalesce(d.name, ''), q.max_receive_count, q.retention, q.swept_at, statement_timestamp()
+	FROM sqsloop_queues q LEFT JOIN sqsloop_queues d ON d.id = q.dlq_id ORDER BY q.id`
 	// qSweepLapsed handles the leases of queue $1 that lapsed between its
 	// last sweep ($2) and $3: over-received ones ($4 maxReceiveCount, $5 DLQ)
 	// move to the DLQ, the others are marked no longer leased; both are
-	// audited. It returns how many of each.
+	// audited (kinds $8 and $9, reasons $7 and $10). It returns how many of
+	// each.
 	qSweepLapsed = `WITH l AS MATERIALIZED (
 		SELECT id, message_id, receive_count, ($5 <> 0 AND receive_count >= $4) AS dead FROM sqsloop_messages
 		WHERE queue_id = $1 AND visible_at > $2 AND visible_at <= $3 AND leased
@@ -190,8 +200,8 @@ const (
 	), audit AS (
 		INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)
 		SELECT $6, message_id, receive_count,
-			CASE WHEN dead THEN 'dead-lettered' ELSE 'lease-expired' END,
-			CASE WHEN dead THEN $7 ELSE 'the visibility timeout ended without an ack or a nack: visible again' END,
+			CASE WHEN dead THEN $8 ELSE $9 END,
+			CASE WHEN dead THEN $7 ELSE $10 END,
 			statement_timestamp()
 		FROM l
 		RETURNING 1
@@ -201,7 +211,7 @@ const (
 	SELECT count(*) FILTER (WHERE NOT dead), count(*) FILTER (WHERE dead) FROM l`
 	// qSweepRetention deletes up to 1,000 of queue $1's oldest messages
 	// sent before $2 (in id order, the order they were sent), auditing
-	// them.
+	// them (kind $5, reason $4).
 	qSweepRetention = `WITH old AS (
 		SELECT id FROM sqsloop_messages WHERE queue_id = $1 ORDER BY id LIMIT 1000
 	), d AS (
@@ -210,7 +220,7 @@ const (
 		RETURNING m.message_id, m.receive_count
 	), audit AS (
 		INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)
-		SELECT $3, message_id, receive_count, 'retention', $4, statement_timestamp() FROM d
+		SELECT $3, message_id, receive_count, $5, $4, statement_timestamp() FROM d
 		RETURNING 1
 	)
 	SELECT count(*) FROM audit`
@@ -222,7 +232,6 @@ const (
 	qRegisterWorker = `INSERT INTO sqsloop_workers (id, queue, host, pid, started_at, last_seen)
 	VALUES ($1, $2, $3, $4, statement_timestamp(), statement_timestamp())
 	ON CONFLICT (id) DO UPDATE SET last_seen = excluded.last_seen`
-	qRenewWorker  = `UPDATE sqsloop_workers SET last_seen = statement_timestamp() WHERE id = $1`
 	qRemoveWorker = `DELETE FROM sqsloop_workers WHERE id = $1`
 	qWorkers      = `SELECT w.id, w.queue, w.host, w.pid, w.started_at, w.last_seen,
 		statement_timestamp() - w.last_seen, coalesce(h.n, 0)

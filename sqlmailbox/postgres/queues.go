@@ -55,19 +55,10 @@ func (d *driver) DeleteQueue(ctx context.Context, name string) error {
 	})
 }
 
-func (d *driver) Peek(ctx context.Context, q *sqlmailbox.QueueRecord, _ time.Time) (sqlmailbox.Peek, error) {
-	var p sqlmailbox.Peek
-	var next *time.Time
-	var now time.Time
-	if err := d.pool.QueryRow(ctx, qPeek, q.ID).Scan(&p.Exists, &next, &now); err != nil {
-		return p, d.classify(err)
-	}
-	if next != nil {
-		// The server's deadline, as a time on this process's clock: the
-		// two clocks may differ, the wait they give does not.
-		p.NextVisible = time.Now().Add(next.Sub(now))
-	}
-	return p, nil
+func (d *driver) Exists(ctx context.Context, q *sqlmailbox.QueueRecord) (bool, error) {
+	var ok bool
+	err := d.pool.QueryRow(ctx, qExists, q.ID).Scan(&ok)
+	return ok, d.classify(err)
 }
 
 func (d *driver) Counts(ctx context.Context, q *sqlmailbox.QueueRecord, _ time.Time) (sqlmailbox.Counts, error) {

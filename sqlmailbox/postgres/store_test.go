@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/sqsloop/sqsloop/internal/harness/sqlharness"
@@ -14,9 +15,20 @@ import (
 // names, each on a fresh database, on the wall clock (so the retention
 // periods, a minute at least, are not waited out: SQLite's test does).
 func TestStore(t *testing.T) {
+	var (
+		mu  sync.Mutex
+		dbs = map[*testing.T]string{} // the DSN of each test's database
+	)
 	storetest.Run(t, storetest.Env{
 		Open: func(t *testing.T, cfg sqlmailbox.Config) *sqlmailbox.Store {
-			st, err := postgres.Open(t.Context(), sqlharness.FreshDatabase(t), postgres.Options{Config: cfg})
+			mu.Lock()
+			dsn, ok := dbs[t]
+			if !ok {
+				dsn = sqlharness.FreshDatabase(t)
+				dbs[t] = dsn
+			}
+			mu.Unlock()
+			st, err := postgres.Open(t.Context(), dsn, postgres.Options{Config: cfg})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -29,16 +28,17 @@ func (d *driver) Sweep(ctx context.Context, a sqlmailbox.SweepArgs) (sqlmailbox.
 	}
 	var qs []queue
 	var q queue
-	if _, err := pgx.ForEachRow(rows, []any{&q.id, &q.name, &q.dlq, &q.maxReceives, &q.retention, &q.sweptAt, &q.now}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&q.id, &q.name, &q.dlq, &q.deadLetterQueue, &q.maxReceives, &q.retention, &q.sweptAt, &q.now}, func() error {
 		qs = append(qs, q)
 		return nil
 	}); err != nil {
 		return st, d.classify(err)
 	}
 	for _, q := range qs {
-		reason := fmt.Sprintf("reached maxReceiveCount %d: moved to the dead-letter queue", q.maxReceives)
 		var recovered, failed int64
-		if err := d.pool.QueryRow(ctx, qSweepLapsed, q.id, q.sweptAt, q.now, q.maxReceives, q.dlq, q.name, reason).Scan(&recovered, &failed); err != nil {
+		if err := d.pool.QueryRow(ctx, qSweepLapsed, q.id, q.sweptAt, q.now, q.maxReceives, q.dlq, q.name,
+			sqlmailbox.DeadLetterReason(q.maxReceives, q.deadLetterQueue), sqlmailbox.AuditDeadLettered,
+			sqlmailbox.AuditLeaseExpired, sqlmailbox.ReasonLeaseExpired).Scan(&recovered, &failed); err != nil {
 			return st, d.classify(err)
 		}
 		st.ExpiredFound += int(recovered + failed)
@@ -50,10 +50,10 @@ func (d *driver) Sweep(ctx context.Context, a sqlmailbox.SweepArgs) (sqlmailbox.
 			}
 		}
 		retention := time.Duration(q.retention) * time.Second
-		why := fmt.Sprintf("older than the queue's retention period (%v): deleted", retention)
+		why := sqlmailbox.RetentionReason(retention)
 		for {
 			var n int64
-			if err := d.pool.QueryRow(ctx, qSweepRetention, q.id, q.now.Add(-retention), q.name, why).Scan(&n); err != nil {
+			if err := d.pool.QueryRow(ctx, qSweepRetention, q.id, q.now.Add(-retention), q.name, why, sqlmailbox.AuditRetention).Scan(&n); err != nil {
 				return st, d.classify(err)
 			}
 			st.RetentionDeleted += int(n)
@@ -117,11 +117,6 @@ func (d *driver) Archived(ctx context.Context, queue string, limit int) ([]sqlma
 
 func (d *driver) RegisterWorker(ctx context.Context, w sqlmailbox.Worker) error {
 	_, err := d.pool.Exec(ctx, qRegisterWorker, w.ID, w.Queue, w.Host, w.PID)
-	return d.classify(err)
-}
-
-func (d *driver) RenewWorker(ctx context.Context, id string, _ time.Time) error {
-	_, err := d.pool.Exec(ctx, qRenewWorker, id)
 	return d.classify(err)
 }
 

@@ -118,22 +118,41 @@ func version(t *testing.T, path string) int {
 }
 
 // A file locked by another process makes a call wait, within the busy
-// timeout, never fail with SQLITE_BUSY: a child process holds SQLite's
-// exclusive lock for 1.5 s while a Send and a Receive are made; both succeed
-// once it lets go. With a busy timeout shorter than the hold, the same call
-// fails, and its error says the file was locked past the busy timeout.
+// timeout, never fail with SQLITE_BUSY: while a child process holds SQLite's
+// exclusive lock, a Send is made; it has not returned a second later, when
+// the child is killed (its lock goes with it), and then it succeeds, and
+// the message is received. With a busy timeout of 100 ms, the same call
+// fails while the lock is held, and its error says the file was locked past
+// the busy timeout.
 func TestLockedFileWaitsWithinBusyTimeout(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "q.db")
 	mb := openJobs(t, path)
 
-	locker := startChild(t, "lock", path, "1500ms")
+	locker := startChild(t, "lock", path)
 	locker.Expect(t, "locked", 30*time.Second)
-	ids := mailboxtest.SendBodies(ctx, t, mb, "sent while the file was locked")
-	locker.Expect(t, "released", 30*time.Second) // the send waited for it
+	type sent struct {
+		res []sqsloop.SendResult
+		err error
+	}
+	sending := make(chan sent, 1)
+	go func() {
+		res, err := mb.Send(ctx, []sqsloop.OutgoingMessage{{Body: "sent while the file was locked"}})
+		sending <- sent{res, err}
+	}()
+	select {
+	case r := <-sending:
+		t.Fatalf("Send returned while another process held the lock: %+v, %v", r.res, r.err)
+	case <-time.After(time.Second): // still waiting for the lock, as it should
+	}
+	unlock(t, locker)
+	r := <-sending
+	if r.err != nil || r.res[0].Err != nil {
+		t.Fatalf("Send once the lock was let go: %+v, %v", r.res, r.err)
+	}
 	got := mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, time.Minute)
-	if got[0].ID != ids[0] {
-		t.Fatalf("received %s, want %s", got[0].ID, ids[0])
+	if got[0].ID != r.res[0].MessageID {
+		t.Fatalf("received %s, want %s", got[0].ID, r.res[0].MessageID)
 	}
 	mailboxtest.AckAll(ctx, t, mb, got...)
 
@@ -146,14 +165,26 @@ func TestLockedFileWaitsWithinBusyTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	locker = startChild(t, "lock", path, "1500ms")
+	locker = startChild(t, "lock", path)
 	locker.Expect(t, "locked", 30*time.Second)
 	_, err = mb2.Send(ctx, []sqsloop.OutgoingMessage{{Body: "too impatient"}})
 	if err == nil || !strings.Contains(err.Error(), "busy timeout") {
-		t.Fatalf("Send with a 100 ms busy timeout against a 1.5 s lock: %v, want an error naming the busy timeout", err)
+		t.Fatalf("Send with a 100 ms busy timeout against a lock held: %v, want an error naming the busy timeout", err)
 	}
 	t.Logf("with a 100 ms busy timeout: %v", err)
-	locker.Expect(t, "released", 30*time.Second)
+	unlock(t, locker)
+}
+
+// unlock kills the lock-holding child and waits for its end, when the
+// operating system lets go of its locks.
+func unlock(t *testing.T, locker *childproc.Child) {
+	t.Helper()
+	if err := locker.Cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	for range locker.Lines {
+	}
+	<-locker.Exited
 }
 
 // Two processes on one file work correctly: two consumer processes, both

@@ -17,7 +17,7 @@ import (
 )
 
 // childEnv makes this test binary a child process of the tests here
-// instead of running tests: "role path [argument]".
+// instead of running tests: "role path".
 const childEnv = "SQSLOOP_SQLITE_CHILD"
 
 // TestMain runs the tests and checks that no goroutine outlived them;
@@ -32,8 +32,9 @@ func TestMain(m *testing.M) {
 // childMain runs one role on the database file args[1], writing a line to
 // standard output for every step the parent waits on:
 //
-//   - lock: takes SQLite's exclusive lock on the file, writes "locked",
-//     holds it for args[2] (a duration), then commits and writes "released".
+//   - lock: takes SQLite's exclusive lock on the file, writes "locked", and
+//     holds it until it is killed (the parent's word: the lock goes with
+//     the process).
 //   - send: sends batches of 10 to the queue "jobs" and writes "sent ID" for
 //     each message once Send has returned, until it is killed.
 //   - ack: receives from "jobs" and writes "acked ID" for each message once
@@ -46,10 +47,6 @@ func childMain(args []string) int {
 	fail, say := childproc.Failed, childproc.Say
 	role, path := args[0], args[1]
 	if role == "lock" {
-		hold, err := time.ParseDuration(args[2])
-		if err != nil {
-			return fail(err)
-		}
 		db, err := sql.Open("sqlite", path)
 		if err != nil {
 			return fail(err)
@@ -63,12 +60,7 @@ func childMain(args []string) int {
 			return fail(err)
 		}
 		say("locked")
-		time.Sleep(hold) // the role is to hold the lock this long
-		if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
-			return fail(err)
-		}
-		say("released")
-		return 0
+		select {} // until killed
 	}
 	st, err := sqlite.Open(ctx, path, sqlite.Options{})
 	if err != nil {

@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/sqlmailbox"
 )
 
@@ -81,41 +83,89 @@ func (d *driver) Receive(ctx context.Context, q *sqlmailbox.QueueRecord, r sqlma
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return err
 		}
-		until := micros(r.Now.Add(r.Visibility))
+		take := make([]any, 4, 4+len(ps))
+		take[0], take[1], take[2], take[3] = q.ID, now, micros(r.Now.Add(r.Visibility)), r.Worker
 		for _, p := range ps {
 			if q.DeadLetterQueueID != 0 && p.count >= q.Spec.MaxReceiveCount {
-				if err := deadLetter(ctx, tx, q, now, p.id); err != nil {
+				if err := deadLetter(ctx, tx, q, now, p.id, r.DeadLetterReason); err != nil {
 					return err
 				}
 				res.DeadLettered++
 				continue
 			}
-			row := sqlmailbox.ReceivedRow{ID: p.id}
-			var sent, first int64
-			var attrs []byte
-			if err := tx.QueryRowContext(ctx, qTake, q.ID, now, until, r.Worker, p.id).Scan(&row.MessageID, &row.Body, &attrs,
-				&row.GroupID, &row.DedupID, &sent, &first, &row.ReceiveCount); err != nil {
-				return err
-			}
-			row.Attributes = attrs
-			row.SentAt, row.FirstReceivedAt = fromMicros(sent), fromMicros(first)
-			res.Rows = append(res.Rows, row)
+			take = append(take, p.id)
+		}
+		if len(take) > 4 {
+			res.Rows, err = takeRows(ctx, tx, take, ps)
+			return err
+		}
+		var exists bool
+		var next int64
+		if err := tx.QueryRowContext(ctx, qNext, q.ID, now).Scan(&exists, &next); err != nil {
+			return err
+		}
+		if !exists {
+			return fmt.Errorf("queue %q: %w", q.Spec.Name, sqsloop.ErrQueueNotFound)
+		}
+		if next != 0 {
+			res.NextVisible = fromMicros(next)
 		}
 		return nil
 	})
 	return res, err
 }
 
+// takeQueries[n] is qTake for n messages.
+var takeQueries = func() (qs [sqsloop.MaxBatchSize + 1]string) {
+	for n := 1; n < len(qs); n++ {
+		ids := make([]string, n)
+		for i := range ids {
+			ids[i] = fmt.Sprintf("?%d", 5+i)
+		}
+		qs[n] = strings.Replace(qTake, "$ids", strings.Join(ids, ", "), 1)
+	}
+	return qs
+}()
+
+// takeRows takes the messages whose IDs follow qTake's four arguments in
+// args, in one statement, and returns them in the order ps picked them.
+func takeRows(ctx context.Context, tx *sql.Tx, args []any, ps []picked) ([]sqlmailbox.ReceivedRow, error) {
+	rows, err := tx.QueryContext(ctx, takeQueries[len(args)-4], args...)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[int64]sqlmailbox.ReceivedRow, len(args)-4)
+	for rows.Next() {
+		var row sqlmailbox.ReceivedRow
+		var sent, first int64
+		if err := rows.Scan(&row.ID, &row.MessageID, &row.Body, &row.Attributes, &row.GroupID, &row.DedupID, &sent, &first, &row.ReceiveCount); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		row.SentAt, row.FirstReceivedAt = fromMicros(sent), fromMicros(first)
+		byID[row.ID] = row
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
+	out := make([]sqlmailbox.ReceivedRow, 0, len(byID))
+	for _, p := range ps {
+		if row, ok := byID[p.id]; ok {
+			out = append(out, row)
+		}
+	}
+	return out, nil
+}
+
 // deadLetter moves message id of q to q's dead-letter queue, keeping its
-// row, and audits it.
-func deadLetter(ctx context.Context, tx *sql.Tx, q *sqlmailbox.QueueRecord, now, id int64) error {
+// row, and audits it with reason (sqlmailbox.DeadLetterReason).
+func deadLetter(ctx context.Context, tx *sql.Tx, q *sqlmailbox.QueueRecord, now, id int64, reason string) error {
 	var msgID string
 	var count int
 	if err := tx.QueryRowContext(ctx, qMoveToDLQ, q.ID, now, q.DeadLetterQueueID, id).Scan(&msgID, &count); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, qAudit, q.Spec.Name, msgID, count, sqlmailbox.AuditDeadLettered,
-		fmt.Sprintf("received %d times (maxReceiveCount %d): moved to dead-letter queue %q", count, q.Spec.MaxReceiveCount, q.DeadLetterQueue), now)
+	_, err := tx.ExecContext(ctx, qAudit, q.Spec.Name, msgID, count, sqlmailbox.AuditDeadLettered, reason, now)
 	return err
 }
 
@@ -156,7 +206,7 @@ func (d *driver) ChangeVisibility(ctx context.Context, q *sqlmailbox.QueueRecord
 	t := micros(now)
 	err := d.tx(ctx, func(tx *sql.Tx) error {
 		for i, c := range changes {
-			res, err := tx.ExecContext(ctx, qChange, q.ID, t, c.ID, c.ReceiveCount, c.Timeout.Microseconds())
+			res, err := tx.ExecContext(ctx, qChange, q.ID, t, c.ID, c.ReceiveCount, c.Timeout.Microseconds(), sqsloop.MaxVisibilityTimeout.Microseconds())
 			if err != nil {
 				return err
 			}

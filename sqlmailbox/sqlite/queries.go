@@ -40,17 +40,22 @@ const (
 		SELECT id, receive_count, min(vis) OVER (PARTITION BY group_id ORDER BY id) AS ok FROM prefix
 	)
 	SELECT id, receive_count FROM runs WHERE ok ORDER BY id LIMIT ?3`
+	// qTake (with the ids in place of $ids: takeQuery) takes the messages
+	// a pick chose, in one statement, returning them in no set order.
 	qTake = `UPDATE sqsloop_messages
 	SET receive_count = receive_count + 1, visible_at = ?3, received_at = ?2,
 		first_received_at = coalesce(first_received_at, ?2), leased = 1, leased_by = ?4
-	WHERE id = ?5 AND queue_id = ?1
-	RETURNING message_id, body, attributes, group_id, dedup_id, sent_at, first_received_at, receive_count`
+	WHERE queue_id = ?1 AND id IN ($ids)
+	RETURNING id, message_id, body, attributes, group_id, dedup_id, sent_at, first_received_at, receive_count`
 	// qMoveToDLQ keeps the row: its ID, body, attributes, counts, sent time.
 	qMoveToDLQ = `UPDATE sqsloop_messages SET queue_id = ?3, visible_at = ?2, leased = 0, leased_by = NULL
 	WHERE id = ?4 AND queue_id = ?1 RETURNING message_id, receive_count`
 	qAudit = `INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)`
 
-	qPeek = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = ?1),
+	qExists = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = ?1)`
+	// qNext: whether the queue exists and the earliest future visibility
+	// deadline of its messages, 0 for none.
+	qNext = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = ?1),
 	coalesce((SELECT min(visible_at) FROM sqsloop_messages WHERE queue_id = ?1 AND visible_at > ?2), 0)`
 	qCounts = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = ?1),
 	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = ?1 AND visible_at <= ?2),
@@ -64,9 +69,10 @@ const (
 	qArchive = `INSERT INTO sqsloop_archive (queue, message_id, body, attributes, group_id, receive_count, sent_at, deleted_at)
 	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`
 
-	// qChange: in flight, same receive, within 12 h (43,200 s) of it.
+	// qChange: in flight, same receive, within ?6 µs of it
+	// (sqsloop.MaxVisibilityTimeout, 12 h).
 	qChange = `UPDATE sqsloop_messages SET visible_at = ?2 + ?5, leased = ?5 > 0
-	WHERE id = ?3 AND queue_id = ?1 AND receive_count = ?4 AND visible_at > ?2 AND ?2 + ?5 <= received_at + 43200000000`
+	WHERE id = ?3 AND queue_id = ?1 AND receive_count = ?4 AND visible_at > ?2 AND ?2 + ?5 <= received_at + ?6`
 	qInFlight = `SELECT EXISTS (SELECT 1 FROM sqsloop_messages
 	WHERE id = ?2 AND queue_id = ?1 AND receive_count = ?3 AND visible_at > ?4)`
 	qUnlease = `UPDATE sqsloop_messages SET leased = 0 WHERE id = ?2 AND queue_id = ?1 AND receive_count = ?3`
@@ -76,7 +82,8 @@ const (
 	qArchiveList = `SELECT queue, message_id, body, attributes, group_id, receive_count, sent_at, deleted_at FROM sqsloop_archive
 	WHERE queue = ?1 ORDER BY id DESC LIMIT ?2`
 
-	qSweepQueues = `SELECT id, name, coalesce(dlq_id, 0), max_receive_count, retention, swept_at FROM sqsloop_queues ORDER BY id`
+	qSweepQueues = `SELECT q.id, q.name, coalesce(q.dlq_id, 0), coalesce(d.name, ''), q.max_receive_count, q.retention, q.swept_at
+	FROM sqsloop_queues q LEFT JOIN sqsloop_queues d ON d.id = q.dlq_id ORDER BY q.id`
 	// qLapsed: leases that ended since the queue's last sweep; the earlier
 	// ones that sweep saw.
 	qLapsed = `SELECT id, message_id, receive_count FROM sqsloop_messages
@@ -89,10 +96,10 @@ const (
 	qTrimArchive = `DELETE FROM sqsloop_archive WHERE deleted_at < ?1`
 	qTrimWorkers = `DELETE FROM sqsloop_workers WHERE last_seen < ?1`
 
-	qRegisterWorker = `INSERT OR REPLACE INTO sqsloop_workers (id, queue, host, pid, started_at, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6)`
-	qRenewWorker    = `UPDATE sqsloop_workers SET last_seen = ?2 WHERE id = ?1`
-	qRemoveWorker   = `DELETE FROM sqsloop_workers WHERE id = ?1`
-	qWorkers        = `SELECT w.id, w.queue, w.host, w.pid, w.started_at, w.last_seen, coalesce(h.n, 0)
+	qRegisterWorker = `INSERT INTO sqsloop_workers (id, queue, host, pid, started_at, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+	ON CONFLICT (id) DO UPDATE SET last_seen = excluded.last_seen`
+	qRemoveWorker = `DELETE FROM sqsloop_workers WHERE id = ?1`
+	qWorkers      = `SELECT w.id, w.queue, w.host, w.pid, w.started_at, w.last_seen, coalesce(h.n, 0)
 	FROM sqsloop_workers w LEFT JOIN (
 		SELECT leased_by, count(*) AS n FROM sqsloop_messages
 		WHERE leased_by IS NOT NULL AND visible_at > ?1 GROUP BY leased_by

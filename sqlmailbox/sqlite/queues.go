@@ -78,16 +78,10 @@ func (d *driver) DeleteQueue(ctx context.Context, name string) error {
 	})
 }
 
-func (d *driver) Peek(ctx context.Context, q *sqlmailbox.QueueRecord, now time.Time) (sqlmailbox.Peek, error) {
-	var p sqlmailbox.Peek
-	var next int64
-	if err := d.db.QueryRowContext(ctx, qPeek, q.ID, micros(now)).Scan(&p.Exists, &next); err != nil {
-		return p, d.classify(err)
-	}
-	if next != 0 {
-		p.NextVisible = fromMicros(next)
-	}
-	return p, nil
+func (d *driver) Exists(ctx context.Context, q *sqlmailbox.QueueRecord) (bool, error) {
+	var ok bool
+	err := d.db.QueryRowContext(ctx, qExists, q.ID).Scan(&ok)
+	return ok, d.classify(err)
 }
 
 func (d *driver) Counts(ctx context.Context, q *sqlmailbox.QueueRecord, now time.Time) (sqlmailbox.Counts, error) {

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"path/filepath"
+	"sync"
 	"testing"
 	"testing/synctest"
 
@@ -14,9 +15,11 @@ import (
 // audit and archive tables, the worker registry) on SQLite, in virtual
 // time, so retention periods of minutes are waited out too.
 func TestStore(t *testing.T) {
+	var files sync.Map // *testing.T → the file of its database
 	storetest.Run(t, storetest.Env{
 		Open: func(t *testing.T, cfg sqlmailbox.Config) *sqlmailbox.Store {
-			st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "q.db"), sqlite.Options{Config: cfg})
+			path, _ := files.LoadOrStore(t, filepath.Join(t.TempDir(), "q.db"))
+			st, err := sqlite.Open(t.Context(), path.(string), sqlite.Options{Config: cfg})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/sqsloop/sqsloop/sqlmailbox"
@@ -29,7 +28,7 @@ func (d *driver) Sweep(ctx context.Context, a sqlmailbox.SweepArgs) (sqlmailbox.
 	}
 	for rows.Next() {
 		var q sweepQueue
-		if err := rows.Scan(&q.rec.ID, &q.rec.Spec.Name, &q.rec.DeadLetterQueueID, &q.rec.Spec.MaxReceiveCount, &q.retention, &q.sweptAt); err != nil {
+		if err := rows.Scan(&q.rec.ID, &q.rec.Spec.Name, &q.rec.DeadLetterQueueID, &q.rec.DeadLetterQueue, &q.rec.Spec.MaxReceiveCount, &q.retention, &q.sweptAt); err != nil {
 			rows.Close()
 			return st, d.classify(err)
 		}
@@ -97,7 +96,7 @@ func sweepQueueTx(ctx context.Context, tx *sql.Tx, q sweepQueue, now int64, st *
 	for _, l := range ls {
 		st.ExpiredFound++
 		if q.rec.DeadLetterQueueID != 0 && int(l.count) >= q.rec.Spec.MaxReceiveCount {
-			if err := deadLetter(ctx, tx, &q.rec, now, l.id); err != nil {
+			if err := deadLetter(ctx, tx, &q.rec, now, l.id, sqlmailbox.DeadLetterReason(q.rec.Spec.MaxReceiveCount, q.rec.DeadLetterQueue)); err != nil {
 				return err
 			}
 			st.Failed++
@@ -107,7 +106,7 @@ func sweepQueueTx(ctx context.Context, tx *sql.Tx, q sweepQueue, now int64, st *
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, qAudit, q.rec.Spec.Name, l.msgID, l.count, sqlmailbox.AuditLeaseExpired,
-			"the visibility timeout ended without an ack or a nack: visible again", now); err != nil {
+			sqlmailbox.ReasonLeaseExpired, now); err != nil {
 			return err
 		}
 		st.Recovered++
@@ -151,7 +150,7 @@ func dropExpired(ctx context.Context, tx *sql.Tx, q sweepQueue, now int64, st *s
 				return err
 			}
 			if _, err := tx.ExecContext(ctx, qAudit, q.rec.Spec.Name, o.msgID, o.count, sqlmailbox.AuditRetention,
-				fmt.Sprintf("older than the queue's retention period (%v): deleted", time.Duration(q.retention)*time.Second), now); err != nil {
+				sqlmailbox.RetentionReason(time.Duration(q.retention)*time.Second), now); err != nil {
 				return err
 			}
 			st.RetentionDeleted++
@@ -202,11 +201,6 @@ func (d *driver) Archived(ctx context.Context, queue string, limit int) ([]sqlma
 
 func (d *driver) RegisterWorker(ctx context.Context, w sqlmailbox.Worker) error {
 	_, err := d.db.ExecContext(ctx, qRegisterWorker, w.ID, w.Queue, w.Host, w.PID, micros(w.StartedAt), micros(w.LastSeen))
-	return d.classify(err)
-}
-
-func (d *driver) RenewWorker(ctx context.Context, id string, now time.Time) error {
-	_, err := d.db.ExecContext(ctx, qRenewWorker, id, micros(now))
 	return d.classify(err)
 }
 

@@ -32,12 +32,14 @@ type Env struct {
 // Run runs every scenario on env, each as a parallel subtest.
 func Run(t *testing.T, env Env) {
 	for name, f := range map[string]func(*testing.T, Env){
-		"QueueManagement":     queueManagement,
-		"SweepRecoversLapsed": sweepRecoversLapsed,
-		"AuditAndRetention":   auditAndRetention,
-		"Archive":             archive,
-		"WorkerRegistry":      workerRegistry,
-		"QueueMessageSize":    queueMessageSize,
+		"QueueManagement":      queueManagement,
+		"SweepRecoversLapsed":  sweepRecoversLapsed,
+		"AuditAndRetention":    auditAndRetention,
+		"Archive":              archive,
+		"WorkerRegistry":       workerRegistry,
+		"WorkerRowsAfterClose": workerRowsAfterClose,
+		"WorkerSweptComesBack": workerSweptComesBack,
+		"QueueMessageSize":     queueMessageSize,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -161,8 +163,16 @@ func sweepRecoversLapsed(t *testing.T, env Env) {
 		t.Errorf("a second sweep found %d lapsed leases again", again.ExpiredFound)
 	}
 	kinds := map[string]int{}
+	reasons := map[string]string{ // one wording on both databases
+		sqlmailbox.AuditDeadLettered: sqlmailbox.DeadLetterReason(2, "sweep-dlq"),
+		sqlmailbox.AuditLeaseExpired: sqlmailbox.ReasonLeaseExpired,
+		sqlmailbox.AuditFailure:      "handler said no",
+	}
 	for _, r := range ok[[]sqlmailbox.AuditRecord](t)(st.Audit(ctx, "sweep", 100)) {
 		kinds[r.Kind]++
+		if r.Reason != reasons[r.Kind] {
+			t.Errorf("audit row of kind %s: reason %q, want %q", r.Kind, r.Reason, reasons[r.Kind])
+		}
 	}
 	if kinds[sqlmailbox.AuditFailure] != 1 || kinds[sqlmailbox.AuditLeaseExpired] != 1 || kinds[sqlmailbox.AuditDeadLettered] != 1 {
 		t.Errorf("audit kinds %v: want 1 failure, 1 lease-expired, 1 dead-lettered", kinds)
@@ -234,24 +244,40 @@ func archive(t *testing.T, env Env) {
 }
 
 // workerRegistry: a receiving Mailbox is listed alive with what it holds,
-// and stays alive while it only extends leases; one that stops calling is
-// shown dead after 3 heartbeats; a closed one is gone.
+// and stays alive while it only extends leases (each renews its row); one
+// that stops calling is shown dead after DeadAfterBeats heartbeats; a
+// closed one is gone. Every bound derives from the heartbeat. In virtual
+// time the worker is alive whenever it should be; on the wall clock, where a
+// stall between a renewal and the listing may make it dead, Alive is checked
+// against the rule (seen within DeadAfterBeats heartbeats) and the renewals
+// by the last-seen time they move on.
 func workerRegistry(t *testing.T, env Env) {
 	ctx := t.Context()
-	st := env.Open(t, sqlmailbox.Config{WorkerHeartbeat: time.Second})
+	const beat = time.Second
+	dead := sqlmailbox.DeadAfterBeats * beat
+	st := env.Open(t, sqlmailbox.Config{WorkerHeartbeat: beat})
 	mb := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "workers"}))
 	idle := ok[*sqlmailbox.Mailbox](t)(st.Queue(ctx, "workers"))
 	defer idle.Close()
+	alive := func(when string, w sqlmailbox.Worker) {
+		t.Helper()
+		if w.Alive != (w.SinceSeen < dead) || (env.VirtualTime && !w.Alive) {
+			t.Fatalf("%s: worker %+v: want it alive, as seen %v ago (shown dead after %v)", when, w, w.SinceSeen, dead)
+		}
+	}
 	mailboxtest.SendBodies(ctx, t, mb, "a", "b")
 	held := mailboxtest.ReceiveN(ctx, t, mb, 2, 10*time.Second, time.Minute)
 	ws := ok[[]sqlmailbox.Worker](t)(st.Workers(ctx))
-	if len(ws) != 1 || ws[0].ID != mb.WorkerID() || !ws[0].Alive || ws[0].InFlight != 2 || ws[0].Queue != "workers" || ws[0].PID == 0 {
-		t.Fatalf("workers %+v: want one alive, holding 2", ws)
+	if len(ws) != 1 || ws[0].ID != mb.WorkerID() || ws[0].InFlight != 2 || ws[0].Queue != "workers" || ws[0].PID == 0 {
+		t.Fatalf("workers %+v: want one, holding 2", ws)
 	}
-	// Busy with long jobs, it receives nothing, but extends their leases:
-	// that keeps it alive.
-	for range 5 {
-		if err := sqlharness.Sleep(ctx, time.Second); err != nil {
+	alive("after its receive", ws[0])
+	registered := ws[0].LastSeen
+	// Busy with long jobs, it receives nothing, but extends their leases,
+	// a heartbeat apart, for longer than it takes to be shown dead: that
+	// keeps it alive.
+	for range sqlmailbox.DeadAfterBeats + 2 {
+		if err := sqlharness.Sleep(ctx, beat); err != nil {
 			t.Fatal(err)
 		}
 		changes := []sqsloop.VisibilityChange{{ReceiptHandle: held[0].ReceiptHandle, Timeout: time.Minute}, {ReceiptHandle: held[1].ReceiptHandle, Timeout: time.Minute}}
@@ -259,19 +285,71 @@ func workerRegistry(t *testing.T, env Env) {
 			t.Fatalf("extend: %v %v", errs, err)
 		}
 	}
-	if ws = ok[[]sqlmailbox.Worker](t)(st.Workers(ctx)); len(ws) != 1 || !ws[0].Alive {
-		t.Fatalf("workers %+v after 5 s of extensions and no receive: want it alive", ws)
+	ws = ok[[]sqlmailbox.Worker](t)(st.Workers(ctx))
+	if len(ws) != 1 || ws[0].LastSeen.Sub(registered) < dead {
+		t.Fatalf("workers %+v after %d extensions and no receive: want it seen more than %v after it registered (%v)",
+			ws, sqlmailbox.DeadAfterBeats+2, dead, registered)
 	}
-	if err := sqlharness.Sleep(ctx, 4*time.Second); err != nil {
+	alive("after its extensions", ws[0])
+	if err := sqlharness.Sleep(ctx, dead+beat); err != nil {
 		t.Fatal(err)
 	}
 	ws = ok[[]sqlmailbox.Worker](t)(st.Workers(ctx))
-	if len(ws) != 1 || ws[0].Alive {
-		t.Fatalf("workers %+v after 4 s without a receive: want it shown dead", ws)
+	if len(ws) != 1 || ws[0].Alive || ws[0].SinceSeen < dead {
+		t.Fatalf("workers %+v after %v without a call: want it shown dead", ws, dead+beat)
 	}
 	mb.Close()
 	if ws := ok[[]sqlmailbox.Worker](t)(st.Workers(ctx)); len(ws) != 0 {
 		t.Fatalf("workers %+v after Close: want none", ws)
+	}
+}
+
+// workerRowsAfterClose: a Store closed without closing its Mailboxes
+// first (a worker that returns from main with only a deferred Store.Close)
+// leaves no worker row behind.
+func workerRowsAfterClose(t *testing.T, env Env) {
+	ctx := t.Context()
+	st := env.Open(t, sqlmailbox.Config{})
+	mb := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "closing"}))
+	mailboxtest.SendBodies(ctx, t, mb, "a")
+	mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, time.Minute)
+	if ws := ok[[]sqlmailbox.Worker](t)(st.Workers(ctx)); len(ws) != 1 {
+		t.Fatalf("workers %+v after a receive: want one", ws)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	other := env.Open(t, sqlmailbox.Config{})
+	if ws := ok[[]sqlmailbox.Worker](t)(other.Workers(ctx)); len(ws) != 0 {
+		t.Fatalf("workers %+v after Store.Close: want none", ws)
+	}
+}
+
+// workerSweptComesBack: a worker whose row a sweep deleted (not seen for
+// WorkerRetention: say its process was suspended) is listed again, alive,
+// once it renews. It waits out the hour: virtual time only.
+func workerSweptComesBack(t *testing.T, env Env) {
+	if !env.VirtualTime {
+		t.Skip("waits out WorkerRetention (an hour): virtual time only")
+	}
+	ctx := t.Context()
+	st := env.Open(t, sqlmailbox.Config{WorkerHeartbeat: time.Second})
+	mb := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "swept"}))
+	defer mb.Close()
+	mailboxtest.SendBodies(ctx, t, mb, "long job")
+	held := mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, 2*sqlmailbox.WorkerRetention)[0]
+	if err := sqlharness.Sleep(ctx, sqlmailbox.WorkerRetention+time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if stats := ok[sqlmailbox.SweepStats](t)(st.Sweep(ctx)); stats.WorkersRemoved != 1 {
+		t.Fatalf("sweep after an hour without a renewal: %+v, want 1 worker removed", stats)
+	}
+	if errs, err := mb.ChangeVisibility(ctx, []sqsloop.VisibilityChange{{ReceiptHandle: held.ReceiptHandle, Timeout: time.Minute}}); err != nil || errs[0] != nil {
+		t.Fatalf("extend: %v %v", errs, err)
+	}
+	ws := ok[[]sqlmailbox.Worker](t)(st.Workers(ctx))
+	if len(ws) != 1 || ws[0].ID != mb.WorkerID() || !ws[0].Alive || ws[0].InFlight != 1 {
+		t.Fatalf("workers %+v after the swept worker extended a lease: want it listed again, alive, holding 1", ws)
 	}
 }
 

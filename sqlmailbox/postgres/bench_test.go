@@ -1,0 +1,61 @@
+package postgres_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/internal/harness/sqlharness"
+	"github.com/sqsloop/sqsloop/mailboxtest"
+)
+
+// BenchmarkReceive measures one Receive of 10 messages from a queue of
+// 1,000 (each op then deletes them and sends 10 more, off the clock), and
+// one Receive that finds nothing (WaitTime 0: one look at the database), on
+// the server PG_DSN names.
+func BenchmarkReceive(b *testing.B) {
+	ctx := b.Context()
+	h := sqlharness.NewPostgres(b)
+	for _, fifo := range []bool{false, true} {
+		q, cleanup := h.NewQueue(ctx, b, mailboxtest.QueueOptions{FIFO: fifo})
+		defer cleanup()
+		out := make([]sqsloop.OutgoingMessage, 10)
+		refill := func() {
+			for i := range out {
+				body := fmt.Sprint("job-", time.Now().UnixNano(), "-", i)
+				out[i] = sqsloop.OutgoingMessage{Body: body}
+				if fifo {
+					out[i].MessageGroupID, out[i].DeduplicationID = fmt.Sprint("g", i), body
+				}
+			}
+			mailboxtest.SendAll(ctx, b, q.Mailbox, out...)
+		}
+		for range 100 {
+			refill()
+		}
+		req := sqsloop.ReceiveRequest{MaxMessages: 10, VisibilityTimeout: time.Minute}
+		kind := map[bool]string{false: "standard", true: "FIFO"}[fifo]
+		b.Run("10 of 1000 "+kind, func(b *testing.B) {
+			for b.Loop() {
+				msgs, err := q.Mailbox.Receive(ctx, req)
+				if err != nil || len(msgs) != 10 {
+					b.Fatalf("Receive: %d messages, %v", len(msgs), err)
+				}
+				b.StopTimer()
+				mailboxtest.AckAll(ctx, b, q.Mailbox, msgs...)
+				refill()
+				b.StartTimer()
+			}
+		})
+	}
+	q, cleanup := h.NewQueue(ctx, b, mailboxtest.QueueOptions{})
+	defer cleanup()
+	b.Run("empty", func(b *testing.B) {
+		for b.Loop() {
+			if msgs, err := q.Mailbox.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 10, VisibilityTimeout: time.Minute}); err != nil || len(msgs) != 0 {
+				b.Fatalf("Receive: %d messages, %v", len(msgs), err)
+			}
+		}
+	})
+}
