@@ -38,6 +38,7 @@ func features() mailboxtest.Features {
 		FIFOBatchesWithinGroup: true,
 		RedriveKeepsMessageID:  true,
 		OmitsUnaskedAttributes: true,
+		FIFODeleteExpires:      true,
 	}
 }
 
