@@ -70,17 +70,7 @@ func expectWokenBy(t *testing.T, receiver, sender sqsloop.Mailbox, body string) 
 func expectWoken(t *testing.T, receiver sqsloop.Mailbox, what string, act func() string) {
 	t.Helper()
 	ctx := t.Context()
-	type result struct {
-		msgs    []*sqsloop.Message
-		err     error
-		elapsed time.Duration
-	}
-	got := make(chan result, 1)
-	go func() {
-		start := time.Now()
-		msgs, err := receiver.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1, VisibilityTimeout: time.Minute, WaitTime: sqsloop.MaxWaitTime})
-		got <- result{msgs, err, time.Since(start)}
-	}()
+	got := longPoll(ctx, receiver)
 	if err := sqlharness.Sleep(ctx, time.Second); err != nil { // the long poll is waiting
 		t.Fatal(err)
 	}
@@ -92,6 +82,25 @@ func expectWoken(t *testing.T, receiver sqsloop.Mailbox, what string, act func()
 	}
 	t.Logf("%q: the other Store's long poll returned it %v after it began", what, r.elapsed.Round(time.Millisecond))
 	mailboxtest.AckAll(ctx, t, receiver, r.msgs...)
+}
+
+// polled is what a long poll returned, and after how long.
+type polled struct {
+	msgs    []*sqsloop.Message
+	err     error
+	elapsed time.Duration
+}
+
+// longPoll starts a 20 s long poll for one message on mb (1-minute lease);
+// the channel yields its result.
+func longPoll(ctx context.Context, mb sqsloop.Mailbox) <-chan polled {
+	got := make(chan polled, 1)
+	go func() {
+		start := time.Now()
+		msgs, err := mb.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1, VisibilityTimeout: time.Minute, WaitTime: sqsloop.MaxWaitTime})
+		got <- polled{msgs, err, time.Since(start)}
+	}()
+	return got
 }
 
 // A nack in a batch, a FIFO delete that frees a group, and a message
@@ -284,17 +293,7 @@ func TestLongPollSeesALeaseTakenWhileItLooked(t *testing.T) {
 	if _, err := tx.Exec(ctx, `SELECT 1 FROM sqsloop_messages WHERE message_id = $1 FOR UPDATE`, id); err != nil {
 		t.Fatal(err)
 	}
-	type result struct {
-		msgs    []*sqsloop.Message
-		err     error
-		elapsed time.Duration
-	}
-	got := make(chan result, 1)
-	go func() {
-		start := time.Now()
-		msgs, err := mb.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1, VisibilityTimeout: time.Minute, WaitTime: sqsloop.MaxWaitTime})
-		got <- result{msgs, err, time.Since(start)}
-	}()
+	got := longPoll(ctx, mb)
 	if err := sqlharness.Sleep(ctx, 500*time.Millisecond); err != nil { // the long poll looks meanwhile
 		t.Fatal(err)
 	}
