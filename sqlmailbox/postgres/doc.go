@@ -24,7 +24,7 @@
 // one such NOTIFY per queue per 10 ms, carried by the statement that made
 // the change, and one at the window's end for the changes it held back
 // (a NOTIFY takes a lock of the whole server at commit and wakes every
-// listener: a burst of sends costs two per window, not one each). The Store
+// listener: a burst of sends costs at most two per window, not one each). The Store
 // listens on one connection taken out of its pool. Leases follow the
 // server's clock (statement_timestamp()), so machines whose clocks differ
 // still agree on when a lease ends. The server going away is transient:
