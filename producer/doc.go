@@ -45,6 +45,6 @@
 //
 // Close(ctx) stops intake, flushes what is pending (retrying as usual) and
 // waits; when ctx ends first, what is still unsent fails with ErrClosed and
-// Close reports how many. Typed bodies: JSON and SendJSON encode a value as
-// the body; consumer.JSON decodes it on the other side.
+// Close reports how many. Typed bodies: JSONBody and SendJSON encode a value as
+// the body; consumer.JSONHandler decodes it on the other side.
 package producer

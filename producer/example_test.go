@@ -43,7 +43,7 @@ func Example() {
 	// sent 20; queue holds 20
 }
 
-// A typed body: the value is encoded as JSON; consumer.JSON decodes it into
+// A typed body: the value is encoded as JSON; consumer.JSONHandler decodes it into
 // the same type on the receiving side.
 func ExampleProducer_SendJSON() {
 	ctx := context.Background()

@@ -86,7 +86,7 @@
 // With a client that can name the queue's dead-letter queue
 // (sqsloop.DeadLetterQueueOpener, as *sqsmailbox.Mailbox and
 // *memmailbox.Queue can), a record whose handler fails with
-// consumer.Permanent (and every body consumer.JSON cannot decode) goes to
+// consumer.Permanent (and every body consumer.JSONHandler cannot decode) goes to
 // the dead-letter queue at once, as under a consumer, instead of being
 // retried until the queue's maxReceiveCount: the consumer's copy
 // (consumer.DeadLetters: its body, its message attributes and the
