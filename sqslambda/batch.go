@@ -325,8 +325,15 @@ func (b *batch) decide(i int, err error, cutShort, dead bool, delay time.Duratio
 		}
 		return false
 	}
-	b.h.cfg.Logger.Debug("sqslambda: handler failed", slog.String("message_id", b.msgs[i].ID),
-		slog.Duration("retry_in", delay), slog.Bool("lease_owner", l != nil), slog.Any("error", err))
+	if !consumer.IsPanic(err) && !errors.Is(err, consumer.ErrPermanent) { // a panic, a Permanent have lines of their own
+		if l != nil {
+			b.h.failures.Failed("sqslambda: handler failed; the record is reported failed, to be received again after its back-off",
+				b.msgs[i], err, slog.String("retry_in", delay.String()))
+		} else {
+			b.h.failures.Failed("sqslambda: handler failed; the record is reported failed, to be received again when the queue's visibility timeout ends",
+				b.msgs[i], err)
+		}
+	}
 	if l != nil {
 		l.Nack(delay)
 	}

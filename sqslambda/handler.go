@@ -11,6 +11,7 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/internal/failurelog"
 )
 
 // Handler runs a consumer.Handler for the records of SQS events: its Handle
@@ -22,6 +23,8 @@ import (
 type Handler struct {
 	cfg     Config
 	handler consumer.Handler // with panic recovery and middleware (consumer.Wrap)
+
+	failures *failurelog.Log // the WARN lines of failed handler runs, rate-limited
 
 	mu     sync.Mutex
 	queues map[string]*queueState // by eventSourceARN
@@ -46,9 +49,10 @@ func New(h consumer.Handler, cfg Config) (*Handler, error) {
 	}
 	cfg = cfg.withDefaults()
 	return &Handler{
-		cfg:     cfg,
-		handler: consumer.Wrap(h, cfg.Logger, cfg.Middleware...),
-		queues:  make(map[string]*queueState),
+		cfg:      cfg,
+		handler:  consumer.Wrap(h, cfg.Logger, cfg.Middleware...),
+		queues:   make(map[string]*queueState),
+		failures: failurelog.New(cfg.Logger, "sqslambda"),
 	}, nil
 }
 
@@ -95,6 +99,7 @@ func (h *Handler) Handle(ctx context.Context, event events.SQSEvent) (events.SQS
 	b := h.newBatch(ctx, event.Records, start)
 	b.run()
 	failures, allFailed, firstErr := b.finish()
+	h.failures.Flush() // the failures this invocation did not log at WARN, before the environment is frozen
 	resp := events.SQSEventResponse{BatchItemFailures: failures}
 	if h.cfg.ErrorWhenAllFail && allFailed {
 		return resp, fmt.Errorf("sqslambda: all %d records of the batch are reported failed (first error: %v): %w",
