@@ -29,15 +29,20 @@
 // per message group across retries, because a group has at most one message
 // on the wire at a time (the next waits until the one before is sent or
 // has failed for good): a group's messages go at most one per round trip,
-// while batches mix groups. On a standard queue (a MessageGroupID there
-// names a fair-queue tenant, with no order) messages are not held back;
-// the producer asks the queue its type once (sqsloop.AttributesReader),
-// and keeps group order when it cannot tell.
+// while batches mix groups. A message of a group that ends unsent (failed
+// for good, out of attempts, withdrawn) pauses its group: the messages
+// behind it, and every later one, fail with ErrGroupPaused until
+// ResumeGroup, so that none arrives after a gap. On a standard queue (a
+// MessageGroupID there names a fair-queue tenant, with no order) messages
+// are not held back; the producer asks the queue its type once
+// (sqsloop.AttributesReader, under the first grouped Enqueue's context and
+// for at most 5 s), and keeps group order when it cannot tell.
 //
 // Memory is bounded: at most Config.MaxPendingMessages messages and
 // Config.MaxPendingBytes bytes are accepted and not yet sent or failed;
 // beyond that Send waits (back-pressure) until there is room or its context
-// ends.
+// ends. A message withdrawn when its context ends gives back its room and
+// lets go of its body at once, even while every call is busy.
 //
 // Config.BeforeSend lets instrumentation set message attributes (a trace
 // context) before a message is accepted; package otelsqsloop injects

@@ -16,6 +16,19 @@ import (
 // sent (errors.Is).
 var ErrClosed = errors.New("producer: closed")
 
+// ErrGroupPaused is wrapped by the error of a message of an ordered message
+// group (on a FIFO queue, or a queue whose type the Producer cannot tell)
+// that is not sent because an earlier message of its group was not: that
+// one failed for good, ran out of attempts, or was withdrawn when its
+// context ended (or ended while a call carrying it failed, so that it may
+// have been sent or not). Sending the later ones would deliver them after
+// a gap, the group's order broken silently; instead the Producer pauses
+// the group: the messages waiting behind the one that failed fail with
+// ErrGroupPaused, and so does every Send and Enqueue to the group, until
+// ResumeGroup. (Pub/Sub's ordering keys do the same: ResumePublish.) The
+// error names the group and the failure that paused it.
+var ErrGroupPaused = errors.New("producer: message group paused")
+
 // Result is the outcome of a message sent.
 type Result struct {
 	// MessageID is the ID the queue assigned (on a FIFO queue, for a send
@@ -48,9 +61,10 @@ type Producer struct {
 	lastReturn   time.Time     // when the last of them returned
 	started      bool          // the dispatcher was started
 	closing      bool
-	aborted      error // set when Close's context ended: fails what is left
-	closeFailed  int   // messages failed since Close began
-	closeFirst   error // the first of their errors
+	aborted      error            // set when Close's context ended: fails what is left
+	closeFailed  int              // messages failed since Close began
+	closeFirst   error            // the first of their errors
+	paused       map[string]error // message groups paused (pause), with why; nil until one is
 	st           Stats
 }
 
@@ -71,6 +85,9 @@ type Stats struct {
 	// Pending is how many messages are accepted and not yet sent or failed,
 	// now.
 	Pending int
+	// PausedGroups is how many message groups are paused now
+	// (ErrGroupPaused), waiting for ResumeGroup.
+	PausedGroups int
 }
 
 // New returns a Producer of mb. It starts no goroutine until the first
@@ -166,7 +183,9 @@ func (p *Producer) Enqueue(ctx context.Context, m sqsloop.OutgoingMessage) (*Pen
 		return nil, fmt.Errorf("producer: not sent: %w", errors.Join(err, errs[0]))
 	}
 	if m.MessageGroupID != "" {
-		p.order.probe(ctx, p.mb)
+		if err := p.order.probe(ctx, p.mb); err != nil {
+			return nil, fmt.Errorf("producer: not sent (asking the queue its type, for message group %q): %w", m.MessageGroupID, err)
+		}
 	}
 	it := &item{msg: m, size: m.Size(), done: make(chan struct{})}
 	if m.MessageGroupID != "" && p.order.ordered() {
@@ -186,6 +205,10 @@ func (p *Producer) admit(ctx context.Context, it *item) error {
 		if p.closing {
 			p.mu.Unlock()
 			return fmt.Errorf("producer: not sent: %w", ErrClosed)
+		}
+		if cause, ok := p.paused[it.group]; ok && it.group != "" {
+			p.mu.Unlock()
+			return pausedError(it.group, cause)
 		}
 		if p.pending == 0 || (p.pending < p.cfg.MaxPendingMessages && p.pendingBytes+it.size <= p.cfg.MaxPendingBytes) {
 			p.pending++
@@ -236,7 +259,19 @@ func (p *Producer) Stats() Stats {
 	defer p.mu.Unlock()
 	st := p.st
 	st.Pending = p.pending
+	st.PausedGroups = len(p.paused)
 	return st
+}
+
+// ResumeGroup lets Send and Enqueue send to message group again after a
+// failure paused it (ErrGroupPaused): call it once the cause is dealt with
+// and what must be resent is known. The group's later messages then go in
+// the order they are given. It does nothing to a group that is not
+// paused. Safe for concurrent use.
+func (p *Producer) ResumeGroup(group string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.paused, group)
 }
 
 // Close stops intake (Send and Enqueue return ErrClosed), sends what is
