@@ -1,10 +1,24 @@
-// Package producer sends messages to any [sqsloop.Mailbox] in batches: Send
-// (or Enqueue) from many goroutines is coalesced into SendMessageBatch
-// calls of up to 10 entries and 1 MiB in all (SQS's limits:
-// sqsloop.MaxBatchSize, sqsloop.MaxMessageSize), within a short linger
-// window (Config.Linger, 5 ms; while calls are on the wire, until all have
-// returned and their senders have had a linger to add theirs, 10 lingers at
-// most), with several calls on the wire at once (Config.MaxCalls).
+// Package producer sends messages to any [sqsloop.Mailbox] in batches.
+//
+// To send many messages, give them all at once: SendAll (SendAllJSON for
+// typed bodies) puts them in SendMessageBatch calls of up to 10 entries and
+// 1 MiB in all (SQS's limits: sqsloop.MaxBatchSize, sqsloop.MaxMessageSize),
+// several calls on the wire at once (Config.MaxCalls, 8), and returns each
+// message's result:
+//
+//	results, err := p.SendAll(ctx, msgs) // 500 messages: 50 calls
+//
+// Send and Enqueue from many goroutines (a server's request handlers, each
+// sending one) are coalesced the same way, within a short linger window
+// (Config.Linger, 5 ms; while calls are on the wire, until all have
+// returned and their senders have had a linger to add theirs, 10 lingers
+// at most). But Send waits for its own message: in a loop in one goroutine
+// each message waits for the one before, one call and one round trip each.
+// Measured on fauxqs (an SQS emulator) on a 2-core machine, 500
+// messages of one goroutine: Send in a loop made 500 calls in 3.8–4.0 s,
+// SendAll 50 calls in 41–58 ms; with every call held 10 ms longer, 8.8–9.1
+// s against 98–108 ms. Enqueue returns at once with a Pending to Wait on,
+// for a loop that does something between sends.
 //
 // Every message is sent or its Send returns an error; none is dropped
 // silently:

@@ -34,3 +34,18 @@ func (p *Producer) SendJSON(ctx context.Context, v any, m sqsloop.OutgoingMessag
 	}
 	return p.Send(ctx, msg)
 }
+
+// SendAllJSON sends each of values encoded as JSON (see JSONBody), with m's
+// other fields (a FIFO queue's messages keep values' order in m's message
+// group), like p.SendAll, and returns its results and error. A value that
+// does not encode fails alone, its entry of the *BatchError wrapping
+// sqsloop.ErrInvalidArgument; the others are sent. (A function, not a
+// method: Go methods take no type parameters.)
+func SendAllJSON[T any](ctx context.Context, p *Producer, values []T, m sqsloop.OutgoingMessage) ([]Result, error) {
+	msgs := make([]sqsloop.OutgoingMessage, len(values))
+	errs := make([]error, len(values))
+	for i, v := range values {
+		msgs[i], errs[i] = JSONBody(v, m)
+	}
+	return p.sendAll(ctx, msgs, errs)
+}

@@ -137,7 +137,12 @@ func (p *Pending) Wait(ctx context.Context) (Result, error) {
 // Send sends m, batched with other messages, and returns its result: the
 // message ID (and FIFO sequence number), or an error. It blocks for the
 // linger window and a round trip at least, and while there is no room for
-// m (back-pressure). Errors:
+// m (back-pressure). Send batches the messages of many goroutines (a
+// server's request handlers, each sending one); in a loop in one goroutine
+// it makes one SendMessageBatch call per message, each waiting for the one
+// before: to send many, use SendAll (or SendAllJSON, or Enqueue each and
+// Wait), which costs a tenth of the calls and a hundredth of the time (see
+// the package doc). Errors:
 //
 //   - the request rules' error for an m no queue accepts
 //     (sqsloop.ValidateSend: an empty body, one over 1 MiB, naming the size,
