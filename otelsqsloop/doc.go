@@ -70,7 +70,8 @@
 // failed ones), sqsloop.lease.late_extensions ({extension}; extensions sent
 // with less than a quarter of the lease owner's interval left before the
 // deadline), sqsloop.lease.lost ({lease}; by sqsloop.lease.lost_reason:
-// "no_beats", "receipt_handle_expired", "ceiling", "call_failures", and
+// "no_beats", "receipt_handle_expired", "ceiling", "call_failures",
+// "lapsed_before_start" (sqsloop.LeaseLostReason), and
 // sqsloop.never_beat), sqsloop.process.late_results ({message}; handlers
 // that returned after their lease was lost, by sqsloop.never_beat),
 // sqsloop.settled.messages ({message}; entries of delete and visibility

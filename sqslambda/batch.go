@@ -3,6 +3,7 @@ package sqslambda
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,7 @@ type batch struct {
 	cancels []context.CancelCauseFunc
 	seqs    [][]int  // record indexes: one FIFO message group, or one record
 	owners  []*owner // the invocation's lease owners, one per queue with a client
+	lapsed  []bool   // records whose lease lapsed before the invocation began (never held); nil when none did
 
 	hctx    context.Context // the handlers' context: ends at cut, with cause ErrDeadline
 	stop    context.CancelFunc
@@ -115,6 +117,10 @@ func (h *Handler) newBatch(ctx context.Context, recs []events.SQSMessage, start 
 		if qr.o == nil {
 			continue
 		}
+		if !m.ReceivedAt.Add(qr.vt).After(start) {
+			b.lapsedBeforeStart(i, start, qr.vt)
+			continue
+		}
 		var cancel context.CancelCauseFunc
 		if h.cfg.Visibility.CancelOnLeaseLost {
 			b.ctxs[i], cancel = context.WithCancelCause(b.hctx)
@@ -128,6 +134,29 @@ func (h *Handler) newBatch(ctx context.Context, recs []events.SQSMessage, start 
 	}
 	b.seqs = sequences(b.msgs)
 	return b
+}
+
+// lapsedBeforeStart marks record i, received vt or more before the
+// invocation began at start, as lapsed: its lease is lost already
+// (sqsloop.LostBeforeStart), so it is not held and will not run. The first
+// of an invocation is logged at WARN.
+func (b *batch) lapsedBeforeStart(i int, start time.Time, vt time.Duration) {
+	m := b.msgs[i]
+	if b.lapsed == nil {
+		b.lapsed = make([]bool, len(b.msgs))
+		b.h.cfg.Logger.Warn("sqslambda: a record was received a visibility timeout or more before the invocation began, so its lease had lapsed "+
+			"before its handler could start: it is not run and is reported failed (the message is visible again, or was received by another invocation). "+
+			"A throttled or delayed invocation, or an old event replayed (AWS's sample events carry a receive time of 2018); logged once per invocation",
+			slog.String("message_id", m.ID), slog.String("event_source_arn", b.recs[i].EventSourceARN),
+			slog.String("received_before", start.Sub(m.ReceivedAt).Round(time.Millisecond).String()), slog.String("visibility_timeout", vt.String()))
+	}
+	b.lapsed[i] = true
+	b.h.st.lapsed.Add(1)
+	if obs := b.h.cfg.Visibility.Observer; obs != nil {
+		err := fmt.Errorf("sqslambda: lease of message %s lost: received %v before the invocation began, the visibility timeout is %v: %w: %w",
+			m.ID, start.Sub(m.ReceivedAt).Round(time.Millisecond), vt, visibility.ErrLeaseLost, ErrLapsedBeforeStart)
+		obs.LeaseLost(m, sqsloop.LeaseLostEvent{Reason: sqsloop.LostBeforeStart, Err: err})
+	}
 }
 
 // startOwner starts a lease owner over mb for one invocation.
@@ -227,8 +256,8 @@ func (b *batch) sequence(idx []int) {
 			b.notRun(i, failed, &b.h.st.skipped)
 		case b.pastCut():
 			b.notRun(i, cutOff, &b.h.st.cutOff)
-		case b.leases[i] != nil && b.leases[i].Err() != nil:
-			b.notRun(i, failed, &b.h.st.cutOff) // lapsed while it waited: it is visible, or delivered again, already
+		case b.lapsed != nil && b.lapsed[i], b.leases[i] != nil && b.leases[i].Err() != nil:
+			b.notRun(i, failed, &b.h.st.cutOff) // lapsed before the invocation, or while it waited: it is visible, or delivered again, already
 			groupFailed = true
 		case !b.runOne(i, hb):
 			groupFailed = true

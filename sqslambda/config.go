@@ -141,8 +141,8 @@ type Config struct {
 	// call (extensions, nacks, give-backs) and LeaseLost.
 	//
 	// Records that never run (the rest of a failed FIFO group, those left
-	// at the cut-off, one whose lease lapsed while it waited, which
-	// LeaseLost reports) are no handler runs and have no ProcessStart or
+	// at the cut-off, one whose lease lapsed while it waited or before the
+	// invocation began, which LeaseLost reports) are no handler runs and have no ProcessStart or
 	// ProcessEnd, as a consumer's unstarted messages have none: with a
 	// client their give-back is a Settled entry (sqsloop.KindGiveBack);
 	// Stats.Skipped and Stats.CutOff count them. Received and Drain are

@@ -79,7 +79,11 @@
 // Lease deadlines count from Message.ReceivedAt: the invocation's start,
 // or a first delivery's ApproximateFirstReceiveTimestamp when earlier. The
 // event does not say when a redelivered record was received, which a
-// batching window or a throttled invocation puts before the invocation.
+// batching window or a throttled invocation puts before the invocation. A
+// record received a visibility timeout or more before the invocation began
+// (a throttled invocation, or an old event replayed, such as AWS's sample
+// events) has lost its lease already: it is not run and is reported failed,
+// with a WARN saying so and a LeaseLost of reason sqsloop.LostBeforeStart.
 //
 // # Poison messages
 //

@@ -13,4 +13,11 @@ var (
 	// before it. A record whose handler returns after that is given back,
 	// not failed with a back-off: it was cut short, not wrong.
 	ErrDeadline = errors.New("sqslambda: invocation deadline near")
+
+	// ErrLapsedBeforeStart is the reason (with visibility.ErrLeaseLost) of
+	// the lost lease of a record that was received a visibility timeout or
+	// more before its invocation began (sqsloop.LostBeforeStart): the
+	// record is not run and is reported failed, since its message is
+	// visible again, or was received by another invocation, already.
+	ErrLapsedBeforeStart = errors.New("sqslambda: the lease had lapsed before the invocation began")
 )
