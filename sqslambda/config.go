@@ -25,8 +25,9 @@ const (
 	// (750 ms) for the lease owner's flush of the decided nacks and
 	// give-backs, a quarter (375 ms) for the answer to reach Lambda.
 	DefaultDeadlineMargin = 1500 * time.Millisecond
-	// maxDeadlineMargin is Lambda's longest function timeout, 15 minutes.
-	maxDeadlineMargin = 15 * time.Minute
+	// maxFunctionTimeout is Lambda's longest function timeout, 15 minutes:
+	// it bounds DeadlineMargin and Invoke's timeout.
+	maxFunctionTimeout = 15 * time.Minute
 )
 
 // Config tunes a Handler. The zero Config is valid: 10 records at once, a
@@ -184,7 +185,7 @@ func (c Config) Validate() error {
 	if d.Concurrency < 1 || d.Concurrency > MaxConcurrency {
 		bad("Concurrency: must be between 1 and %d, got %d", MaxConcurrency, d.Concurrency)
 	}
-	if d.DeadlineMargin < 0 || d.DeadlineMargin > maxDeadlineMargin {
+	if d.DeadlineMargin < 0 || d.DeadlineMargin > maxFunctionTimeout {
 		bad("DeadlineMargin: must be between 0 and 15m (Lambda's longest timeout), got %v", d.DeadlineMargin)
 	}
 	for i, mw := range d.Middleware {
