@@ -37,8 +37,9 @@ type batch struct {
 	grace   time.Duration // how long after cut Handle waits for running handlers
 	flushBy time.Time     // when the lease owners' flush ends: a quarter of the margin before the deadline; zero without one (then 1 s after the end)
 
-	next    atomic.Int64 // the next sequence to run
-	stopAll atomic.Bool  // a FIFO failure stops the batch (Config.FIFOStopOnFailure)
+	next     atomic.Int64 // the next sequence to run
+	stopAll  atomic.Bool  // a FIFO failure stops the batch (Config.FIFOStopOnFailure)
+	cutShort atomic.Bool  // a handler was cut short by the deadline
 
 	runs []observedRun // with Config.Observer: each record's handler run, from ProcessStart on
 
@@ -303,6 +304,9 @@ func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
 	}
 	hb.Beat() // a finished record is progress for the ones waiting (and for its own lease, through a copy to the DLQ)
 	cutShort := err != nil && errors.Is(context.Cause(ctx), ErrDeadline)
+	if cutShort {
+		b.cutShort.Store(true)
+	}
 	var (
 		delay time.Duration // the retry delay of a failed run, drawn once
 		dead  bool          // copied to the dead-letter queue
@@ -423,8 +427,10 @@ func (b *batch) noteErr(err error) {
 // observer) and those never reached are cut off (given back); the lease
 // owners stop, after sending what was decided until a quarter of the
 // margin before the deadline. It returns the batch item
-// failures, in the event's order, each message ID once, whether every
-// record failed, and the first handler error.
+// failures, in the event's order, each message ID once, whether the batch
+// failed whole (no record processed, handlers failed, and the deadline cut
+// none short or off: see Config.NoErrorWhenAllFail), and the first handler
+// error.
 func (b *batch) finish() ([]events.SQSBatchItemFailure, bool, error) {
 	b.mu.Lock()
 	b.closed = true
@@ -489,6 +495,7 @@ func (b *batch) finish() ([]events.SQSBatchItemFailure, bool, error) {
 		}
 	}
 	b.h.st.itemFailures.Add(int64(len(failures)))
+	allFailed = allFailed && firstErr != nil && abandoned == 0 && cut == 0 && !b.cutShort.Load()
 	if abandoned > 0 || cut > 0 {
 		b.h.cfg.Logger.Warn("sqslambda: the invocation's deadline was near; records reported failed without finishing",
 			slog.Int("abandoned", abandoned), slog.Int("not_started", cut), slog.Int("records", len(state)))

@@ -30,17 +30,19 @@
 // list and deletes failed records too. An empty or unknown itemIdentifier
 // would fail the whole batch, so only IDs of the event are ever listed, and
 // a record without one fails the invocation before anything runs.
-// Config.ErrorWhenAllFail returns an error when every record failed, so
-// the event source mapping backs off.
+// When every record failed Handle also returns an error (ErrAllFailed), as
+// Powertools' batch processors do, so that the function's Errors metric
+// shows it (Config.NoErrorWhenAllFail turns that off).
 //
 // # Concurrency and FIFO queues
 //
 // Records run concurrently, at most Config.Concurrency at once (a standard
 // queue's batch holds up to 10,000 records). On a FIFO queue the records of
 // one message group run one after another, in the event's order; after a
-// failure the rest of the group is reported failed without running, and
-// with Config.FIFOStopOnFailure every record of the batch not started yet
-// is, as AWS's Lambda guide prescribes.
+// failure the rest of the group is reported failed without running, while
+// the other groups go on (order holds within a group only); with
+// Config.FIFOStopOnFailure every record of the batch not started yet is,
+// as AWS's Lambda guide prescribes (see it for why ours differs).
 //
 // # Time
 //

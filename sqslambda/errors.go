@@ -3,9 +3,9 @@ package sqslambda
 import "errors"
 
 var (
-	// ErrAllFailed is wrapped by the error Handle returns, with
-	// Config.ErrorWhenAllFail, when every record of a batch is reported
-	// failed (see Config.ErrorWhenAllFail for why that matters).
+	// ErrAllFailed is wrapped by the error Handle returns when every record
+	// of a batch is reported failed for its handlers' failures, unless
+	// Config.NoErrorWhenAllFail (see it for why that matters).
 	ErrAllFailed = errors.New("sqslambda: every record of the batch failed")
 
 	// ErrDeadline is the cause (context.Cause) of a handler's context that
