@@ -89,8 +89,9 @@ func main() {
 }
 
 // invokeFile runs handle once on the event in the file at path, as Lambda
-// would with the function timeout timeout, and writes the response to out
-// as JSON.
+// would with the function timeout timeout, writes the response to out as
+// JSON, and returns the function's error (sqslambda.ErrAllFailed when
+// every record failed) or Invoke's.
 func invokeFile(ctx context.Context, handle func(context.Context, events.SQSEvent) (events.SQSEventResponse, error), path string, timeout time.Duration, out io.Writer) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -102,12 +103,12 @@ func invokeFile(ctx context.Context, handle func(context.Context, events.SQSEven
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	resp, err := sqslambda.Invoke(ctx, handle, ev, timeout)
-	if err != nil {
-		return err
-	}
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
-	return enc.Encode(resp)
+	if eerr := enc.Encode(resp); eerr != nil {
+		return eerr
+	}
+	return err // the function's error, as Lambda would get it with the response
 }
 
 // newFunction returns the function's handler, configured from getenv; spans
