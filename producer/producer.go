@@ -159,7 +159,9 @@ func (p *Pending) Wait(ctx context.Context) (Result, error) {
 //     on the wire it is withdrawn and never sent; if a call carrying it is
 //     under way, that call may still send it, but no retry will;
 //   - ErrClosed after Close began, or when Close's context ended before m
-//     was sent.
+//     was sent;
+//   - ErrGroupPaused when m's message group (on a FIFO queue) is paused: an
+//     earlier message of it was not sent, until ResumeGroup.
 func (p *Producer) Send(ctx context.Context, m sqsloop.OutgoingMessage) (Result, error) {
 	pd, err := p.Enqueue(ctx, m)
 	if err != nil {
@@ -174,8 +176,10 @@ func (p *Producer) Send(ctx context.Context, m sqsloop.OutgoingMessage) (Result,
 // goroutine can keep many messages on the wire this way. The message's
 // fate is bound to ctx as for Send: when ctx ends before it is sent, it is
 // withdrawn (or, on the wire, not retried) and its Pending ends with ctx's
-// error. Errors of Enqueue itself: the request rules', ErrClosed, and ctx's
-// while waiting for room; the rest come through Pending.
+// error. Errors of Enqueue itself: the request rules', ErrClosed,
+// ErrGroupPaused for a paused group, and ctx's while waiting for room (or,
+// at the first message with a MessageGroupID, for the queue to say its
+// type); the rest come through Pending.
 func (p *Producer) Enqueue(ctx context.Context, m sqsloop.OutgoingMessage) (*Pending, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("producer: not sent: %w", err)
