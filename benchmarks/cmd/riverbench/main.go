@@ -43,6 +43,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,16 +52,23 @@ import (
 func main() {
 	dsn := flag.String("dsn", os.Getenv("PG_DSN"), "PostgreSQL server on this machine (default $PG_DSN)")
 	ns := flag.String("n", "10000,100000", "numbers of jobs")
-	concurrency := flag.Int("concurrency", 16, "handlers (River: MaxWorkers)")
-	work := flag.Duration("work", 0, "each job's handler time: a wait that holds the handler slot (0: no-op jobs)")
+	rounds := flag.Int("rounds", 3, "rounds: each runs every contender at every N once, in an order that turns from round to round; the tables give each run and the medians")
+	concurrency := flag.Int("concurrency", 16, "handlers (River: MaxWorkers; the bare loops: goroutines)")
+	work := flag.Duration("work", 0, "each job's handler time: a wait that holds the handler slot (0: no-op jobs; the bare loops have none)")
 	backlogs := flag.String("backlog", "100,100000", "messages waiting behind the 5,000 timed, for the index check (empty: skip)")
 	cooldown := flag.Duration("river-cooldown", time.Millisecond, "River's FetchCooldown in its tuned run (0: no tuned run)")
-	defaultsMax := flag.Int("river-defaults-max", 10000, "largest N River runs at its defaults (about 160 jobs/s at concurrency 16: 100,000 take 10 minutes)")
-	withSQLite := flag.Bool("sqlite", true, "also run sqlmailbox on SQLite")
-	cpuprofile := flag.String("cpuprofile", "", "write to this file a CPU profile of the sqlmailbox/postgres consume at the largest N (from the first receive to the last ack: not the enqueue)")
+	defaultsMax := flag.Int("river-defaults-max", 0, "largest N River also runs at its defaults (about 160 jobs/s at concurrency 16: 10,000 take a minute)")
+	only := flag.String("only", "", "run only these of the contenders the other flags enable, by name: sqlmailbox, mailbox (-mailbox-loop), river, delete (the bare DELETE loop), lease (the bare lease loop), river-defaults, sqlite (empty: all of them)")
+	withSQLite := flag.Bool("sqlite", false, "also run sqlmailbox on SQLite")
+	mailboxLoop := flag.Bool("mailbox-loop", false, "also run sqlmailbox/postgres without the consumer: goroutines that receive 10 and delete them (the Mailbox's own cost)")
+	cpuprofile := flag.String("cpuprofile", "", "write to this file a CPU profile of the sqlmailbox/postgres consume at the largest N of the last round (from the first receive to the last ack: not the enqueue)")
 	flag.Parse()
 	if *dsn == "" {
 		fmt.Fprintln(os.Stderr, "riverbench: no PostgreSQL server: set PG_DSN or -dsn (eval \"$(scripts/postgres.sh start $$)\" starts one)")
+		os.Exit(2)
+	}
+	if *rounds < 1 {
+		fmt.Fprintln(os.Stderr, "riverbench: -rounds must be at least 1")
 		os.Exit(2)
 	}
 	ctx := context.Background()
@@ -70,38 +78,84 @@ func main() {
 	} else {
 		b.postmaster = pm
 	}
-	var rows []result
+	b.statements = must(newStatements(ctx, *dsn))
+	if b.statements == nil {
+		progress("no pg_stat_statements on the server (PG_SERVER_OPTS=\"-c shared_preload_libraries=pg_stat_statements\"): no statement tables")
+	}
 	sizes := parseInts(*ns)
-	for _, n := range sizes {
-		profile := ""
-		if n == sizes[len(sizes)-1] {
-			profile = *cpuprofile
+	var backlogSizes []int
+	if *backlogs != "" {
+		backlogSizes = parseInts(*backlogs)
+	}
+	var rows []result
+	var bs []backlogResult
+	for round := 1; round <= *rounds; round++ {
+		for _, n := range sizes {
+			var runs []func() (result, error)
+			profile := ""
+			if round == *rounds && n == sizes[len(sizes)-1] {
+				profile = *cpuprofile
+			}
+			add := func(name string, on bool, run func() (result, error)) {
+				if on && (*only == "" || slices.Contains(strings.Split(*only, ","), name)) {
+					runs = append(runs, run)
+				}
+			}
+			add("sqlmailbox", true, func() (result, error) { return b.runSQLMailbox(ctx, "postgres", n, profile, false) })
+			add("mailbox", *mailboxLoop, func() (result, error) { return b.runSQLMailbox(ctx, "postgres", n, "", true) })
+			add("river", *cooldown > 0, func() (result, error) { return b.runRiver(ctx, n, *cooldown) })
+			add("delete", true, func() (result, error) { return b.runBare(ctx, deleteLoop, n) })
+			add("lease", true, func() (result, error) { return b.runBare(ctx, leaseLoop, n) })
+			add("river-defaults", n <= *defaultsMax, func() (result, error) { return b.runRiver(ctx, n, 0) })
+			add("sqlite", *withSQLite, func() (result, error) { return b.runSQLMailbox(ctx, "sqlite", n, "", false) })
+			for i := range runs {
+				load := loadAverage()
+				r := must(runs[(i+round-1)%len(runs)]())
+				r.round, r.load = round, load
+				rows = append(rows, r)
+			}
 		}
-		rows = append(rows, must(b.runSQLMailbox(ctx, "postgres", n, profile)))
-		if n <= *defaultsMax {
-			rows = append(rows, must(b.runRiver(ctx, n, 0)))
-		} else {
-			progress("river (defaults): skipped at N = %d (-river-defaults-max %d)", n, *defaultsMax)
-		}
-		if *cooldown > 0 {
-			rows = append(rows, must(b.runRiver(ctx, n, *cooldown)))
-		}
-		if *withSQLite {
-			rows = append(rows, must(b.runSQLMailbox(ctx, "sqlite", n, "")))
+		for _, backlog := range backlogSizes {
+			r := must(b.runBacklog(ctx, "postgres", backlog))
+			r.round = round
+			bs = append(bs, r)
+			if *cooldown > 0 {
+				r := must(b.runBacklogRiver(ctx, backlog, *cooldown))
+				r.round = round
+				bs = append(bs, r)
+			}
 		}
 	}
 	printResults(rows, b)
-	if *backlogs != "" {
-		var bs []backlogResult
-		for _, backlog := range parseInts(*backlogs) {
-			bs = append(bs, must(b.runBacklog(ctx, "postgres", backlog)))
-			bs = append(bs, must(b.runBacklogRiver(ctx, backlog, *cooldown)))
-			if *withSQLite {
-				bs = append(bs, must(b.runBacklog(ctx, "sqlite", backlog)))
-			}
-		}
+	if len(bs) > 0 {
 		printBacklog(bs)
 	}
+	if b.statements != nil {
+		fmt.Printf("\nWhat each ran in its last round (pg_stat_statements; its figures are the server's time in each statement, not CPU alone):\n")
+		for _, r := range rows {
+			if r.round == *rounds && len(r.stmts) > 0 {
+				printStatements(r, b.statements.planning)
+			}
+		}
+	}
+}
+
+// loadAverage returns the machine's load average over the last minute
+// (/proc/loadavg), or -1 when it cannot be read.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return -1
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return -1
+	}
+	return v
 }
 
 // startProfile starts a CPU profile to path; the returned func stops it.
