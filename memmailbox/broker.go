@@ -1,6 +1,7 @@
 package memmailbox
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -35,14 +36,15 @@ func NewBroker() *Broker { return new(Broker) }
 // Queue.OpenDeadLetterQueue or Broker.Queue(spec.DeadLetterQueueName()).
 //
 // Errors: spec.Validate's (wrapping sqsloop.ErrInvalidArgument, naming each
-// field and its range); spec.Match's when the queue or its dead-letter queue
+// field and its range); spec.RefusePriority's (memmailbox has no
+// priorities, as SQS has none); spec.Match's when the queue or its dead-letter queue
 // exists with other attributes (wrapping sqsloop.ErrInvalidArgument, naming
 // each attribute that differs; SQS: QueueAlreadyExists); after Close, an
 // error wrapping sqsloop.ErrMailboxClosed. Nothing is created on an error
 // but a dead-letter queue made before the queue's own problem was found, as
 // on SQS.
 func (b *Broker) CreateQueue(spec sqsloop.QueueSpec) (*Queue, error) {
-	if err := spec.Validate(); err != nil {
+	if err := errors.Join(spec.Validate(), spec.RefusePriority("memmailbox")); err != nil {
 		return nil, err
 	}
 	b.mu.Lock()

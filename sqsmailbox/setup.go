@@ -36,7 +36,8 @@ var _ sqsloop.DeadLetterQueueOpener = (*Mailbox)(nil)
 // differs.
 //
 // Other errors: spec.Validate's (wrapping sqsloop.ErrInvalidArgument, naming
-// each field and its range), before any call; the calls' errors, mapped as
+// each field and its range) and spec.RefusePriority's (SQS has no
+// priorities), before any call; the calls' errors, mapped as
 // for Mailbox (sqsloop.ErrAccessDenied without sqs:CreateQueue,
 // sqs:GetQueueAttributes or sqs:GetQueueUrl permission, transient failures
 // without a sentinel), naming the queue. A dead-letter queue made before the
@@ -45,7 +46,7 @@ var _ sqsloop.DeadLetterQueueOpener = (*Mailbox)(nil)
 // two calls racing to create one queue may both fail on a server that
 // refuses a concurrent create.
 func CreateQueue(ctx context.Context, client AdminAPI, spec sqsloop.QueueSpec) (*Mailbox, error) {
-	if err := spec.Validate(); err != nil {
+	if err := errors.Join(spec.Validate(), spec.RefusePriority("sqsmailbox")); err != nil {
 		return nil, err
 	}
 	if client == nil {
