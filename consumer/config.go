@@ -83,7 +83,13 @@ type Config struct {
 	// ShutdownTimeout is the drain budget: how long in-flight handlers may
 	// run after shutdown begins before their contexts are cancelled. After
 	// it, handlers get DrainGrace to return; then what they still hold is
-	// given back and Run returns. > 0; 0 means the default, 25 s.
+	// given back. What the handlers decided (acks, nacks, give-backs) is
+	// sent within what is left of the budget, at least 1 s, failed calls
+	// tried again meanwhile; then Run returns. > 0; 0 means the deadline
+	// of Shutdown's context when it has one (a lifecycle.LoopGroup with a
+	// GracePeriod gives each loop its share that way, so the platform's
+	// grace is set in one place), else 25 s. A deadline on Shutdown's
+	// context also cuts a longer ShutdownTimeout short.
 	ShutdownTimeout time.Duration
 
 	// Middleware wraps the handler, Middleware[0] outermost, inside the

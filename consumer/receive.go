@@ -75,7 +75,7 @@ func (c *Consumer) receive(ctx, handlerCtx context.Context, handlers *pool) (dra
 		}
 		c.state.CompareAndSwap(stateRunning, stateDraining) // Ready() reports it at once
 		drainBegan = time.Now()
-		c.drainStarted() // before anything is given back, so the counts at the end are the drain's
+		c.drainStarted(drainBegan) // before anything is given back, so the counts at the end are the drain's
 		stopRecv()
 		// Nothing is given back before the receives in flight have come
 		// back: a message given back while one of them still waits in its
