@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/visibility"
@@ -36,10 +37,13 @@ type Consumer struct {
 	st      counters
 	health  health
 	backoff receiveBackoff
+	pause   pauseSwitch // drain mode without exit (pause.go)
+	idle    idleClock   // Config.ExitWhenIdle (idle.go)
 
 	state        atomic.Int32
 	drainReq     chan struct{} // closed by Shutdown
 	drainOne     sync.Once
+	idleOnce     sync.Once     // logs the exit of ExitWhenIdle
 	cutShort     chan struct{} // closed when Shutdown's context ends before Run: the drain budget is spent
 	cutOne       sync.Once
 	budget       drainBudget // when the drain budget ends (drain.go)
@@ -151,6 +155,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	defer c.dead.close()
 
 	c.logStart()
+	c.idle.reset(time.Now())
 
 	// Handlers and the lease owner outlive ctx's cancellation (that is
 	// the drain), but keep its values.

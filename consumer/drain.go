@@ -159,9 +159,19 @@ func (c *Consumer) stopLeases(drainBegan time.Time) {
 	_ = c.leases.Stop(ctx) // what is left unsent then is logged, and counted (AckUnsent)
 }
 
+// beginDrain marks the drain begun, now, and returns when: Ready reports
+// it at once, and drainStarted logs it. It runs once, before anything is
+// given back, so that the counts at the end are the drain's.
+func (c *Consumer) beginDrain() time.Time {
+	c.state.CompareAndSwap(stateRunning, stateDraining)
+	began := time.Now()
+	c.drainStarted(began)
+	return began
+}
+
 // drainStarted logs the start of the drain and remembers the counts it
-// reports at the end. It runs once, on the receive watcher's goroutine;
-// drainEnded reads drainMark after that goroutine has ended.
+// reports at the end. It runs once, on the receive watcher's goroutine or
+// Run's; drainEnded reads drainMark after that goroutine has ended.
 func (c *Consumer) drainStarted(began time.Time) {
 	c.drainMark = c.Stats()
 	end, _ := c.budget.end(began)

@@ -38,6 +38,7 @@ func (c *Consumer) logStart() {
 		duration("max_extension", maxExt),
 		slog.String("backoff", describeBackoff(cfg.Backoff)),
 		c.shutdownTimeoutAttr(),
+		duration("exit_when_idle", cfg.ExitWhenIdle),
 		duration("drain_grace", DrainGrace),
 		slog.Bool("cancel_on_lease_lost", v.CancelOnLeaseLost),
 	)

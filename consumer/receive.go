@@ -61,8 +61,29 @@ const maxReceivers = 32
 // c.receiveGrace() to come back, so that messages SQS already handed out are
 // given back rather than left hidden for their visibility timeout; what
 // they bring is given back once they all have, and the caller then gives
-// back the messages that wait for a handler (giveBackUnstarted).
+// back the messages that wait for a handler (giveBackUnstarted). Pause
+// stops the loops the same way, but for the drain: the handlers go on
+// with what was received, and Resume starts the loops again.
 func (c *Consumer) receive(ctx, handlerCtx context.Context, handlers *pool) (drainBegan time.Time, err error) {
+	for {
+		paused, began, err := c.receiveUntil(ctx, handlerCtx, handlers)
+		if !paused {
+			return began, err
+		}
+		resumed, began, err := c.awaitResume(ctx)
+		if !resumed {
+			return began, err
+		}
+	}
+}
+
+// receiveUntil runs the receive loops until the drain begins (see
+// receive), or until Pause (paused true; at once if paused already).
+func (c *Consumer) receiveUntil(ctx, handlerCtx context.Context, handlers *pool) (paused bool, drainBegan time.Time, err error) {
+	on, pauseCh := c.pause.state()
+	if on {
+		return true, time.Time{}, nil
+	}
 	recvCtx, stopRecv := context.WithCancel(ctx)
 	defer stopRecv()
 	receivers, rctx := errgroup.WithContext(recvCtx)
@@ -71,19 +92,22 @@ func (c *Consumer) receive(ctx, handlerCtx context.Context, handlers *pool) (dra
 	receiversDone := make(chan struct{})
 	watchDone := make(chan struct{})
 	var leaseErr error
-	// drainBegan and leaseErr are set by the watcher; read after watchDone.
+	// paused, drainBegan and leaseErr are set by the watcher; read after
+	// watchDone.
 	go func() {
 		defer close(watchDone)
 		select {
 		case <-c.drainReq:
 		case <-rctx.Done():
+		case <-pauseCh:
+			paused = true
 		case <-c.leases.Failed():
 			leaseErr = c.leases.Err()
 			c.cfg.Logger.Error("consumer: the lease owner failed for good; draining", slog.Any("error", leaseErr))
 		}
-		c.state.CompareAndSwap(stateRunning, stateDraining) // Ready() reports it at once
-		drainBegan = time.Now()
-		c.drainStarted(drainBegan) // before anything is given back, so the counts at the end are the drain's
+		if !paused {
+			drainBegan = c.beginDrain() // before anything is given back, so the counts at the end are the drain's
+		}
 		stopRecv()
 		// Nothing is given back before the receives in flight have come
 		// back: a message given back while one of them still waits in its
@@ -111,7 +135,10 @@ func (c *Consumer) receive(ctx, handlerCtx context.Context, handlers *pool) (dra
 	<-watchDone
 	c.giveBack(late.msgs)
 	c.intake.release(len(late.msgs))
-	return drainBegan, errors.Join(err, leaseErr)
+	if paused && err != nil { // a loop failed for good as the pause came
+		paused, drainBegan = false, c.beginDrain()
+	}
+	return paused, drainBegan, errors.Join(err, leaseErr)
 }
 
 // receivers is how many receive loops run: maxReceivers, so that the
@@ -204,6 +231,7 @@ func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, tok
 			return nil
 		}
 		c.health.received(err)
+		c.noteReceive(len(msgs), err)
 		if err != nil {
 			c.st.receiveErrors.Add(1)
 			if c.receiveFailed(err) {
