@@ -85,7 +85,10 @@ func (g *LoopGroup) Ready() error {
 // returns nil, else 503 "unavailable: " and the reason. Other methods get
 // 405, other paths 404. Paths are matched exactly; mount it under a prefix
 // with [http.StripPrefix]. It may be called before Run, and the handler
-// serves the probes before, during and after Run. The handler is safe for
+// serves the probes before, during and after Run. Serve it from a loop
+// added with [Last] ([HTTPServer]), so that the probes answer until every
+// other loop has returned: a server stopped when shutdown begins answers
+// neither probe during the drain. The handler is safe for
 // concurrent use and never blocks on the loops (beyond their Ready methods).
 func (g *LoopGroup) HealthHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
