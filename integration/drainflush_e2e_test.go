@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	_ "modernc.org/sqlite" // the second connection that holds the write lock
 
 	"github.com/sqsloop/sqsloop"
@@ -20,7 +18,6 @@ import (
 	"github.com/sqsloop/sqsloop/heartbeat"
 	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/sqlmailbox/sqlite"
-	"github.com/sqsloop/sqsloop/sqsmailbox"
 )
 
 // gatedHandlers are n handlers that beat until let() lets them return nil.
@@ -181,22 +178,8 @@ func TestE2EDrainAcksThroughAHeldSQLiteLock(t *testing.T) {
 // front of the server). The deletes land, Run returns nil, all 8 acked.
 // (Before: the flush cut the calls off after 1 s, none acked.)
 func TestE2EDrainAcksThroughSQSLatency(t *testing.T) {
-	h := sqsServerHarness(t)
-	srv := sqsServer(t)
-	ctx := t.Context()
-	q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: longLease})
-	defer cleanup()
-	proxy := newSQSProxy(t, srv.Endpoint)
-	client, err := srv.NewClient(ctx, func(o *sqs.Options) { o.BaseEndpoint = aws.String(proxy.URL()) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	mb, err := sqsmailbox.New(client, q.Mailbox.(*sqsmailbox.Mailbox).QueueURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mb.Close()
-	drainThroughSlowAcks(t, mb, q.Mailbox, 1500*time.Millisecond, func() func() {
+	proxy, mb, direct := proxiedQueue(t)
+	drainThroughSlowAcks(t, mb, direct, 1500*time.Millisecond, func() func() {
 		proxy.slow("DeleteMessageBatch", 1500*time.Millisecond)
 		return func() {} // the latency stays: each call takes 1.5 s
 	})

@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -9,6 +11,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/mailboxtest"
+	"github.com/sqsloop/sqsloop/sqsmailbox"
 )
 
 // sqsProxy stands between SQS clients and the SQS server, on a loopback
@@ -21,7 +30,8 @@ type sqsProxy struct {
 	addr   string
 	target *url.URL
 
-	transport *http.Transport // to the server: its idle connections are closed with the proxy
+	transport *http.Transport // to the server, without keep-alives: no connection outlives its call
+	calls     sync.WaitGroup  // the calls being proxied
 
 	mu      sync.Mutex
 	srv     *http.Server
@@ -42,10 +52,11 @@ func newSQSProxy(t testing.TB, endpoint string) *sqsProxy {
 	}
 	p := &sqsProxy{t: t, addr: ln.Addr().String(), target: target, latency: map[string]time.Duration{},
 		transport: http.DefaultTransport.(*http.Transport).Clone()}
+	p.transport.DisableKeepAlives = true
 	p.serve(ln)
 	t.Cleanup(func() {
 		p.down()
-		p.transport.CloseIdleConnections()
+		p.calls.Wait() // cut off by down: their clients' connections are closed
 	})
 	return p
 }
@@ -57,7 +68,10 @@ func (p *sqsProxy) URL() string { return "http://" + p.addr }
 func (p *sqsProxy) serve(ln net.Listener) {
 	rp := httputil.NewSingleHostReverseProxy(p.target)
 	rp.Transport = p.transport
+	rp.ErrorLog = log.New(io.Discard, "", 0) // calls cut off by down are expected
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.calls.Add(1)
+		defer p.calls.Done()
 		op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "AmazonSQS.")
 		p.mu.Lock()
 		d := p.latency[op]
@@ -117,4 +131,29 @@ func (p *sqsProxy) up() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.serve(ln)
+}
+
+// proxiedQueue creates a queue on the shared SQS server (skipping t as
+// sqsServerHarness does when there is none) and returns a proxy in front
+// of the server, a mailbox of the queue whose calls go through the proxy,
+// and one whose calls go straight to the server (to look at the queue past
+// the proxy). Everything is closed and deleted when t ends.
+func proxiedQueue(t *testing.T) (p *sqsProxy, through, direct sqsloop.Mailbox) {
+	t.Helper()
+	h := sqsServerHarness(t)
+	srv := sqsServer(t)
+	ctx := t.Context()
+	q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: longLease})
+	t.Cleanup(cleanup)
+	p = newSQSProxy(t, srv.Endpoint)
+	client, err := srv.NewClient(ctx, func(o *sqs.Options) { o.BaseEndpoint = aws.String(p.URL()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, err := sqsmailbox.New(client, q.Mailbox.(*sqsmailbox.Mailbox).QueueURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mb.Close() })
+	return p, mb, q.Mailbox
 }

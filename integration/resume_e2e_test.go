@@ -7,15 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/internal/harness/sqlharness"
 	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/sqlmailbox/postgres"
-	"github.com/sqsloop/sqsloop/sqsmailbox"
 )
 
 // receiveLog records the consumer's receives and handler starts, for the
@@ -156,20 +152,6 @@ func TestE2EReceivingResumesAfterPostgreSQLRestart(t *testing.T) {
 // The same on the SQS server, its endpoint gone for 10 s (connections
 // refused by a proxy in front of it) and back on the same port.
 func TestE2EReceivingResumesAfterSQSEndpointOutage(t *testing.T) {
-	h := sqsServerHarness(t)
-	srv := sqsServer(t)
-	ctx := t.Context()
-	q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: longLease})
-	defer cleanup()
-	proxy := newSQSProxy(t, srv.Endpoint)
-	client, err := srv.NewClient(ctx, func(o *sqs.Options) { o.BaseEndpoint = aws.String(proxy.URL()) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	mb, err := sqsmailbox.New(client, q.Mailbox.(*sqsmailbox.Mailbox).QueueURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mb.Close()
+	proxy, mb, _ := proxiedQueue(t)
 	resumeAfterOutage(t, mb, 10*time.Second, 2*time.Second, proxy.down, proxy.up)
 }
