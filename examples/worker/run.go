@@ -73,6 +73,7 @@ func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writ
 		fmt.Fprintf(out, "enqueued %d jobs (%d files, 1 stuck, 1 failing, 1 malformed)\n", len(files)+3, len(files))
 	}
 
+	group.Logger = log // the shutdown's timeline at INFO stays out of the worker's output; WARN (a budget spent) shows
 	tel, err := startTelemetry(o, q.url, group, out)
 	if err != nil {
 		return sum, err
