@@ -88,7 +88,7 @@ func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writ
 
 	h := &hasher{slow: o.slow, chunks: o.chunks}
 	poison := &poisonLog{}
-	c, err := consumer.New(q.mb, consumer.JSON(h.handle), consumer.Config{
+	c, err := consumer.New(q.mb, consumer.JSONHandler(h.handle), consumer.Config{
 		Concurrency:       o.concurrency,
 		VisibilityTimeout: lease,
 		WaitTime:          time.Second,
