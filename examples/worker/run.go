@@ -73,6 +73,7 @@ func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writ
 		fmt.Fprintf(out, "enqueued %d jobs (%d files, 1 stuck, 1 failing, 1 malformed)\n", len(files)+3, len(files))
 	}
 
+	group.Logger = log // the shutdown's timeline at INFO stays out of the worker's output; WARN (a budget spent) shows
 	tel, err := startTelemetry(o, q.url, group, out)
 	if err != nil {
 		return sum, err
@@ -80,7 +81,7 @@ func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writ
 	defer tel.close()
 	if tel.server != nil {
 		fmt.Fprintf(out, "serving http://%s%s, %s, %s and %s\n", tel.addr(), metricsPath, leasesPath, lifecycle.LivezPath, lifecycle.ReadyzPath)
-		if err := group.Add("telemetry", tel); err != nil {
+		if err := group.Add("telemetry", tel.loop(), lifecycle.Last()); err != nil {
 			return sum, err
 		}
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -112,24 +111,11 @@ func (t *telemetry) addr() string {
 	return t.listener.Addr().String()
 }
 
-// Run serves until ctx is done (the group's shutdown begins), then stops
-// the server within a second. A loop of the worker's group.
-func (t *telemetry) Run(ctx context.Context) error {
-	errc := make(chan error, 1)
-	go func() { errc <- t.server.Serve(t.listener) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	defer cancel()
-	err := t.server.Shutdown(sctx)
-	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
-		err = errors.Join(err, serr)
-	}
-	return err
-}
+// loop is the server as a loop of the worker's group, stopped last
+// (lifecycle.Last): the probes, the metrics and the lease page answer
+// through the drain (/livez 200, /readyz 503) until the consumer and the
+// monitor have returned.
+func (t *telemetry) loop() lifecycle.Runnable { return lifecycle.HTTPServer(t.server, t.listener) }
 
 // close flushes the spans and stops the providers and the listener.
 func (t *telemetry) close() {
@@ -139,6 +125,6 @@ func (t *telemetry) close() {
 		_ = stop(ctx)
 	}
 	if t.listener != nil {
-		_ = t.listener.Close() // already closed if Run ran
+		_ = t.listener.Close() // already closed if the server ran
 	}
 }
