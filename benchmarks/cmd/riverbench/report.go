@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/benchmarks/stats"
 )
 
 // timedMessages is how many messages the backlog check times.
@@ -123,7 +124,7 @@ func printResults(rows []result, b bench) {
 		for i, r := range rs {
 			vs[i] = f(r)
 		}
-		return medianOf(vs)
+		return stats.Median(vs)
 	}
 	fmt.Println("\nMedians of the rounds:")
 	fmt.Println()
@@ -169,27 +170,13 @@ func printResults(rows []result, b bench) {
 			if len(speed) == 0 {
 				continue
 			}
-			line := fmt.Sprintf("- N = %d, ÷ %s: %s, median %.2f× jobs/s", k.n, o.impl, strings.Join(each, ", "), medianOf(speed))
+			line := fmt.Sprintf("- N = %d, ÷ %s: %s, median %.2f× jobs/s", k.n, o.impl, strings.Join(each, ", "), stats.Median(speed))
 			if len(cpu) > 0 {
-				line += fmt.Sprintf("; database CPU per job %.2f×", medianOf(cpu))
+				line += fmt.Sprintf("; database CPU per job %.2f×", stats.Median(cpu))
 			}
 			fmt.Println(line)
 		}
 	}
-}
-
-// medianOf returns the median of vs (the mean of the middle two for an
-// even count), 0 for none.
-func medianOf(vs []float64) float64 {
-	if len(vs) == 0 {
-		return 0
-	}
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func printBacklog(bs []backlogResult) {
