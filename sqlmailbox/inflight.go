@@ -49,9 +49,12 @@ type InFlightMessage struct {
 // InFlight lists up to limit (at least 1) messages of the queue named that
 // a receive holds in flight, the earliest lease deadline first: those
 // whose lease lapsed unnoticed (PastDeadline) before the others. A message
-// nacked (visibility 0), or given a back-off after RecordFailure, is held by
-// no one and not listed, though SQS's count (QueueAttributes'
-// ApproximateMessagesInFlight) includes it. It only reads the database (on
+// nacked to visibility 0 is visible, not held; one whose failure was
+// recorded (Mailbox.RecordFailure) waits out a back-off held by no one and
+// is not listed, though SQS's count (QueueAttributes'
+// ApproximateMessagesInFlight) includes it. (A nack to a longer
+// visibility timeout without RecordFailure cannot be told from an
+// extension: it is listed.) It only reads the database (on
 // SQLite it takes no write lock), every message of the queue: an
 // operator's call, not one for every receive.
 //
@@ -123,16 +126,18 @@ type LeaseStats struct {
 // messages held now, and since since (rounded down to the hour; counts
 // older than Config.AuditRetention are gone) the acked and dead-lettered
 // ones by receive count, the leases sweeps recovered and the failures
-// reported. The rest comes from the audit table; acks are counted by the
-// Store whose Mailbox acked them, and added to the database's tally per
-// hour a second later at most (or at Store.Close), not by every ack's own
-// statement, which would cost a tenth of the database's time per message:
-// this Store's own acks are added before it reads, other processes' may be
-// a second late, and a process that dies loses its last second's counts.
-// It reads every message of the queue for the held counts: call it for a
-// dashboard or a metric every minute or so, not for every receive. Besides
-// this Store's tally it only reads (on SQLite it takes no write lock when
-// there is none).
+// reported.
+//
+// Acks are counted by the Store whose Mailbox acked them, and added to the
+// database's tally, per hour, a second later at most (and at Store.Close),
+// not by each ack's own statement, which cost a tenth of the database's
+// CPU per message: this Store's own acks are added before it reads, other
+// processes' may be a second late, and a process that dies loses its last
+// second's counts. The rest comes from the messages and the audit table,
+// read in one snapshot; it reads every message of the queue for the held
+// counts: call it for a dashboard or a metric every minute or so, not for
+// every receive. It writes nothing but this Store's counts of acks (on
+// SQLite, with none held, it takes no write lock).
 //
 // Errors: sqsloop.ErrQueueNotFound when the queue does not exist;
 // sqsloop.ErrMailboxClosed after Close; ctx's error; or the database's.

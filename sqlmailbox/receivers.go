@@ -27,7 +27,9 @@ type Receiver struct {
 	// SinceSeen is how long ago LastSeen was, by the database's clock
 	// (postgres) or this process's (sqlite).
 	SinceSeen time.Duration
-	// InFlight counts the messages its receives hold in flight now.
+	// InFlight counts the messages its receives hold in flight now, as
+	// Store.InFlight lists them (not those whose failure was recorded:
+	// their visibility timeout is a back-off, not a lease).
 	InFlight int
 	// Alive reports a receiver seen within Config.ReceiverTTL (of the
 	// Store that lists it).

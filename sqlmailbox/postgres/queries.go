@@ -363,6 +363,6 @@ const (
 		statement_timestamp() - r.last_seen, coalesce(h.n, 0)
 	FROM sqsloop_receivers r LEFT JOIN (
 		SELECT leased_by, count(*)::integer AS n FROM sqsloop_messages
-		WHERE leased_by IS NOT NULL AND visible_at > statement_timestamp() GROUP BY leased_by
+		WHERE leased AND visible_at > statement_timestamp() GROUP BY leased_by
 	) h ON h.leased_by = r.id ORDER BY r.started_at`
 )

@@ -155,6 +155,6 @@ const (
 	qReceivers      = `SELECT r.id, r.queue, r.host, r.pid, r.started_at, r.last_seen, coalesce(h.n, 0)
 	FROM sqsloop_receivers r LEFT JOIN (
 		SELECT leased_by, count(*) AS n FROM sqsloop_messages
-		WHERE leased_by IS NOT NULL AND visible_at > ?1 GROUP BY leased_by
+		WHERE leased = 1 AND visible_at > ?1 GROUP BY leased_by
 	) h ON h.leased_by = r.id ORDER BY r.started_at`
 )
