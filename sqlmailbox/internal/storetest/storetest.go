@@ -463,6 +463,11 @@ func inFlightAndLeaseStats(t *testing.T, env Env) {
 	if got := ok[[]sqlmailbox.InFlightMessage](t)(st.InFlight(ctx, "held", 10)); len(got) != 0 {
 		t.Errorf("in flight after the last ack and a failure: %+v, want none", got)
 	}
+	for _, r := range ok[[]sqlmailbox.Receiver](t)(st.Receivers(ctx)) {
+		if r.ID == mb.ReceiverID() && r.InFlight != 0 {
+			t.Errorf("receiver %+v after the last ack and a failure: want it holding nothing, as InFlight lists", r)
+		}
+	}
 	if later := ok[sqlmailbox.LeaseStats](t)(st.LeaseStats(ctx, "held", start.Add(2*time.Hour))); len(later.Acked)+later.Failures != 0 {
 		t.Errorf("lease stats since 2 h from now: %+v, want no acks and no failures", later)
 	}
