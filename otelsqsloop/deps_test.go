@@ -15,7 +15,7 @@ import (
 func TestOnlyOtelsqsloopDependsOnOpenTelemetry(t *testing.T) {
 	const (
 		self   = "github.com/sqsloop/sqsloop/otelsqsloop"
-		worker = "github.com/sqsloop/sqsloop/examples/worker" // compiles the SDK and Prometheus: the check can see them
+		worker = "github.com/sqsloop/sqsloop/examples/otelworker" // compiles the SDK and Prometheus: the check can see them
 		otel   = "go.opentelemetry.io/"
 	)
 	heavy := []string{"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters/", "github.com/prometheus/",

@@ -5,19 +5,19 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/examples/internal/worker"
 	"github.com/sqsloop/sqsloop/sqlmailbox"
 	"github.com/sqsloop/sqsloop/sqlmailbox/postgres"
 	"github.com/sqsloop/sqsloop/sqlmailbox/sqlite"
 )
 
-// newSQLQueue opens the worker's queue in a database (-mailbox): the queue
+// openSQL opens the job's queue in a database (-mailbox): the queue
 // "jobs" and its dead-letter queue "jobs-dlq", created on first use, in a
 // SQLite file ("sqlite:jobs.db") or a PostgreSQL database (a postgres:// or
 // postgresql:// URL). The jobs outlive the process: a run that was
 // interrupted leaves the rest waiting, and the next run finishes them
 // instead of enqueueing anew.
-func newSQLQueue(ctx context.Context, spec string) (*queue, error) {
+func openSQL(ctx context.Context, spec string) (*worker.Queue, error) {
 	var st *sqlmailbox.Store
 	var err error
 	switch {
@@ -31,12 +31,12 @@ func newSQLQueue(ctx context.Context, spec string) (*queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	mb, err := st.CreateQueue(ctx, sqsloop.QueueSpec{Name: queueName, VisibilityTimeout: lease, MaxReceiveCount: maxReceiveCount})
+	mb, err := st.CreateQueue(ctx, worker.Spec(worker.QueueName))
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
-	return newQueue(ctx, mb, "", true, func() { st.Close() })
+	return worker.NewQueue(ctx, mb, "", true, func() { st.Close() })
 }
 
 // database names the database of a -mailbox spec for the user: the SQLite
