@@ -98,6 +98,10 @@ fi
 run go vet ./...
 run go test -race "$@" ./...
 
+# The examples' module: the main job's programs (the database one on
+# SQLite and on the PostgreSQL above) and the Lambda function.
+(cd examples && run go vet ./... && run go test -race "$@" ./...)
+
 # The lease page's browser test drives Debian's chromium: installed here
 # when missing (scripts/install-chromium.sh), named by CHROMIUM.
 CHROMIUM=$(run bash scripts/install-chromium.sh)
