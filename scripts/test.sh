@@ -1,17 +1,29 @@
 #!/usr/bin/env bash
 # The project's test command (README.md): vet, then every test with the race
-# detector, in the library's module and then in the integration module, the
-# real-server tests included.
+# detector, in the library's module, the examples' module and the
+# integration module, the real-server tests included. Each module is built
+# as its own go.mod says (GOWORK=off: the go.work at the top is for the
+# README's `go run ./examples/worker`).
 #
-# The real-server tests (sqsmailbox's conformance suite, the integration
-# module's end-to-end tests) share one SQS-compatible server. With
-# SQS_ENDPOINT set (and SQS_SERVER naming its kind: fauxqs, localstack,
-# elasticmq or aws) they use that one. Otherwise this script starts one with
-# the integration module's command cmd/sqsserver (LocalStack when a Docker
-# engine answers, else the fauxqs emulator, which it installs from npm first:
-# pinned in integration/package-lock.json, with the Node.js 22 it needs),
-# exports the SQS_ENDPOINT and SQS_SERVER it prints, and stops it when the
-# script exits, however it exits.
+# Before the first test it checks what the tests need and gets what it can
+# (scripts/machine.sh says how it installs):
+#   - an SQS-compatible server for sqsmailbox's conformance suite and the
+#     end-to-end tests: SQS_ENDPOINT (with SQS_SERVER naming its kind:
+#     fauxqs, localstack, elasticmq or aws), else one it starts with the
+#     integration module's command cmd/sqsserver (LocalStack when a Docker
+#     engine answers, else the fauxqs emulator, installed from npm first:
+#     pinned in integration/package-lock.json, with the Node.js 22 it needs),
+#     stopped when the script exits, however it exits;
+#   - PostgreSQL for sqlmailbox's tests: PG_DSN, else a server of its own
+#     (scripts/postgres.sh: the machine's binaries, Debian's package
+#     installed with apt-get, or a container), and its binaries for the
+#     tests that crash a server of their own;
+#   - Chromium for the lease page's browser test (scripts/install-chromium.sh:
+#     CHROMIUM, one on the PATH or in /Applications, else Debian's, installed
+#     with apt-get).
+# It prints one line per thing missing, saying how to get it. Locally the
+# tests that need it then skip, saying so; under CI=true the script stops
+# before the first test.
 #
 # Extra arguments go to every `go test` (e.g. -run Conformance -v).
 set -euo pipefail
@@ -22,6 +34,11 @@ if [ "${BASH_VERSINFO[0]}" -lt 4 ]; then
   echo "test.sh: needs bash 4 or later, this is $BASH_VERSION (on macOS: brew install bash)" >&2
   exit 1
 fi
+if ! command -v go >/dev/null 2>&1; then
+  echo "test.sh: no go on the PATH: install Go (https://go.dev/dl/, the version go.mod names or later)" >&2
+  exit 1
+fi
+export GOWORK=off
 
 # run runs a command; with a server started here, without the ends of the
 # server's pipes, so that this shell alone holds its standard input open.
@@ -62,13 +79,77 @@ trap stop_server EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# PostgreSQL for sqlmailbox's tests: PG_DSN if set, else a server of its
-# own, stopped when this script exits (scripts/postgres.sh). Started first, so
-# that neither it nor its watchdog holds the SQS server's pipe open.
 source scripts/postgres.sh
+source scripts/install-chromium.sh
 
+# What the tests need, checked before the first one.
+missing=()
+sqs_start=
 if [ -z "${SQS_ENDPOINT:-}" ]; then
-  npm ci --prefix integration --no-audit --no-fund --loglevel=error
+  if command -v npm >/dev/null 2>&1 || machine_docker; then
+    sqs_start=1
+  else
+    missing+=("no SQS-compatible server (sqsmailbox's conformance suite and the end-to-end tests on SQS skip): install Node.js with npm (the fauxqs emulator comes from npm), start a Docker engine (LocalStack), or set SQS_ENDPOINT and SQS_SERVER")
+  fi
+fi
+pg_plan
+missing+=(${PG_MISSING[@]+"${PG_MISSING[@]}"})
+chromium=$(chromium_find || true)
+if [ -z "$chromium" ] && ! machine_can_apt; then
+  missing+=("no Chromium (the lease page's browser test skips): $CHROMIUM_HOW_TO_GET")
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  printf 'test.sh: %s\n' "${missing[@]}" >&2
+  if [ "${CI:-}" = true ]; then
+    echo "test.sh: CI=true: a skipped test would hide that nothing was tested; stopping before the first test" >&2
+    exit 1
+  fi
+  echo "test.sh: going on; the tests named above skip, saying so" >&2
+fi
+
+# fail says what could not be had: under CI=true it ends the script.
+fail() {
+  echo "test.sh: $*" >&2
+  if [ "${CI:-}" = true ]; then
+    exit 1
+  fi
+}
+
+# Getting them, still before the first test: what apt-get can install,
+# in one go; then PostgreSQL before the SQS server, so that neither it nor
+# its watchdog holds the SQS server's pipe open.
+apt=()
+if [ -z "$chromium" ] && machine_can_apt; then
+  apt+=(chromium)
+fi
+if [ "$PG_HOW" = install ]; then
+  apt+=(postgresql)
+fi
+if [ ${#apt[@]} -gt 0 ]; then
+  echo "test.sh: installing Debian's ${apt[*]} (apt-get)" >&2
+  machine_apt_install "${apt[@]}" || fail "apt-get install ${apt[*]} failed"
+  if [ -z "$chromium" ]; then
+    chromium=$(chromium_find) || fail "no Chromium after apt-get (the lease page's browser test skips)"
+  fi
+  if [ "$PG_HOW" = install ]; then
+    pg_plan # finds the binaries now
+  fi
+fi
+if [ -n "$chromium" ]; then
+  export CHROMIUM=$chromium
+fi
+if [ -n "$PG_HOW" ]; then
+  if pg_start $$; then
+    export PG_DSN PG_BIN
+  else
+    fail "PostgreSQL could not be had (sqlmailbox/postgres's tests skip)"
+    unset PG_DSN
+  fi
+fi
+if [ -n "$sqs_start" ]; then
+  if command -v npm >/dev/null 2>&1; then
+    npm ci --prefix integration --no-audit --no-fund --loglevel=error
+  fi
   server_bin=$(mktemp -d)
   (cd integration && go build -o "$server_bin/sqsserver" ./cmd/sqsserver)
   # A coprocess: its standard input is a pipe this shell holds. Closing it
@@ -102,12 +183,7 @@ run go test -race "$@" ./...
 # SQLite and on the PostgreSQL above) and the Lambda function.
 (cd examples && run go vet ./... && run go test -race "$@" ./...)
 
-# The lease page's browser test drives Debian's chromium: installed here
-# when missing (scripts/install-chromium.sh), named by CHROMIUM.
-CHROMIUM=$(run bash scripts/install-chromium.sh)
-export CHROMIUM
-
-# The integration module: the server launcher's tests and the end-to-end
+# The integration module: the server launchers' tests and the end-to-end
 # tests, on memmailbox and on the server. They mostly wait on the server,
 # so more of them run at once than the two cores' default. Test artifacts
 # (the lease page's screenshot) are kept under $TEST_ARTIFACTS (default
