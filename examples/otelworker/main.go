@@ -26,7 +26,7 @@ type options struct {
 
 // run opens the queue o names, starts the telemetry o asks for, and runs
 // the job on it.
-func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writer, log *slog.Logger) (worker.Summary, error) {
+func (o options) run(ctx context.Context, group *lifecycle.LoopGroup, out io.Writer, log *slog.Logger) (worker.Summary, error) {
 	q, err := o.sqs.Open(ctx)
 	if err != nil {
 		return worker.Summary{}, err
@@ -47,7 +47,5 @@ func main() {
 	o.sqs.Flags(flag.CommandLine)
 	flag.StringVar(&o.trace, "trace", "", "stdout: print the OpenTelemetry spans on standard output")
 	flag.Parse()
-	worker.Main("otelworker", func(ctx context.Context, group *lifecycle.LoopGroup, out io.Writer, log *slog.Logger) (worker.Summary, error) {
-		return run(ctx, o, group, out, log)
-	})
+	worker.Main("otelworker", o.run)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"regexp"
 	"testing"
 	"time"
@@ -31,18 +30,12 @@ func metricValue(text, name string) (float64, bool) {
 // lease page (tested in package worker). Wall clock: the server is real;
 // every wait is on a condition, bounded.
 func TestOtelWorkerServesMetrics(t *testing.T) {
-	out := workertest.NewLines()
-	group := &lifecycle.LoopGroup{Signals: []os.Signal{}}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	done := make(chan error, 1)
-	go func() {
-		_, err := run(ctx, options{Options: worker.Options{Dir: workertest.Files(t, 24, "f"), Slow: 100 * time.Millisecond, Chunks: 40, Concurrency: 8,
-			Progress: time.Second, MetricsAddr: "127.0.0.1:0"}}, group, out, log)
-		done <- err
-	}()
-	base := out.Serving(t, done)
+	o := options{Options: worker.Options{Dir: workertest.Files(t, 24, "f"), Slow: 100 * time.Millisecond, Chunks: 40, Concurrency: 8,
+		Progress: time.Second, MetricsAddr: "127.0.0.1:0"}}
+	base, stop := workertest.Serve(t, func(ctx context.Context, group *lifecycle.LoopGroup, out io.Writer, log *slog.Logger) error {
+		_, err := o.run(ctx, group, out, log)
+		return err
+	})
 	var metrics string
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		metrics = workertest.Fetch(t, base+metricsPath)
@@ -67,8 +60,7 @@ func TestOtelWorkerServesMetrics(t *testing.T) {
 	if got := workertest.Fetch(t, base+lifecycle.ReadyzPath); got != "ok\n" {
 		t.Errorf("%s = %q", lifecycle.ReadyzPath, got)
 	}
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 }

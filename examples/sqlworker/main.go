@@ -30,7 +30,7 @@ type options struct {
 // run opens the queue in the database o names and runs the job on it:
 // enqueueing the jobs when the queue is empty, else finishing those an
 // earlier run left.
-func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writer, log *slog.Logger) (worker.Summary, error) {
+func (o options) run(ctx context.Context, group *lifecycle.LoopGroup, out io.Writer, log *slog.Logger) (worker.Summary, error) {
 	if o.mailbox == "" {
 		return worker.Summary{}, errors.New("-mailbox: want sqlite:PATH or a postgres:// URL")
 	}
@@ -53,7 +53,5 @@ func main() {
 	o.Flags(flag.CommandLine)
 	flag.StringVar(&o.mailbox, "mailbox", "", "the database the jobs live in: sqlite:PATH or a postgres:// URL (an interrupted run's jobs are finished by the next)")
 	flag.Parse()
-	worker.Main("sqlworker", func(ctx context.Context, group *lifecycle.LoopGroup, out io.Writer, log *slog.Logger) (worker.Summary, error) {
-		return run(ctx, o, group, out, log)
-	})
+	worker.Main("sqlworker", o.run)
 }

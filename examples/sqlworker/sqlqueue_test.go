@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop/examples/internal/worker"
+	"github.com/sqsloop/sqsloop/examples/internal/worker/workertest"
 	"github.com/sqsloop/sqsloop/internal/harness/sqlharness"
 	"github.com/sqsloop/sqsloop/lifecycle"
 )
@@ -28,18 +29,13 @@ import (
 // queue drained. On SQLite in virtual time; on PostgreSQL (PG_DSN) on the wall
 // clock.
 func TestWorkerOnADatabaseFinishesAnInterruptedRun(t *testing.T) {
-	dir := t.TempDir()
-	for i := range 60 {
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprint("f", i)), bytes.Repeat([]byte("x"), 4096), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := workertest.Files(t, 60, "f")
 	twoRuns := func(t *testing.T, mailbox string) {
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
 		o := options{Options: worker.Options{Dir: dir, Slow: 20 * time.Millisecond, Chunks: 16, Concurrency: 8, Progress: 100 * time.Millisecond}, mailbox: mailbox}
 		ctx, cancel := context.WithCancel(context.Background())
 		// The user's Ctrl+C, part-way through: once progress shows a job acked.
-		first, err := run(ctx, o, &lifecycle.LoopGroup{Signals: []os.Signal{}}, cancelOnAck(cancel), log)
+		first, err := o.run(ctx, &lifecycle.LoopGroup{Signals: []os.Signal{}}, cancelOnAck(cancel), log)
 		cancel()
 		if err != nil {
 			t.Fatal(err)
@@ -48,7 +44,7 @@ func TestWorkerOnADatabaseFinishesAnInterruptedRun(t *testing.T) {
 			t.Fatalf("first run: enqueued %v, acked %d, drained %v; want it stopped part-way", first.Enqueued, first.Stats.Acked, first.Drained)
 		}
 		var out bytes.Buffer
-		second, err := run(context.Background(), o, &lifecycle.LoopGroup{Signals: []os.Signal{}}, &out, log)
+		second, err := o.run(context.Background(), &lifecycle.LoopGroup{Signals: []os.Signal{}}, &out, log)
 		if err != nil {
 			t.Fatal(err)
 		}

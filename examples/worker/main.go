@@ -90,7 +90,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 }
 
 // run opens the queue o names and runs the job on it.
-func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writer, log *slog.Logger) (worker.Summary, error) {
+func (o options) run(ctx context.Context, group *lifecycle.LoopGroup, out io.Writer, log *slog.Logger) (worker.Summary, error) {
 	q, err := o.sqs.Open(ctx)
 	if err != nil {
 		return worker.Summary{}, err
@@ -107,7 +107,5 @@ func main() {
 	case err != nil:
 		os.Exit(2)
 	}
-	worker.Main("worker", func(ctx context.Context, group *lifecycle.LoopGroup, out io.Writer, log *slog.Logger) (worker.Summary, error) {
-		return run(ctx, o, group, out, log)
-	})
+	worker.Main("worker", o.run)
 }

@@ -35,7 +35,7 @@ func TestSendToAMissingQueue(t *testing.T) {
 	var out bytes.Buffer
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	o := options{Options: worker.Options{Dir: t.TempDir()}, sqs: worker.SQS{Endpoint: srv.URL, QueueURL: srv.URL + "/000000000000/nope", Send: true}}
-	sum, err := run(context.Background(), o, &lifecycle.LoopGroup{Signals: []os.Signal{}}, &out, log)
+	sum, err := o.run(context.Background(), &lifecycle.LoopGroup{Signals: []os.Signal{}}, &out, log)
 	if !errors.Is(err, sqsloop.ErrQueueNotFound) {
 		t.Errorf("run = %v, want ErrQueueNotFound", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -19,18 +18,11 @@ import (
 // handlers. Wall clock: the server is real; every wait is on a condition,
 // bounded.
 func TestRunServesTheProbesAndTheLeasePage(t *testing.T) {
-	out := workertest.NewLines()
-	group := &lifecycle.LoopGroup{Signals: []os.Signal{}}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	done := make(chan error, 1)
-	go func() {
-		_, err := runMemory(ctx, t, Options{Dir: workertest.Files(t, 24, "f"), Slow: 100 * time.Millisecond, Chunks: 40, Concurrency: 8,
-			Progress: time.Second, MetricsAddr: "127.0.0.1:0"}, group, out, log)
-		done <- err
-	}()
-	base := out.Serving(t, done)
+	o := Options{Dir: workertest.Files(t, 24, "f"), Slow: 100 * time.Millisecond, Chunks: 40, Concurrency: 8, Progress: time.Second, MetricsAddr: "127.0.0.1:0"}
+	base, stop := workertest.Serve(t, func(ctx context.Context, group *lifecycle.LoopGroup, out io.Writer, log *slog.Logger) error {
+		_, err := runMemory(ctx, t, o, group, out, log)
+		return err
+	})
 	var page struct {
 		InFlight []struct {
 			MessageID string `json:"message_id"`
@@ -52,8 +44,7 @@ func TestRunServesTheProbesAndTheLeasePage(t *testing.T) {
 			t.Errorf("%s = %q", probe, got)
 		}
 	}
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 }

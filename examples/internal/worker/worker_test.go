@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/sqsloop/sqsloop/examples/internal/worker/workertest"
 	"github.com/sqsloop/sqsloop/lifecycle"
 )
 
@@ -65,12 +66,7 @@ func TestWorkerDrainsTheQueue(t *testing.T) {
 // Cancelling the context (what SIGTERM does) drains: the run stops early,
 // nothing is lost.
 func TestWorkerShutdownLosesNothing(t *testing.T) {
-	dir := t.TempDir()
-	for i := range 40 {
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprint("f", i)), bytes.Repeat([]byte("x"), 4096), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := workertest.Files(t, 40, "f")
 	synctest.Test(t, func(t *testing.T) {
 		group := &lifecycle.LoopGroup{Signals: []os.Signal{}} // os/signal cannot be used in a synctest bubble
 		ctx, cancel := context.WithCancel(context.Background())

@@ -7,8 +7,10 @@ package workertest
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sqsloop/sqsloop/lifecycle"
 )
 
 // processEnv, set in the environment, makes Main run the program.
@@ -95,18 +99,47 @@ func Start(t *testing.T, args ...string) (cmd *exec.Cmd, wait func() (stdout str
 	}
 }
 
-// Lines is a run's output: it passes what the run prints to C, line by
-// line (lines beyond C's buffer are dropped).
-type Lines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	C   chan string
+// Serve runs run in the background, as a program runs its job with
+// -metrics-addr 127.0.0.1:0 (run passes that to the job), and returns the
+// base URL of its server ("http://127.0.0.1:PORT") once the run says it
+// serves; it fails t if the run ends first or a minute passes. stop cancels
+// the run's context (what SIGTERM does) and returns the run's error.
+func Serve(t testing.TB, run func(ctx context.Context, group *lifecycle.LoopGroup, out io.Writer, log *slog.Logger) error) (base string, stop func() error) {
+	t.Helper()
+	out := &lines{c: make(chan string, 1024)}
+	group := &lifecycle.LoopGroup{Signals: []os.Signal{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, group, out, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
+	stop = func() error {
+		cancel()
+		return <-done
+	}
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case line := <-out.c:
+			if m := regexp.MustCompile(`^serving (http://\S+) `).FindStringSubmatch(line); m != nil {
+				return m[1], stop
+			}
+		case err := <-done:
+			t.Fatalf("the run ended before serving: %v", err)
+		case <-timeout:
+			t.Fatal("the run did not say it serves within a minute")
+		}
+	}
 }
 
-// NewLines returns a Lines whose C buffers 1,024 lines.
-func NewLines() *Lines { return &Lines{C: make(chan string, 1024)} }
+// lines is a run's output: it passes what the run prints to c, line by
+// line (lines beyond c's buffer are dropped).
+type lines struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	c   chan string
+}
 
-func (w *Lines) Write(p []byte) (int, error) {
+func (w *lines) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.buf.Write(p)
@@ -117,28 +150,8 @@ func (w *Lines) Write(p []byte) (int, error) {
 			return len(p), nil
 		}
 		select {
-		case w.C <- line:
+		case w.c <- line:
 		default:
-		}
-	}
-}
-
-// Serving waits for the run's "serving http://ADDR (paths)" line and
-// returns http://ADDR; it fails t if the run ends first (done yields its
-// error) or a minute passes.
-func (w *Lines) Serving(t testing.TB, done <-chan error) string {
-	t.Helper()
-	timeout := time.After(time.Minute)
-	for {
-		select {
-		case line := <-w.C:
-			if m := regexp.MustCompile(`^serving (http://\S+) `).FindStringSubmatch(line); m != nil {
-				return m[1]
-			}
-		case err := <-done:
-			t.Fatalf("the run ended before serving: %v", err)
-		case <-timeout:
-			t.Fatal("no serving line within a minute")
 		}
 	}
 }
