@@ -40,16 +40,6 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 export GOWORK=off
 
-# run runs a command; with a server started here, without the ends of the
-# server's pipes, so that this shell alone holds its standard input open.
-run() {
-  if [ -n "${server_pid:-}" ]; then
-    "$@" {server_in}>&- {server_out}<&-
-  else
-    "$@"
-  fi
-}
-
 # stop_server closes the server's standard input, which makes sqsserver stop
 # the server and exit, and waits for it (SIGTERM after 30 s, SIGKILL after
 # 40 s: sqsserver itself gives fauxqs 5 s).
@@ -74,8 +64,19 @@ stop_server() {
   rm -rf "${server_bin:-}"
 }
 
-# A signal ends the script through its EXIT trap, which stops the server.
-trap stop_server EXIT
+# stop_modules ends the module test runs still running (their process
+# groups: the go commands and the test binaries).
+module_pids=()
+stop_modules() {
+  local pid
+  for pid in "${module_pids[@]}"; do
+    kill -TERM -- "-$pid" 2>/dev/null || true
+  done
+}
+
+# A signal ends the script through its EXIT trap, which stops the module
+# runs and then the server.
+trap 'stop_modules; stop_server' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -175,21 +176,44 @@ if [ -n "$sqs_start" ]; then
   echo "test.sh: SQS_ENDPOINT=$SQS_ENDPOINT SQS_SERVER=$SQS_SERVER" >&2
 fi
 
-# The library's module: sqsmailbox's conformance suite runs on the server.
-run go vet ./...
-run go test -race "$@" ./...
-
-# The examples' module: the main job's programs (the database one on
-# SQLite and on the PostgreSQL above) and the Lambda function.
-(cd examples && run go vet ./... && run go test -race "$@" ./...)
-
-# The integration module: the server launchers' tests and the end-to-end
-# tests, on memmailbox and on the server. They mostly wait on the server,
-# so more of them run at once than the two cores' default. Test artifacts
-# (the lease page's screenshot) are kept under $TEST_ARTIFACTS (default
-# artifacts/ at the top of the repository).
+# The three modules' tests run at once, each vetted first: the integration
+# module's end-to-end tests mostly wait (on the server, on leases and
+# drains), and the library's and the examples' run meanwhile. Each module's
+# output goes to a file and is printed whole once it has ended, in this
+# order; the script fails if any module failed.
+#   - the library's module: sqsmailbox's conformance suite runs on the
+#     server, sqlmailbox's on SQLite and on the PostgreSQL above;
+#   - the examples' module: the main job's programs (the database one on
+#     SQLite and on that PostgreSQL) and the Lambda function;
+#   - the integration module: the server launchers' tests and the
+#     end-to-end tests, on every mailbox. They mostly wait on the server, so
+#     more of them run at once than the two cores' default. Test artifacts
+#     (the lease page's screenshot) are kept under $TEST_ARTIFACTS (default
+#     artifacts/ at the top of the repository).
 artifacts=${TEST_ARTIFACTS:-$PWD/artifacts}
 mkdir -p "$artifacts"
-cd integration
-run go vet ./...
-run go test -race -parallel 8 -artifacts -outputdir "$artifacts" "$@" ./...
+logs=$(mktemp -d)
+modules=(library examples integration)
+declare -A dirs=([library]=. [examples]=examples [integration]=integration)
+flags_library=() flags_examples=() flags_integration=(-parallel 8 -artifacts -outputdir "$artifacts")
+# Each in a process group of its own (set -m), which stop_modules ends.
+set -m
+for m in "${modules[@]}"; do
+  flags="flags_$m[@]"
+  (
+    if [ -n "${server_pid:-}" ]; then
+      exec {server_in}>&- {server_out}<&- # this shell alone holds the server's input open
+    fi
+    cd "${dirs[$m]}" && go vet ./... && go test -race ${!flags+"${!flags}"} "$@" ./...
+  ) >"$logs/$m" 2>&1 &
+  module_pids+=($!)
+done
+set +m
+status=0
+for i in "${!modules[@]}"; do
+  wait "${module_pids[$i]}" || status=1
+  cat "$logs/${modules[$i]}"
+done
+module_pids=()
+rm -rf "$logs"
+exit $status
