@@ -259,12 +259,19 @@ const (
 	// LostCallFailures: the extensions (or an ack) kept failing until the
 	// deadline, or failed for good.
 	LostCallFailures
+	// LostBeforeStart: the lease had lapsed before the message's handler
+	// could start, so it did not run: on AWS Lambda, a record received
+	// (its ApproximateFirstReceiveTimestamp) a visibility timeout or more
+	// before the invocation began (a throttled or delayed invocation, or
+	// an old event replayed, such as AWS's sample events). The message is
+	// visible again, or was received by someone else.
+	LostBeforeStart
 )
 
-var reasonNames = [...]string{"no_beats", "receipt_handle_expired", "ceiling", "call_failures"}
+var reasonNames = [...]string{"no_beats", "receipt_handle_expired", "ceiling", "call_failures", "lapsed_before_start"}
 
-// String returns "no_beats", "receipt_handle_expired", "ceiling" or
-// "call_failures".
+// String returns "no_beats", "receipt_handle_expired", "ceiling",
+// "call_failures" or "lapsed_before_start".
 func (r LeaseLostReason) String() string {
 	if int(r) < len(reasonNames) {
 		return reasonNames[r]

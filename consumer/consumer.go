@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/internal/failurelog"
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
@@ -50,7 +51,8 @@ type Consumer struct {
 	obs       observed // handlers running, with Config.Observer
 	drainMark Stats    // counts when the drain began: set by the receive watcher, read by Run after it ended
 
-	dead *DeadLetters // the dead-letter queue of Permanent failures (poison.go)
+	dead     *DeadLetters    // the dead-letter queue of Permanent failures (poison.go)
+	failures *failurelog.Log // the WARN lines of failed handler runs, rate-limited
 }
 
 // New returns a Consumer of mb that runs h for each message. It returns the
@@ -81,6 +83,7 @@ func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
 		handler:      Wrap(h, cfg.Logger, cfg.Middleware...),
 		leases:       leases,
 		dead:         NewDeadLetters(mb),
+		failures:     failurelog.New(cfg.Logger, "consumer"),
 		intake:       newIntake(cfg.Concurrency),
 		drainReq:     make(chan struct{}),
 		cutShort:     make(chan struct{}),
@@ -135,6 +138,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	defer close(c.done)
 	defer c.state.Store(stateStopped)
 	defer c.dead.close()
+	defer c.failures.Flush()
 
 	c.logStart()
 

@@ -14,10 +14,10 @@ import (
 	"github.com/sqsloop/sqsloop/producer"
 )
 
-// Typed bodies: the producer encodes a value as JSON, consumer.JSON decodes
+// Typed bodies: the producer encodes a value as JSON, consumer.JSONHandler decodes
 // it for the handler. A body that does not decode is a poison message: it
 // goes to the dead-letter queue on its first delivery, with the reason.
-func ExampleJSON() {
+func ExampleJSONHandler() {
 	type Resize struct {
 		Image string `json:"image"`
 		Width int    `json:"width"`
@@ -46,7 +46,7 @@ func ExampleJSON() {
 	}
 
 	done := make(chan struct{})
-	handler := consumer.JSON(func(ctx context.Context, m *sqsloop.Message, r Resize) error {
+	handler := consumer.JSONHandler(func(ctx context.Context, m *sqsloop.Message, r Resize) error {
 		fmt.Printf("resize %s to %d px\n", r.Image, r.Width)
 		close(done)
 		return nil
@@ -72,5 +72,5 @@ func ExampleJSON() {
 		dead[0].MessageAttributes[consumer.AttrPoisonReason].StringValue)
 	// Output:
 	// resize cat.png to 640 px
-	// dead-lettered "not JSON" after 1 receive: permanent failure: consumer: JSON: the body does not decode into consumer_test.Resize: invalid character 'o' in literal null (expecting 'u')
+	// dead-lettered "not JSON" after 1 receive: permanent failure: consumer: JSONHandler: the body does not decode into consumer_test.Resize: invalid character 'o' in literal null (expecting 'u')
 }

@@ -53,6 +53,10 @@ func (e *permanentError) Error() string        { return "permanent failure: " + 
 func (e *permanentError) Unwrap() error        { return e.err }
 func (e *permanentError) Is(target error) bool { return target == ErrPermanent }
 
+// ErrorType names the error's class for instrumentation (OpenTelemetry's
+// error.type): "permanent".
+func (e *permanentError) ErrorType() string { return "permanent" }
+
 // Message attributes a poison message's copy in the dead-letter queue
 // carries, beside its own: why it failed (the handler's error, cut to
 // MaxPoisonReason bytes), the original message's ID, and its approximate

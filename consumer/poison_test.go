@@ -60,7 +60,7 @@ func TestUndecodableBodyGoesToTheDLQAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got seen
-		c := mustNew(t, q, JSON(func(ctx context.Context, m *sqsloop.Message, j job) error {
+		c := mustNew(t, q, JSONHandler(func(ctx context.Context, m *sqsloop.Message, j job) error {
 			got.add(j.File)
 			return nil
 		}), fast())

@@ -3,7 +3,6 @@ package consumer
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"sync"
 	"time"
 
@@ -227,8 +226,10 @@ func (c *Consumer) failed(ctx context.Context, m *sqsloop.Message, lease *visibi
 		return failure{deadLettered: true}
 	}
 	delay := c.nackDelay(m, err)
-	c.cfg.Logger.Debug("consumer: handler failed; nacking", slog.String("message_id", m.ID),
-		duration("delay", delay), slog.Any("error", err))
+	if pe == nil && !errors.Is(err, ErrPermanent) { // a panic, a Permanent have lines of their own
+		c.failures.Failed("consumer: handler failed; the message is nacked, to be received again after its back-off",
+			m, err, duration("retry_in", delay))
+	}
 	lease.Nack(delay)
 	return failure{delay: delay}
 }

@@ -36,7 +36,7 @@ func TestE2EPoisonGoesToTheDLQOnFirstDelivery(t *testing.T) {
 			sqsloop.OutgoingMessage{Body: `{"file": "a.txt"}`},
 			sqsloop.OutgoingMessage{Body: `{"file": `, MessageAttributes: attrs})
 		runs := newRunLog()
-		c, err := consumer.New(q.Mailbox, consumer.JSON(func(ctx context.Context, m *sqsloop.Message, j poisonJob) error {
+		c, err := consumer.New(q.Mailbox, consumer.JSONHandler(func(ctx context.Context, m *sqsloop.Message, j poisonJob) error {
 			runs.start(m)
 			runs.finish(m)
 			return nil
@@ -115,7 +115,7 @@ func TestE2EPoisonKilledBetweenCopyAndDelete(t *testing.T) {
 // says "copied ID" once a copy is sent and then hangs, so that the parent
 // can kill the process between the copy and the delete.
 func poisonChildMain(cfg childConfig, mb *sqsmailbox.Mailbox) int {
-	c, err := consumer.New(&hangAfterCopy{mb}, consumer.JSON(func(context.Context, *sqsloop.Message, poisonJob) error {
+	c, err := consumer.New(&hangAfterCopy{mb}, consumer.JSONHandler(func(context.Context, *sqsloop.Message, poisonJob) error {
 		return nil
 	}), consumer.Config{
 		VisibilityTimeout: cfg.Lease,

@@ -86,7 +86,8 @@ type Queue struct {
 //
 // A capability left false (FIFO, DLQ, AttributesReader) makes the scenarios
 // that need it skip. A behaviour left false (LeaseCeiling,
-// FIFOBatchesWithinGroup, RedriveKeepsMessageID, OmitsUnaskedAttributes)
+// FIFOBatchesWithinGroup, RedriveKeepsMessageID, OmitsUnaskedAttributes,
+// FIFODeleteExpires)
 // declares a difference: a scenario that meets it logs it by name, and may expect the
 // departure (a harness without LeaseCeiling whose mailbox does refuse an
 // extend past 12 hours fails TestLeaseCeiling). Amazon SQS has every field
@@ -121,6 +122,12 @@ type Features struct {
 	// OmitsUnaskedAttributes: a receive asking for no message attributes
 	// (an empty ReceiveRequest.MessageAttributeNames) gets none, as on SQS.
 	OmitsUnaskedAttributes bool
+
+	// FIFODeleteExpires: on a FIFO queue a delete whose receipt handle no
+	// longer holds its message (already deleted, received again, or its
+	// lease over) fails its entry with sqsloop.ErrReceiptHandleExpired, as
+	// SQS does ("The receipt handle has expired").
+	FIFODeleteExpires bool
 }
 
 // Names of the declared differences, as scenarios log them:
@@ -144,6 +151,11 @@ const (
 	// Features.OmitsUnaskedAttributes; a receive that asked for no message
 	// attributes got them all.
 	DiffReturnsUnaskedAttributes = "ReturnsUnaskedAttributes"
+
+	// DiffFIFODeleteAlwaysSucceeds: the harness lacks
+	// Features.FIFODeleteExpires; a FIFO delete with a handle whose message
+	// was gone succeeded.
+	DiffFIFODeleteAlwaysSucceeds = "FIFODeleteAlwaysSucceeds"
 )
 
 // declared logs a declared difference by name, so a reader of the test log

@@ -2,6 +2,7 @@ package mailboxtest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -150,4 +151,84 @@ func receiveSome(ctx context.Context, t testing.TB, mb sqsloop.Mailbox, d, vis t
 			return msgs
 		}
 	}
+}
+
+// testFIFOReceiveFillsFromOneGroupFirst: a FIFO receive returns as many
+// messages of one message group as it can before it takes another group
+// (SQS's FIFO delivery logic: it "first attempts to return as many messages
+// with the same message group ID as possible"), so that one receive holds
+// as few groups as it can and other receivers find the rest free. Three
+// groups of three messages, sent interleaved: a receive of 2 gets the first
+// two of one group; a receive of 10 then gets the other two groups whole,
+// one after the other, each in order.
+func testFIFOReceiveFillsFromOneGroupFirst(t *testing.T, h Harness) {
+	ctx := t.Context()
+	f := h.Features()
+	if !f.FIFO {
+		t.Skipf("%s: Features.FIFO is false", h.Name())
+	}
+	if !f.FIFOBatchesWithinGroup {
+		declared(t, h, DiffFIFOOnePerGroupReceive, "a FIFO receive returns at most one message per group, so it cannot fill from one group first")
+		t.Skipf("%s: Features.FIFOBatchesWithinGroup is false", h.Name())
+	}
+	q, cleanup := h.NewQueue(ctx, t, QueueOptions{FIFO: true})
+	defer cleanup()
+
+	groups := []string{"A", "B", "C"}
+	const perGroup = 3
+	var out []sqsloop.OutgoingMessage
+	for i := 1; i <= perGroup; i++ { // A1 B1 C1 A2 B2 C2 A3 B3 C3
+		for _, g := range groups {
+			body := fmt.Sprint(g, i)
+			out = append(out, sqsloop.OutgoingMessage{Body: body, MessageGroupID: g, DeduplicationID: body})
+		}
+	}
+	SendAll(ctx, t, q.Mailbox, out...)
+
+	left := map[string]int{"A": perGroup, "B": perGroup, "C": perGroup} // visible messages of each group
+	// check fails t unless msgs hold each group's next messages in order, one
+	// group after another, and every group but the last is taken whole.
+	check := func(what string, msgs []*sqsloop.Message) {
+		t.Helper()
+		done := map[string]bool{}
+		for i, m := range msgs {
+			g := m.MessageGroupID
+			if want := fmt.Sprint(g, perGroup-left[g]+1); m.Body != want {
+				t.Fatalf("%s: message %d is %q, want %q next in group %s: %s", what, i, m.Body, want, g, describe(msgs))
+			}
+			if done[g] {
+				t.Fatalf("%s: group %s comes back after another group: %s", what, g, describe(msgs))
+			}
+			left[g]--
+			if i+1 < len(msgs) && msgs[i+1].MessageGroupID != g {
+				if left[g] > 0 {
+					t.Fatalf("%s: took group %s's next message with %d of group %s still visible: %s", what, msgs[i+1].MessageGroupID, left[g], g, describe(msgs))
+				}
+				done[g] = true
+			}
+		}
+	}
+
+	first, err := q.Mailbox.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 2, VisibilityTimeout: longLease, WaitTime: settle})
+	if err != nil || len(first) != 2 {
+		t.Fatalf("Receive(MaxMessages 2) of 9 visible messages: %s, %v; want 2", describe(first), err)
+	}
+	if first[0].MessageGroupID != first[1].MessageGroupID {
+		t.Fatalf("Receive(MaxMessages 2) took two groups, %s: want two messages of one group", describe(first))
+	}
+	check("Receive(MaxMessages 2)", first)
+	held := first[0].MessageGroupID
+	left[held] = 0 // its last message waits behind the two in flight
+
+	rest, err := q.Mailbox.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: sqsloop.MaxBatchSize, VisibilityTimeout: longLease, WaitTime: settle})
+	if err != nil || len(rest) != 2*perGroup {
+		t.Fatalf("Receive(MaxMessages 10) with group %s in flight: %s, %v; want the other two groups' 6 messages", held, describe(rest), err)
+	}
+	for _, m := range rest {
+		if m.MessageGroupID == held {
+			t.Fatalf("Receive(MaxMessages 10) gave %q while group %s was in flight", m.Body, held)
+		}
+	}
+	check("Receive(MaxMessages 10)", rest)
+	AckAll(ctx, t, q.Mailbox, append(first, rest...)...)
 }

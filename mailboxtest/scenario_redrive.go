@@ -3,6 +3,7 @@ package mailboxtest
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/sqsloop/sqsloop"
 )
@@ -56,4 +57,53 @@ func testRedriveToDLQ(t *testing.T, h Harness) {
 	t.Logf("%s: ReceiveCount on the DLQ's first receive: %d (after %d receives on the source queue)", h.Name(), d.ReceiveCount, maxReceives)
 	AckAll(ctx, t, q.DLQ, d)
 	ExpectNone(ctx, t, q.DLQ, settle)
+}
+
+// testReceiveGoesOnPastDeadLetters: a receive that moves messages to the
+// dead-letter queue goes on to the next visible message instead of coming
+// back empty (long polling "eliminates false empty responses", SQS's
+// Developer Guide): with two messages at maxReceiveCount ahead of a fresh
+// one, a 1 s long poll for one message moves both and returns the fresh
+// one, at once (within promptly on the wall clock: a mailbox that waited
+// before it looked again would take the whole second, or answer empty).
+func testReceiveGoesOnPastDeadLetters(t *testing.T, h Harness) {
+	ctx := t.Context()
+	if !h.Features().DLQ {
+		t.Skipf("%s: Features.DLQ is false", h.Name())
+	}
+	q, cleanup := h.NewQueue(ctx, t, QueueOptions{MaxReceiveCount: 1})
+	defer cleanup()
+
+	poison := SendBodies(ctx, t, q.Mailbox, "poison 1", "poison 2")
+	received := ReceiveN(ctx, t, q.Mailbox, 2, patience, longLease)
+	changes := make([]sqsloop.VisibilityChange, len(received))
+	for i, m := range received {
+		changes[i] = sqsloop.VisibilityChange{ReceiptHandle: m.ReceiptHandle}
+	}
+	errs, err := q.Mailbox.ChangeVisibility(ctx, changes) // both visible again, ahead of the next send
+	mustAllOK(t, "ChangeVisibility (nack)", errs, err, len(changes))
+	fresh := SendBodies(ctx, t, q.Mailbox, "fresh")[0]
+
+	start := time.Now()
+	msgs, err := q.Mailbox.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1, VisibilityTimeout: longLease, WaitTime: settle})
+	elapsed := time.Since(start)
+	if err != nil || len(msgs) != 1 || msgs[0].ID != fresh {
+		t.Fatalf("1 s long poll for one message behind two at maxReceiveCount: %s, %v; want the fresh message %s", describe(msgs), err, fresh)
+	}
+	switch {
+	case h.Features().VirtualTime && elapsed != 0:
+		t.Errorf("the long poll returned the fresh message %v after it began, want at once", elapsed)
+	case !h.Features().VirtualTime && elapsed >= promptly:
+		t.Errorf("the long poll returned the fresh message %v after it began, want within %v", elapsed.Round(time.Millisecond), promptly)
+	case !h.Features().VirtualTime:
+		t.Logf("%s: the long poll returned the fresh message %v after it began", h.Name(), elapsed.Round(time.Millisecond))
+	}
+	AckAll(ctx, t, q.Mailbox, msgs...)
+	dead := ReceiveN(ctx, t, q.DLQ, 2, patience, longLease)
+	for _, d := range dead {
+		if d.Body != "poison 1" && d.Body != "poison 2" {
+			t.Errorf("the DLQ holds %s, want the two poison messages %v", describe(dead), poison)
+		}
+	}
+	AckAll(ctx, t, q.DLQ, dead...)
 }

@@ -14,17 +14,16 @@ import (
 const deduplicationInterval = 5 * time.Minute
 
 // Broker holds named queues in memory, like one SQS account and region. The
-// zero value is not usable; call NewBroker. Safe for concurrent use.
+// zero value is an empty Broker, ready to use (as NewBroker's). Safe for
+// concurrent use; a Broker must not be copied after first use.
 type Broker struct {
 	mu     sync.Mutex
 	queues map[string]*queueState
 	closed bool
 }
 
-// NewBroker returns an empty Broker.
-func NewBroker() *Broker {
-	return &Broker{queues: make(map[string]*queueState)}
-}
+// NewBroker returns an empty Broker (the same as new(Broker)).
+func NewBroker() *Broker { return new(Broker) }
 
 // CreateQueue sets up the queue spec describes and returns a handle to it:
 // with spec.MaxReceiveCount above 0, first its dead-letter queue
@@ -75,6 +74,9 @@ func (b *Broker) create(spec sqsloop.QueueSpec, dlq *queueState) (*queueState, e
 		return s, nil
 	}
 	s := newQueueState(spec.WithDefaults(), dlq)
+	if b.queues == nil {
+		b.queues = make(map[string]*queueState) // the zero Broker's first queue
+	}
 	b.queues[spec.Name] = s
 	return s, nil
 }

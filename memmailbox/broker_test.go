@@ -261,3 +261,26 @@ func TestQueueAttributesAfterBrokerClose(t *testing.T) {
 		t.Fatalf("QueueAttributes after Broker.Close = %v, want ErrMailboxClosed", err)
 	}
 }
+
+// The zero Broker is an empty one, ready to use: CreateQueue, Queue, Close
+// (a zero Broker used to panic: assignment to entry in nil map).
+func TestZeroBrokerIsUsable(t *testing.T) {
+	var b memmailbox.Broker
+	if _, err := b.Queue("jobs").Receive(context.Background(), sqsloop.ReceiveRequest{MaxMessages: 1}); !errors.Is(err, sqsloop.ErrQueueNotFound) {
+		t.Errorf("a queue of the zero Broker before CreateQueue: %v, want ErrQueueNotFound", err)
+	}
+	q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs", MaxReceiveCount: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(t, q, bodies("hello")...)
+	if got := bodiesOf(receive(t, b.Queue("jobs"), 1, time.Minute)); len(got) != 1 || got[0] != "hello" {
+		t.Errorf("received %q, want hello", got)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.CreateQueue(sqsloop.QueueSpec{Name: "other"}); !errors.Is(err, sqsloop.ErrMailboxClosed) {
+		t.Errorf("CreateQueue after Close = %v, want ErrMailboxClosed", err)
+	}
+}

@@ -41,13 +41,23 @@
 //     failed; then error.type is the first failure's and the status is
 //     Error).
 //
-// error.type is the SQS error code when the error carries one (the SDK's
-// smithy.APIError, e.g. "AWS.SimpleQueueService.NonExistentQueue"), else
-// the class the error names itself (an ErrorType() string method:
-// "lease_lost" for a lost lease's error), else the sqsloop sentinel it wraps ("receipt_handle_expired", "access_denied",
-// "queue_not_found", "lease_ceiling", "mailbox_closed", "invalid_argument"),
-// "timeout" for a deadline, "panic" for a handler's panic, else the Go type
-// of the error, as semconv.ErrorType gives it.
+// error.type is low-cardinality, as the conventions ask, and one of these,
+// the first that applies:
+//
+//   - "panic" for a handler's panic;
+//   - the class the error names itself, with an ErrorType() string method
+//     anywhere in its chain (the outermost wins): "permanent" for
+//     consumer.Permanent, "lease_lost" for a lost lease's error; a
+//     handler's own errors can name their class the same way;
+//   - the error code it carries (an ErrorCode() string method: the SDK's
+//     smithy.APIError, e.g. "AWS.SimpleQueueService.NonExistentQueue");
+//   - the sentinel it wraps: "receipt_handle_expired", "access_denied",
+//     "queue_not_found", "lease_ceiling", "mailbox_closed",
+//     "invalid_argument" (the sqsloop sentinels), "timeout"
+//     (context.DeadlineExceeded), "canceled" (context.Canceled);
+//   - else "_OTHER", the conventions' fallback: never the Go type, which
+//     for errors.New or fmt.Errorf ("*errors.errorString") says nothing,
+//     and the span's status message has the error's text.
 //
 // # Metrics
 //
@@ -60,7 +70,8 @@
 // failed ones), sqsloop.lease.late_extensions ({extension}; extensions sent
 // with less than a quarter of the lease owner's interval left before the
 // deadline), sqsloop.lease.lost ({lease}; by sqsloop.lease.lost_reason:
-// "no_beats", "receipt_handle_expired", "ceiling", "call_failures", and
+// "no_beats", "receipt_handle_expired", "ceiling", "call_failures",
+// "lapsed_before_start" (sqsloop.LeaseLostReason), and
 // sqsloop.never_beat), sqsloop.process.late_results ({message}; handlers
 // that returned after their lease was lost, by sqsloop.never_beat),
 // sqsloop.settled.messages ({message}; entries of delete and visibility

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/consumer"
 )
 
 // classedError names its class itself, as a lost lease's error does.
@@ -23,10 +25,11 @@ func (classedError) ErrorType() string { return "lease_lost" }
 func (e classedError) Unwrap() error { return e.error }
 
 // A failed receive is a receive span with error.type and an error status,
-// and counts in sqsloop.receive.errors by error.type, which is the SQS
-// error code an SDK error carries (smithy.APIError, ahead of the sentinel
-// sqsmailbox wraps it in), else the class the error names itself, else the
-// sqsloop sentinel it wraps, "timeout" for a deadline, else its Go type.
+// and counts in sqsloop.receive.errors by error.type, which is the class
+// the error names itself, else the SQS error code an SDK error carries
+// (smithy.APIError, ahead of the sentinel sqsmailbox wraps it in), else the
+// sentinel it wraps ("timeout" for a deadline, "canceled"), else _OTHER:
+// never a Go type such as *errors.errorString.
 func TestReceiveErrorsByErrorType(t *testing.T) {
 	tel := newTelemetry(t)
 	obs := tel.observer(t, "jobs")
@@ -44,7 +47,10 @@ func TestReceiveErrorsByErrorType(t *testing.T) {
 		{sqsloop.ErrMailboxClosed, "mailbox_closed"},
 		{fmt.Errorf("MaxMessages: %w", sqsloop.ErrInvalidArgument), "invalid_argument"},
 		{fmt.Errorf("receive: %w", context.DeadlineExceeded), "timeout"},
-		{errors.New("boom"), "*errors.errorString"},
+		{fmt.Errorf("receive: %w", context.Canceled), "canceled"},
+		{errors.New("boom"), "_OTHER"},
+		{fmt.Errorf("receive: %w", errors.New("boom")), "_OTHER"},
+		{&net.OpError{Op: "dial", Err: errors.New("connection refused")}, "_OTHER"},
 	}
 	for _, c := range cases {
 		obs.Received(context.Background(), sqsloop.ReceiveEvent{Start: time.Now(), Duration: time.Millisecond, MaxMessages: 10, Err: c.err})
@@ -57,16 +63,20 @@ func TestReceiveErrorsByErrorType(t *testing.T) {
 	if n := total(t, ms["sqsloop.receive.errors"]); n != int64(len(cases)) {
 		t.Errorf("sqsloop.receive.errors %d, want %d", n, len(cases))
 	}
+	want := map[string]int64{}
 	for i, c := range cases {
 		s := spans[i]
 		if got := str(s, "error.type"); got != c.want || s.Status().Code != codes.Error {
 			t.Errorf("receive failing with %v: span error.type %q, status %v; want %q, Error", c.err, got, s.Status().Code, c.want)
 		}
-		if n := total(t, ms["sqsloop.receive.errors"], attribute.String("error.type", c.want)); n != 1 {
-			t.Errorf("sqsloop.receive.errors{error.type=%q} = %d, want 1", c.want, n)
+		want[c.want]++
+	}
+	for errType, n := range want {
+		if got := total(t, ms["sqsloop.receive.errors"], attribute.String("error.type", errType)); got != n {
+			t.Errorf("sqsloop.receive.errors{error.type=%q} = %d, want %d", errType, got, n)
 		}
-		if n := total(t, ms["messaging.client.operation.duration"], attribute.String("messaging.operation.name", "receive"), attribute.String("error.type", c.want)); n != 1 {
-			t.Errorf("messaging.client.operation.duration{receive, error.type=%q} = %d, want 1", c.want, n)
+		if got := total(t, ms["messaging.client.operation.duration"], attribute.String("messaging.operation.name", "receive"), attribute.String("error.type", errType)); got != n {
+			t.Errorf("messaging.client.operation.duration{receive, error.type=%q} = %d, want %d", errType, got, n)
 		}
 	}
 }
@@ -175,4 +185,50 @@ func errorTyped(t *testing.T, m metricdata.Metrics) int64 {
 		t.Fatalf("metric %s: unexpected data %T", m.Name, m.Data)
 	}
 	return n
+}
+
+// A handler's error: the process span and messaging.process.duration carry
+// a bounded error.type: "permanent" for consumer.Permanent (even around an
+// error with an SQS code), "panic" for a panic, "timeout" for a deadline,
+// the class the error names itself, and _OTHER for the rest, never the Go
+// type of an errors.New.
+func TestProcessErrorType(t *testing.T) {
+	tel := newTelemetry(t)
+	obs := tel.observer(t, "jobs")
+	apiErr := &smithy.GenericAPIError{Code: "ProvisionedThroughputExceededException"}
+	cases := []struct {
+		outcome sqsloop.Outcome
+		err     error
+		want    string
+	}{
+		{sqsloop.OutcomeNacked, errors.New("boom"), "_OTHER"},
+		{sqsloop.OutcomeNacked, fmt.Errorf("charge card: %w", errors.New("declined")), "_OTHER"},
+		{sqsloop.OutcomeDeadLettered, consumer.Permanent(errors.New("no such image")), "permanent"},
+		{sqsloop.OutcomeNacked, consumer.Permanent(fmt.Errorf("put item: %w", apiErr)), "permanent"},
+		{sqsloop.OutcomeNacked, fmt.Errorf("put item: %w", apiErr), "ProvisionedThroughputExceededException"},
+		{sqsloop.OutcomePanicked, errors.New("consumer: handler panicked: oops"), "panic"},
+		{sqsloop.OutcomeNacked, fmt.Errorf("fetch: %w", context.DeadlineExceeded), "timeout"},
+		{sqsloop.OutcomeNacked, classedError{errors.New("quota")}, "lease_lost"},
+	}
+	for i, c := range cases {
+		m := &sqsloop.Message{ID: fmt.Sprint("m", i), ReceiveCount: 1}
+		obs.ProcessEnd(obs.ProcessStart(context.Background(), m), m, sqsloop.ProcessEvent{Outcome: c.outcome, Err: c.err, Duration: time.Millisecond})
+	}
+	spans := tel.named("process jobs")
+	if len(spans) != len(cases) {
+		t.Fatalf("%d process spans, want %d", len(spans), len(cases))
+	}
+	ms := tel.metrics(t)
+	want := map[string]int64{}
+	for i, c := range cases {
+		if got := str(spans[i], "error.type"); got != c.want {
+			t.Errorf("handler failing with %v: span error.type %q, want %q", c.err, got, c.want)
+		}
+		want[c.want]++
+	}
+	for errType, n := range want {
+		if got := total(t, ms["messaging.process.duration"], attribute.String("error.type", errType)); got != n {
+			t.Errorf("messaging.process.duration{error.type=%q} = %d, want %d", errType, got, n)
+		}
+	}
 }

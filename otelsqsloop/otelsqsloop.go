@@ -104,27 +104,28 @@ func New(cfg Config) (*Observer, error) {
 	return o, nil
 }
 
-// errorType is error.type for err: the SQS error code it carries, the
-// class it names itself (ErrorType(), as a lost lease's "lease_lost"),
-// the sqsloop sentinel it wraps, "timeout", or its Go type.
+// errorType is error.type for err, one of a bounded set (the package doc
+// lists it): the class the error names itself (ErrorType(), as a lost
+// lease's "lease_lost" and consumer.Permanent's "permanent"), the error
+// code it carries (an SQS error code), the sentinel it wraps, "timeout",
+// "canceled", else "_OTHER". Never the Go type: *errors.errorString or
+// *fmt.wrapError say nothing of the failure, and a program's own types
+// would make the set as large as the program.
 func errorType(err error) string {
-	var coded interface{ ErrorCode() string }
-	if errors.As(err, &coded) && coded.ErrorCode() != "" {
-		return coded.ErrorCode()
-	}
 	var typed interface{ ErrorType() string }
 	if errors.As(err, &typed) && typed.ErrorType() != "" {
 		return typed.ErrorType()
+	}
+	var coded interface{ ErrorCode() string }
+	if errors.As(err, &coded) && coded.ErrorCode() != "" {
+		return coded.ErrorCode()
 	}
 	for _, s := range sentinels {
 		if errors.Is(err, s.err) {
 			return s.name
 		}
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return "timeout"
-	}
-	return semconv.ErrorType(err).Value.AsString()
+	return semconv.ErrorTypeOther.Value.AsString()
 }
 
 var sentinels = []struct {
@@ -137,4 +138,6 @@ var sentinels = []struct {
 	{sqsloop.ErrLeaseCeiling, "lease_ceiling"},
 	{sqsloop.ErrMailboxClosed, "mailbox_closed"},
 	{sqsloop.ErrInvalidArgument, "invalid_argument"},
+	{context.DeadlineExceeded, "timeout"},
+	{context.Canceled, "canceled"},
 }

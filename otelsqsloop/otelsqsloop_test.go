@@ -243,8 +243,8 @@ func TestSpansAndMetricsOnMemmailbox(t *testing.T) {
 					t.Errorf("panicked process span error.type %q, want panic", str(s, "error.type"))
 				}
 			case "nacked":
-				if str(s, "error.type") != "*errors.errorString" {
-					t.Errorf("nacked process span error.type %q", str(s, "error.type"))
+				if str(s, "error.type") != "_OTHER" {
+					t.Errorf("nacked process span error.type %q, want _OTHER (an errors.New)", str(s, "error.type"))
 				}
 			}
 		}

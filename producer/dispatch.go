@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
@@ -96,7 +97,7 @@ func (p *Producer) send(batch []*item) {
 		for _, it := range batch {
 			it.onWire = false
 			if it.dead {
-				p.finish(it)
+				p.finish(it, it.err) // not sent
 				continue
 			}
 			it.attempts--
@@ -124,7 +125,7 @@ func (p *Producer) sent(it *item, res Result) {
 	it.onWire = false
 	p.st.Sent++
 	if it.dead {
-		p.finish(it) // its Send returned already, with its context's error
+		p.finish(it, nil) // its Send returned already, with its context's error
 		return
 	}
 	p.conclude(it, res, nil)
@@ -136,7 +137,7 @@ func (p *Producer) failed(it *item, err error, now time.Time, jitter float64) {
 	it.onWire = false
 	switch {
 	case it.dead:
-		p.finish(it)
+		p.finish(it, it.err) // not sent, or not known to be
 	case permanent(err):
 		p.conclude(it, Result{}, err)
 	case p.aborted != nil:
@@ -165,7 +166,8 @@ func backoff(n int) time.Duration {
 }
 
 // withdraw ends a message whose context ended before it was sent: a queued
-// one is never sent; one on the wire is not retried.
+// one is never sent, and lets go of its room and body at once; one on the
+// wire is not retried.
 func (p *Producer) withdraw(it *item, ctx context.Context) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -183,7 +185,12 @@ func (p *Producer) withdraw(it *item, ctx context.Context) {
 	}
 	p.notify(it, Result{}, err)
 	if !it.onWire {
-		p.finish(it) // left in its list, skipped when met
+		p.finish(it, err)
+		// Left in its list as a shell, skipped when met; the lists are
+		// compacted once the shells outnumber the messages pending.
+		if p.q.shells++; p.q.shells > p.pending+minShells {
+			p.q.compact()
+		}
 	}
 	p.poke()
 }
@@ -191,7 +198,7 @@ func (p *Producer) withdraw(it *item, ctx context.Context) {
 // conclude tells the message's sender its outcome and forgets it.
 func (p *Producer) conclude(it *item, res Result, err error) {
 	p.notify(it, res, err)
-	p.finish(it)
+	p.finish(it, err)
 }
 
 // notify gives the message's Send or Pending its outcome, once, and marks
@@ -217,12 +224,63 @@ func (p *Producer) notify(it *item, res Result, err error) {
 	}
 }
 
-// finish releases a message's room and lets its group go on.
-func (p *Producer) finish(it *item) {
-	p.pending--
-	p.pendingBytes -= it.size
-	p.wakeWaiters()
-	if it.group != "" {
+// finish releases a message's room and body, and lets its group go on;
+// a message of an ordered group that ended unsent (unsent: why; or on the
+// wire when its call failed, so maybe sent) pauses its group instead.
+func (p *Producer) finish(it *item, unsent error) {
+	p.release(it)
+	switch {
+	case it.group == "":
+	case unsent != nil:
+		p.pause(it, unsent)
+	default:
 		p.q.advance(it)
 	}
+}
+
+// release gives back a finished message's room, and lets go of its body
+// (its Pending may outlive it).
+func (p *Producer) release(it *item) {
+	p.pending--
+	p.pendingBytes -= it.size
+	it.msg = sqsloop.OutgoingMessage{}
+	p.wakeWaiters()
+}
+
+// pause pauses the message group of it, which ended unsent for cause: the
+// group's messages behind it fail with ErrGroupPaused, and so do later
+// ones (admit) until ResumeGroup, so that none arrives after a gap.
+func (p *Producer) pause(it *item, cause error) {
+	if _, ok := p.paused[it.group]; !ok {
+		if p.paused == nil {
+			p.paused = map[string]error{}
+		}
+		p.paused[it.group] = cause
+	}
+	g := p.q.groups[it.group]
+	if g == nil {
+		return
+	}
+	var behind []*item
+	if g.head == it {
+		behind = g.waiting
+		delete(p.q.groups, it.group)
+	} else if i := slices.Index(g.waiting, it); i >= 0 {
+		behind = g.waiting[i+1:]
+		g.waiting = slices.Clip(g.waiting[:i])
+	}
+	err := pausedError(it.group, cause)
+	for _, w := range behind {
+		if !w.dead {
+			p.notify(w, Result{}, err)
+			p.release(w)
+		}
+	}
+}
+
+// pausedError is the error of a message of group, paused because an
+// earlier message of it ended unsent for cause.
+func pausedError(group string, cause error) error {
+	return fmt.Errorf("producer: not sent: message group %q is paused: an earlier message of it was not sent (%v); ResumeGroup(%q) to send to it again: %w",
+		group, cause, group, ErrGroupPaused)
 }

@@ -1,10 +1,24 @@
-// Package producer sends messages to any [sqsloop.Mailbox] in batches: Send
-// (or Enqueue) from many goroutines is coalesced into SendMessageBatch
-// calls of up to 10 entries and 1 MiB in all (SQS's limits:
-// sqsloop.MaxBatchSize, sqsloop.MaxMessageSize), within a short linger
-// window (Config.Linger, 5 ms; while calls are on the wire, until all have
-// returned and their senders have had a linger to add theirs, 10 lingers at
-// most), with several calls on the wire at once (Config.MaxCalls).
+// Package producer sends messages to any [sqsloop.Mailbox] in batches.
+//
+// To send many messages, give them all at once: SendAll (SendAllJSON for
+// typed bodies) puts them in SendMessageBatch calls of up to 10 entries and
+// 1 MiB in all (SQS's limits: sqsloop.MaxBatchSize, sqsloop.MaxMessageSize),
+// several calls on the wire at once (Config.MaxCalls, 8), and returns each
+// message's result:
+//
+//	results, err := p.SendAll(ctx, msgs) // 500 messages: 50 calls
+//
+// Send and Enqueue from many goroutines (a server's request handlers, each
+// sending one) are coalesced the same way, within a short linger window
+// (Config.Linger, 5 ms; while calls are on the wire, until all have
+// returned and their senders have had a linger to add theirs, 10 lingers
+// at most). But Send waits for its own message: in a loop in one goroutine
+// each message waits for the one before, one call and one round trip each.
+// Measured on fauxqs (an SQS emulator) on a 2-core machine, 500
+// messages of one goroutine: Send in a loop made 500 calls in 3.7–4.3 s,
+// SendAll 50 calls in 32–58 ms; with every call held 10 ms longer, 8.8–9.1
+// s against 98–108 ms. Enqueue returns at once with a Pending to Wait on,
+// for a loop that does something between sends.
 //
 // Every message is sent or its Send returns an error; none is dropped
 // silently:
@@ -29,15 +43,20 @@
 // per message group across retries, because a group has at most one message
 // on the wire at a time (the next waits until the one before is sent or
 // has failed for good): a group's messages go at most one per round trip,
-// while batches mix groups. On a standard queue (a MessageGroupID there
-// names a fair-queue tenant, with no order) messages are not held back;
-// the producer asks the queue its type once (sqsloop.AttributesReader),
-// and keeps group order when it cannot tell.
+// while batches mix groups. A message of a group that ends unsent (failed
+// for good, out of attempts, withdrawn) pauses its group: the messages
+// behind it, and every later one, fail with ErrGroupPaused until
+// ResumeGroup, so that none arrives after a gap. On a standard queue (a
+// MessageGroupID there names a fair-queue tenant, with no order) messages
+// are not held back; the producer asks the queue its type once
+// (sqsloop.AttributesReader, under the first grouped Enqueue's context and
+// for at most 5 s), and keeps group order when it cannot tell.
 //
 // Memory is bounded: at most Config.MaxPendingMessages messages and
 // Config.MaxPendingBytes bytes are accepted and not yet sent or failed;
 // beyond that Send waits (back-pressure) until there is room or its context
-// ends.
+// ends. A message withdrawn when its context ends gives back its room and
+// lets go of its body at once, even while every call is busy.
 //
 // Config.BeforeSend lets instrumentation set message attributes (a trace
 // context) before a message is accepted; package otelsqsloop injects
@@ -45,6 +64,6 @@
 //
 // Close(ctx) stops intake, flushes what is pending (retrying as usual) and
 // waits; when ctx ends first, what is still unsent fails with ErrClosed and
-// Close reports how many. Typed bodies: JSON and SendJSON encode a value as
-// the body; consumer.JSON decodes it on the other side.
+// Close reports how many. Typed bodies: JSONBody and SendJSON encode a value as
+// the body; consumer.JSONHandler decodes it on the other side.
 package producer

@@ -2,13 +2,16 @@ package producer
 
 import (
 	"container/heap"
+	"slices"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
 )
 
 // item is one accepted message. Its fields are guarded by Producer.mu, but
-// for msg, size, group and done, set before it is shared.
+// for size, group and done, set before it is shared, and msg, read without
+// it by the call that carries it (onWire), cleared (release) only once it
+// is finished.
 type item struct {
 	msg   sqsloop.OutgoingMessage
 	size  int           // msg.Size()
@@ -41,7 +44,12 @@ type queue struct {
 	ready  []*item
 	retry  retryHeap
 	groups map[string]*group
+	shells int // withdrawn messages left in ready or retry since the last compact (at most)
 }
+
+// minShells is how many withdrawn messages may stay in the lists, beyond
+// as many as are pending, before compact drops them.
+const minShells = 64
 
 func newQueue() queue { return queue{groups: map[string]*group{}} }
 
@@ -202,6 +210,16 @@ func (q *queue) advance(it *item) {
 		}
 	}
 	delete(q.groups, it.group)
+}
+
+// compact drops the withdrawn messages from the ready list and the retry
+// heap (a group's waiting list holds none: see Producer.pause).
+func (q *queue) compact() {
+	dead := func(it *item) bool { return it.dead }
+	q.ready = slices.DeleteFunc(q.ready, dead)
+	q.retry = slices.DeleteFunc(q.retry, dead)
+	heap.Init(&q.retry)
+	q.shells = 0
 }
 
 // takeAll removes and returns every live message not on the wire: when

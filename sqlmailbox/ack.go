@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/sqlmailbox/internal/driver"
 )
 
 // Delete acks 1–10 messages by receipt handle (DeleteMessageBatch) in one
@@ -20,7 +21,12 @@ import (
 // or moved to the DLQ) succeeds and deletes nothing. A FIFO queue's handle
 // expires with its lease: once the message is visible again, or received
 // again, a delete with it fails its entry with an error wrapping
-// sqsloop.ErrReceiptHandleExpired.
+// sqsloop.ErrReceiptHandleExpired. Entries that name one message apply in
+// order: the first deletes it, a second finds it gone (a success that
+// deletes nothing on a standard queue, an expired handle on a FIFO queue).
+// A FIFO delete frees its message group: the group's next message reaches
+// the queue's waiting long polls at once (in other processes too, on
+// PostgreSQL).
 //
 // Entry errors: a handle this queue never issued (made up, altered, or of
 // another queue: its signature does not hold) wraps
@@ -47,14 +53,15 @@ func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error,
 		return errs, nil
 	}
 	now := time.Now()
-	m.renewWorker(ctx, now, false)
+	m.renewReceiver(ctx, now, false)
 	deleted, err := m.s.d.Delete(ctx, &m.q, now, refs, m.s.cfg.Archive)
 	if err != nil {
 		return nil, m.fail(ctx, op, err)
 	}
-	missed := false
+	missed, freed := false, false
 	for j, ok := range deleted {
 		if ok {
+			freed = freed || m.q.Spec.FIFO
 			continue
 		}
 		missed = true
@@ -62,6 +69,9 @@ func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error,
 			errs[at[j]] = fmt.Errorf("sqlmailbox: Delete entry %d: FIFO receipt handle expired: its lease ended, a newer receive superseded it, or its message is gone: %w",
 				at[j], sqsloop.ErrReceiptHandleExpired)
 		}
+	}
+	if freed {
+		m.s.hub.wake(m.q.ID) // the next message of the group may be receivable
 	}
 	if missed {
 		if err := m.exists(ctx, op); err != nil {
@@ -74,8 +84,14 @@ func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error,
 // ChangeVisibility sets the visibility timeout of 1–10 in-flight messages,
 // counted from now (ChangeMessageVisibilityBatch), in one transaction, and
 // returns one error per entry, in order, nil on success. Timeout 0 nacks:
-// the message is visible at once (and wakes long polls); more extends, or
-// shortens, the lease. Timeouts are rounded up to whole seconds.
+// the message is visible at once; more extends, or shortens, the lease.
+// Timeouts are rounded up to whole seconds. A nack, or a lease shortened,
+// reaches the queue's waiting long polls at once (in other processes too,
+// on PostgreSQL). Entries that name one message apply in order, each to
+// the message as the entries before it left it, each with its own result,
+// as SQS reports them: a nack followed by an extend of the same handle
+// leaves the message visible, and the extend's entry fails (the message is
+// no longer in flight).
 //
 // Entry errors: an empty handle or a Timeout outside 0–12 h fails with
 // sqsloop.ValidateChangeVisibility's error (wrapping
@@ -107,15 +123,13 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 	if len(refs) == 0 {
 		return errs, nil
 	}
-	cs := make([]Change, len(refs))
-	nack := false
+	cs := make([]driver.Change, len(refs))
 	for j, ref := range refs {
-		cs[j] = Change{Ref: ref, Timeout: sqsloop.WholeSeconds(changes[at[j]].Timeout)}
-		nack = nack || cs[j].Timeout == 0
+		cs[j] = driver.Change{Ref: ref, Timeout: sqsloop.WholeSeconds(changes[at[j]].Timeout)}
 	}
 	now := time.Now()
-	m.renewWorker(ctx, now, false)
-	outcomes, err := m.s.d.ChangeVisibility(ctx, &m.q, now, cs)
+	m.renewReceiver(ctx, now, false)
+	outcomes, sooner, err := m.s.d.ChangeVisibility(ctx, &m.q, now, cs)
 	if err != nil {
 		return nil, m.fail(ctx, op, err)
 	}
@@ -123,11 +137,11 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 	for j, o := range outcomes {
 		i := at[j]
 		switch o {
-		case Stale:
+		case driver.Stale:
 			missed = true
 			errs[i] = fmt.Errorf("sqlmailbox: ChangeVisibility entry %d: receipt handle superseded by a newer receive, its message deleted, or no longer in flight: %w",
 				i, sqsloop.ErrReceiptHandleExpired)
-		case PastCeiling:
+		case driver.PastCeiling:
 			errs[i] = fmt.Errorf("sqlmailbox: ChangeVisibility entry %d: a timeout of %v reaches past the 12h ceiling after the receive: %w",
 				i, cs[j].Timeout, sqsloop.ErrLeaseCeiling)
 		}
@@ -137,7 +151,7 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 			return nil, err
 		}
 	}
-	if nack {
+	if sooner {
 		m.s.hub.wake(m.q.ID)
 	}
 	return errs, nil
@@ -146,7 +160,7 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 // refs decodes the handles whose entries passed the request rules (errs[i]
 // nil), setting the entry error of each this queue never issued, and
 // returns their refs and the entries they came from.
-func (m *Mailbox) refs(call string, handles []string, errs []error) (refs []Ref, at []int) {
+func (m *Mailbox) refs(call string, handles []string, errs []error) (refs []driver.Ref, at []int) {
 	for i, h := range handles {
 		if errs[i] != nil {
 			continue

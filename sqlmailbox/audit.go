@@ -6,39 +6,27 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/sqlmailbox/internal/driver"
 )
 
-// Kinds of audit row: what happened to the message.
+// AuditKind says what happened to the message of an audit row.
+type AuditKind string
+
+// Kinds of audit row.
 const (
 	// AuditFailure: the consumer reported a failure (Mailbox.RecordFailure).
-	AuditFailure = "failure"
+	AuditFailure AuditKind = "failure"
 	// AuditLeaseExpired: a receive's lease lapsed without an ack or a nack
 	// (found by Sweep); the message is visible again.
-	AuditLeaseExpired = "lease-expired"
+	AuditLeaseExpired AuditKind = "lease-expired"
 	// AuditDeadLettered: the message reached the redrive policy's
 	// maxReceiveCount and was moved to the dead-letter queue (by Receive or
 	// Sweep).
-	AuditDeadLettered = "dead-lettered"
+	AuditDeadLettered AuditKind = "dead-lettered"
 	// AuditRetention: the message outlived the queue's retention period and
 	// was deleted (by Sweep).
-	AuditRetention = "retention"
+	AuditRetention AuditKind = "retention"
 )
-
-// ReasonLeaseExpired is the Reason of an AuditLeaseExpired row.
-const ReasonLeaseExpired = "the visibility timeout ended without an ack or a nack: visible again"
-
-// DeadLetterReason returns the Reason of an AuditDeadLettered row, the same
-// from Receive and from Sweep, on either database: the redrive policy's
-// maxReceiveCount and the dead-letter queue's name.
-func DeadLetterReason(maxReceiveCount int, deadLetterQueue string) string {
-	return fmt.Sprintf("reached maxReceiveCount %d: moved to dead-letter queue %q", maxReceiveCount, deadLetterQueue)
-}
-
-// RetentionReason returns the Reason of an AuditRetention row: the queue's
-// retention period.
-func RetentionReason(retention time.Duration) string {
-	return fmt.Sprintf("older than the queue's retention period (%v): deleted", retention)
-}
 
 // AuditRecord is one row of the audit table: a failure, and where it left
 // the message.
@@ -49,8 +37,8 @@ type AuditRecord struct {
 	MessageID string
 	// ReceiveCount is the message's receive count at the time.
 	ReceiveCount int
-	// Kind is one of the Audit… constants.
-	Kind string
+	// Kind says what happened.
+	Kind AuditKind
 	// Reason says why, in words: the consumer's error, or the rule that
 	// applied.
 	Reason string
@@ -95,7 +83,7 @@ func (m *Mailbox) RecordFailure(ctx context.Context, msg *sqsloop.Message, reaso
 	if len(reason) > maxReasonLen {
 		reason = reason[:maxReasonLen]
 	}
-	rec := AuditRecord{Queue: m.q.Spec.Name, MessageID: msg.ID, ReceiveCount: msg.ReceiveCount, Kind: AuditFailure, Reason: reason}
+	rec := driver.AuditRow{Queue: m.q.Spec.Name, MessageID: msg.ID, ReceiveCount: msg.ReceiveCount, Kind: string(AuditFailure), Reason: reason}
 	if err := m.s.d.RecordFailure(ctx, &m.q, time.Now(), ref, rec); err != nil {
 		return m.fail(ctx, op, err)
 	}
@@ -104,7 +92,8 @@ func (m *Mailbox) RecordFailure(ctx context.Context, msg *sqsloop.Message, reaso
 
 // Audit returns up to limit rows of the audit table, newest first: those of
 // the queue named, or of every queue when queue is "". Rows older than
-// Config.AuditRetention are deleted by Sweep.
+// Config.AuditRetention are deleted by Sweep. It only reads the database
+// (on SQLite it takes no write lock).
 //
 // Errors: sqsloop.ErrInvalidArgument for a limit below 1;
 // sqsloop.ErrMailboxClosed after Close; ctx's error; or the database's.
@@ -115,11 +104,15 @@ func (s *Store) Audit(ctx context.Context, queue string, limit int) ([]AuditReco
 	if err := s.check("Audit"); err != nil {
 		return nil, err
 	}
-	recs, err := s.d.Audit(ctx, queue, limit)
+	rows, err := s.d.Audit(ctx, queue, limit)
 	if err != nil {
 		return nil, s.callError(ctx, "read the audit of", queue, err)
 	}
-	return recs, nil
+	out := make([]AuditRecord, len(rows))
+	for i, r := range rows {
+		out[i] = AuditRecord{Queue: r.Queue, MessageID: r.MessageID, ReceiveCount: r.ReceiveCount, Kind: AuditKind(r.Kind), Reason: r.Reason, At: r.At}
+	}
+	return out, nil
 }
 
 // ArchivedMessage is one row of the archive table: a message as it was
@@ -136,17 +129,11 @@ type ArchivedMessage struct {
 	DeletedAt time.Time
 }
 
-// ArchivedRow is a row of the archive table as a Driver reads it: the
-// message with its attributes still encoded.
-type ArchivedRow struct {
-	ArchivedMessage
-	Attributes []byte
-}
-
 // Archived returns up to limit acked messages of the queue named, newest
 // first, as the archive table keeps them (Config.Archive): to audit what was
 // done, or to send again. Rows older than Config.ArchiveRetention are
-// deleted by Sweep.
+// deleted by Sweep. It only reads the database (on SQLite it takes no write
+// lock).
 //
 // Errors: sqsloop.ErrInvalidArgument for a limit below 1;
 // sqsloop.ErrMailboxClosed after Close; ctx's error; or the database's.
@@ -163,10 +150,12 @@ func (s *Store) Archived(ctx context.Context, queue string, limit int) ([]Archiv
 	}
 	out := make([]ArchivedMessage, len(rows))
 	for i, r := range rows {
-		out[i] = r.ArchivedMessage
-		if out[i].MessageAttributes, err = decodeAttrs(r.Attributes, nil); err != nil {
+		attrs, err := decodeAttrs(r.Attributes, nil)
+		if err != nil {
 			return nil, err
 		}
+		out[i] = ArchivedMessage{Queue: r.Queue, MessageID: r.MessageID, Body: r.Body, MessageAttributes: attrs,
+			MessageGroupID: r.GroupID, ReceiveCount: r.ReceiveCount, SentAt: r.SentAt, DeletedAt: r.DeletedAt}
 	}
 	return out, nil
 }

@@ -19,16 +19,12 @@ const (
 	// message when Config.ArchiveRetention is 0: 7 days.
 	DefaultArchiveRetention = 7 * 24 * time.Hour
 
-	// DefaultWorkerHeartbeat is how often a receiving Mailbox renews its
-	// worker row when Config.WorkerHeartbeat is 0: 30 s. A worker not seen
-	// for DeadAfterBeats heartbeats (90 s) is shown dead: longer than a
-	// consumer at its defaults goes between lease extensions (60 s), which
-	// are all a worker whose handlers are busy sends.
-	DefaultWorkerHeartbeat = 30 * time.Second
-
-	// DeadAfterBeats is how many worker heartbeats may be missed before
-	// Store.Workers shows the worker dead: 3.
-	DeadAfterBeats = 3
+	// DefaultReceiverTTL is how long the receiver registry counts a
+	// receiving Mailbox alive without a renewal of its row when
+	// Config.ReceiverTTL is 0: 90 s, longer than a consumer at its
+	// defaults goes between lease extensions (60 s), which are all a
+	// receiver whose handlers are busy sends.
+	DefaultReceiverTTL = 90 * time.Second
 
 	// DefaultSweepInterval is how often a Sweeper sweeps when its interval
 	// is 0: 1 minute.
@@ -45,7 +41,8 @@ const (
 
 // Config tunes a Store. The zero value is valid: every field takes its
 // default. Every process that opens one database should use the same
-// retention and archive settings, since any of them may sweep.
+// retention, archive and ReceiverTTL settings, since any of them may sweep
+// or list the receivers.
 type Config struct {
 	// AuditRetention is how long the audit table keeps a row (Sweep deletes
 	// older ones), 1 min–1 year; 0 means DefaultAuditRetention (14 days).
@@ -62,20 +59,23 @@ type Config struct {
 	// (7 days).
 	ArchiveRetention time.Duration
 
-	// WorkerHeartbeat is how often a Mailbox that receives renews its
-	// worker row, 1 s–1 h; 0 means DefaultWorkerHeartbeat (30 s). The
-	// renewal rides on its Receive, Delete and ChangeVisibility calls (a
-	// Mailbox starts no goroutine), so a worker that stops them all (a
-	// consumer extends busy handlers' leases every visibility.Config.Interval,
-	// so keep that below the heartbeat), or dies, stops renewing and is
-	// shown dead after DeadAfterBeats (3) heartbeats.
-	WorkerHeartbeat time.Duration
+	// ReceiverTTL is how long the receiver registry (Store.Receivers)
+	// counts a receiving Mailbox alive after the last renewal of its row,
+	// 3 s–3 h; 0 means DefaultReceiverTTL (90 s). A Mailbox renews its row
+	// at most every third of it, on its Receive, Delete and
+	// ChangeVisibility calls (it starts no goroutine), so a receiver that
+	// stops them all (a consumer extends busy handlers' leases every
+	// visibility.Config.Interval: keep that below a third of ReceiverTTL),
+	// or dies, is shown dead once ReceiverTTL has passed.
+	ReceiverTTL time.Duration
 
 	// PollInterval bounds how long a long poll waits without looking at the
-	// database, 10 ms–1 min; 0 means the driver's (sqlite: 200 ms, for
-	// writers in other processes, which it cannot hear; postgres: 2 s, a
-	// safety net under LISTEN/NOTIFY). A message sent in the same Store
-	// wakes a long poll at once, and on postgres one sent by any process.
+	// database, 10 ms–1 min; 0 means the database package's
+	// DefaultPollInterval (sqlite: 200 ms, for writers in other processes,
+	// which it cannot hear; postgres: 2 s, a safety net under
+	// LISTEN/NOTIFY). A message made receivable through the same Store
+	// wakes a long poll at once, and on postgres one made receivable by any
+	// process.
 	PollInterval time.Duration
 }
 
@@ -93,7 +93,7 @@ func (c Config) Validate() error {
 	const year = 365 * 24 * time.Hour
 	check("AuditRetention", c.AuditRetention, time.Minute, year)
 	check("ArchiveRetention", c.ArchiveRetention, time.Minute, year)
-	check("WorkerHeartbeat", c.WorkerHeartbeat, time.Second, time.Hour)
+	check("ReceiverTTL", c.ReceiverTTL, 3*time.Second, 3*time.Hour)
 	check("PollInterval", c.PollInterval, 10*time.Millisecond, maxPollInterval)
 	return errors.Join(errs...)
 }
@@ -107,8 +107,8 @@ func (c Config) withDefaults(poll time.Duration) Config {
 	if c.ArchiveRetention == 0 {
 		c.ArchiveRetention = DefaultArchiveRetention
 	}
-	if c.WorkerHeartbeat == 0 {
-		c.WorkerHeartbeat = DefaultWorkerHeartbeat
+	if c.ReceiverTTL == 0 {
+		c.ReceiverTTL = DefaultReceiverTTL
 	}
 	if c.PollInterval == 0 {
 		c.PollInterval = poll

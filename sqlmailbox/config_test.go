@@ -16,11 +16,11 @@ func TestConfigValidate(t *testing.T) {
 	if err := (sqlmailbox.Config{}).Validate(); err != nil {
 		t.Fatalf("zero Config: %v", err)
 	}
-	err := sqlmailbox.Config{AuditRetention: time.Second, ArchiveRetention: -1, WorkerHeartbeat: 2 * time.Hour, PollInterval: time.Millisecond}.Validate()
+	err := sqlmailbox.Config{AuditRetention: time.Second, ArchiveRetention: -1, ReceiverTTL: 4 * time.Hour, PollInterval: time.Millisecond}.Validate()
 	if !errors.Is(err, sqsloop.ErrInvalidArgument) {
 		t.Fatalf("bad Config: %v, want ErrInvalidArgument", err)
 	}
-	for _, field := range []string{"AuditRetention", "ArchiveRetention", "WorkerHeartbeat", "PollInterval"} {
+	for _, field := range []string{"AuditRetention", "ArchiveRetention", "ReceiverTTL", "PollInterval"} {
 		if !strings.Contains(err.Error(), "Config."+field+":") {
 			t.Errorf("error %q does not name %s", err, field)
 		}

@@ -5,14 +5,28 @@
 // PostgreSQL (package sqlmailbox/postgres, one queue shared by many worker
 // machines). Each of those packages is the only one that imports its
 // database driver, so a program compiles the database it uses and no other;
-// this package holds the semantics and speaks to them through one interface,
-// [Driver].
+// this package holds the semantics and speaks to them through a driver
+// interface that is internal to sqlmailbox, not user API.
 //
-// A program opens a [Store] (sqlite.Open, postgres.Open), which creates the
-// schema on first use, and takes its queues from it: [Store.CreateQueue]
-// with a sqsloop.QueueSpec (and its dead-letter queue), or [Store.Queue] by
-// name. A [Mailbox] implements sqsloop.Mailbox, sqsloop.AttributesReader
-// and sqsloop.DeadLetterQueueOpener.
+// A program opens a [Store] (sqlite.Open; postgres.Open with a DSN, or
+// postgres.New with a pgx pool the program configured) and takes its
+// queues from it: [Store.CreateQueue] with a sqsloop.QueueSpec (and its
+// dead-letter queue), or [Store.Queue] by name. A [Mailbox] implements
+// sqsloop.Mailbox, sqsloop.AttributesReader and
+// sqsloop.DeadLetterQueueOpener.
+//
+// # Migrations
+//
+// The schema is versioned ([SchemaVersion]). Opening a Store checks the
+// version and changes nothing: a database without the schema, or with an
+// older one, is refused with [ErrSchemaOutdated], one a newer sqsloop
+// migrated with [ErrSchemaTooNew]. Migrating is a step of its own, as with
+// any migration tool (River's rivermigrate): postgres.Migrate, run by a
+// role that may create tables, before the workers start, whose role needs
+// only SELECT, INSERT, UPDATE and DELETE on the tables (and USAGE on their
+// sequences); sqlite.Migrate for a file an older sqsloop wrote. SQLite, the
+// embedded default, gives a new file (one without the schema) its schema at
+// Open.
 //
 // # The lease-and-recovery system, in SQS's words
 //
@@ -20,10 +34,9 @@
 // deadline has passed, atomically (PostgreSQL: SELECT … FOR UPDATE SKIP
 // LOCKED, and on a FIFO queue under a lock of the queue's row, which its
 // receives take in turn; SQLite: one short write transaction), and in the
-// same statement
-// moves their deadline to now + the visibility timeout, adds one to their
-// receive count, sets their first-receive time, and records the receiving
-// worker: the message is in flight (the seed's in_progress), its lease
+// same statement moves their deadline to now + the visibility timeout,
+// adds one to their receive count, sets their first-receive time, and
+// records the receiving Mailbox: the message is in flight (the seed's in_progress), its lease
 // held. ChangeVisibility renews the lease (the heartbeat; the consumer's
 // lease owner calls it while handlers beat) or, with 0, gives the message
 // back (a nack). Delete acks: the row is deleted (completed), or copied to
@@ -31,7 +44,8 @@
 // receive query takes any row whose deadline has passed, so recovery needs
 // no sweeper. The redrive policy's maxReceiveCount is the seed's
 // max_retries: a message received that many times is moved to the
-// dead-letter queue (failed) by the receive that would deliver it again.
+// dead-letter queue (failed) by the receive that would deliver it again,
+// which goes on to the next visible message.
 //
 // Every receive gives a new receipt handle (the row's key and its receive
 // count, signed with the queue's secret key): an older handle no longer
@@ -39,15 +53,20 @@
 // as SQS documents; a handle the queue never issued fails with
 // sqsloop.ErrReceiptHandleExpired. FIFO queues keep one message group in
 // flight at a time and its order, deduplicate by ID or content for
-// DeduplicationWindow (5 minutes), and may return several messages of one
-// group in a receive. Delays, the 12-hour lease ceiling, message attributes
-// (chosen per receive), per-entry batch results, queue attributes with the
-// counts by state, and sqsloop's request rules (with the same error texts)
-// are SQS's. A long poll waits in its caller's goroutine: woken at once by
-// sends and nacks of its Store, by PostgreSQL's NOTIFY from any process,
-// or when the database says the next lease or delay ends; otherwise it
-// looks again every Config.PollInterval (SQLite 200 ms, for writers in
-// other processes).
+// DeduplicationWindow (5 minutes), and fill a receive with as many messages
+// of one group as they can before they take another (SQS's FIFO delivery
+// logic). Delays, the 12-hour lease ceiling, message attributes (chosen per
+// receive), per-entry batch results (entries naming one message apply in
+// order, each with its own result), queue attributes with the counts by
+// state, and sqsloop's request rules (with the same error texts) are SQS's.
+// A long poll waits in its caller's goroutine and never answers empty while
+// a message is visible: every change that makes a message receivable (a
+// send, a nack or a shortened lease, a FIFO delete that frees a group, a
+// move to the dead-letter queue) wakes it at once when made through its
+// Store, and on PostgreSQL from any process (LISTEN/NOTIFY, at most one
+// NOTIFY per queue per 10 ms from each Store); a lease or delay ending
+// wakes it when the database said it would; otherwise it looks again every
+// Config.PollInterval (SQLite 200 ms, for writers in other processes).
 //
 // # Beyond the Mailbox
 //
@@ -55,16 +74,16 @@
 // owns) are optional: they audit leases that lapsed and no receive has
 // taken again, move those at maxReceiveCount to the DLQ, delete messages
 // past their queue's retention period, forget old deduplication IDs, and
-// trim the audit table, the archive table and the worker registry,
+// trim the audit table, the archive table and the receiver registry,
 // returning [SweepStats] (expired found, recovered, failed, scan duration,
 // …). The audit table ([Store.Audit]) keeps every failure: dead letters,
 // lapsed leases, retention deletes, and the consumer's own reports
 // ([Mailbox.RecordFailure], from a middleware), for Config.AuditRetention.
 // With Config.Archive, acked messages stay in the archive table
 // ([Store.Archived]) for Config.ArchiveRetention. Every receiving Mailbox
-// registers a worker row (host, pid, started, last seen), renewed by its
-// receives; [Store.Workers] lists them with what each holds in flight and
-// shows dead those that stopped.
+// registers a row in the receiver registry (host, pid, started, last seen),
+// renewed by its calls; [Store.Receivers] lists them with what each holds
+// in flight and shows dead those that stopped.
 //
 // # Where it differs from SQS
 //

@@ -7,6 +7,8 @@ import (
 	"encoding/binary"
 	"hash"
 	"sync"
+
+	"github.com/sqsloop/sqsloop/sqlmailbox/internal/driver"
 )
 
 // A receipt handle names one receive of one message: the message's row key
@@ -49,7 +51,7 @@ func (s *signer) sign(ref []byte) []byte {
 }
 
 // encode returns the receipt handle of ref.
-func (s *signer) encode(ref Ref) string {
+func (s *signer) encode(ref driver.Ref) string {
 	var b [refLen + macLen]byte
 	binary.BigEndian.PutUint64(b[:8], uint64(ref.ID))
 	binary.BigEndian.PutUint32(b[8:refLen], uint32(ref.ReceiveCount))
@@ -59,18 +61,18 @@ func (s *signer) encode(ref Ref) string {
 
 // decode returns the ref of a handle this signer issued, and false for any
 // string that is not one.
-func (s *signer) decode(h string) (Ref, bool) {
+func (s *signer) decode(h string) (driver.Ref, bool) {
 	if len(h) != handleLen {
-		return Ref{}, false
+		return driver.Ref{}, false
 	}
 	var b [refLen + macLen]byte
 	if n, err := handleEncoding.Decode(b[:], []byte(h)); err != nil || n != len(b) {
-		return Ref{}, false
+		return driver.Ref{}, false
 	}
 	if !hmac.Equal(b[refLen:], s.sign(b[:refLen])) {
-		return Ref{}, false
+		return driver.Ref{}, false
 	}
-	return Ref{
+	return driver.Ref{
 		ID:           int64(binary.BigEndian.Uint64(b[:8])),
 		ReceiveCount: int(binary.BigEndian.Uint32(b[8:refLen])),
 	}, true

@@ -3,6 +3,8 @@ package sqlmailbox
 import (
 	"strings"
 	"testing"
+
+	"github.com/sqsloop/sqsloop/sqlmailbox/internal/driver"
 )
 
 // A receipt handle round-trips to its ref under its queue's key, and only
@@ -10,7 +12,7 @@ import (
 // is not a handle the queue issued.
 func TestReceiptHandles(t *testing.T) {
 	key, other := newSigner([]byte(strings.Repeat("k", 32))), newSigner([]byte(strings.Repeat("o", 32)))
-	ref := Ref{ID: 1<<40 + 7, ReceiveCount: 3}
+	ref := driver.Ref{ID: 1<<40 + 7, ReceiveCount: 3}
 	h := key.encode(ref)
 	if len(h) != handleLen {
 		t.Fatalf("handle %q has %d characters, want %d", h, len(h), handleLen)
@@ -18,7 +20,7 @@ func TestReceiptHandles(t *testing.T) {
 	if got, ok := key.decode(h); !ok || got != ref {
 		t.Fatalf("decodeHandle = %+v, %v; want %+v", got, ok, ref)
 	}
-	if h2 := key.encode(Ref{ID: ref.ID, ReceiveCount: 4}); h2 == h {
+	if h2 := key.encode(driver.Ref{ID: ref.ID, ReceiveCount: 4}); h2 == h {
 		t.Errorf("the next receive of the row got the same handle")
 	}
 	if _, ok := other.decode(h); ok {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/sqlmailbox/internal/driver"
 )
 
 // Mailbox is one queue of a Store: it implements sqsloop.Mailbox,
@@ -20,14 +21,14 @@ import (
 // which the Store owns and Store.Close stops); no method starts another.
 type Mailbox struct {
 	s          *Store
-	q          QueueRecord
+	q          driver.QueueRecord
 	handles    *signer // of q.Key
 	deadLetter string  // DeadLetterReason of q's redrive policy
 
 	done      chan struct{} // closed by Close
 	closeOnce sync.Once
 
-	worker struct {
+	receiver struct {
 		mu         sync.Mutex
 		id         string
 		registered bool
@@ -42,39 +43,39 @@ var (
 	_ sqsloop.DeadLetterQueueOpener = (*Mailbox)(nil)
 )
 
-func (s *Store) mailbox(q QueueRecord) *Mailbox {
+func (s *Store) mailbox(q driver.QueueRecord) *Mailbox {
 	m := &Mailbox{s: s, q: q, handles: newSigner(q.Key), done: make(chan struct{}),
-		deadLetter: DeadLetterReason(q.Spec.MaxReceiveCount, q.DeadLetterQueue)}
+		deadLetter: driver.DeadLetterReason(q.Spec.MaxReceiveCount, q.DeadLetterQueue)}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	m.worker.id = hex.EncodeToString(b[:])
+	m.receiver.id = hex.EncodeToString(b[:])
 	return m
 }
 
 // Name returns the queue's name.
 func (m *Mailbox) Name() string { return m.q.Spec.Name }
 
-// WorkerID returns the ID of this Mailbox's row in the worker registry
-// (Store.Workers), which its first Receive registers.
-func (m *Mailbox) WorkerID() string { return m.worker.id }
+// ReceiverID returns the ID of this Mailbox's row in the receiver registry
+// (Store.Receivers), which its first Receive registers.
+func (m *Mailbox) ReceiverID() string { return m.receiver.id }
 
 // Close closes this Mailbox: a Receive waiting in a long poll returns an
 // error wrapping sqsloop.ErrMailboxClosed at once, and so does every later
-// call. Its worker row is deleted (with a 5 s budget; a failure to delete
-// it is ignored: the row then shows the worker dead). The queue, its
+// call. Its receiver row is deleted (with a 5 s budget; a failure to
+// delete it is ignored: the row then shows the receiver dead). The queue, its
 // messages and other Mailboxes stay; messages in flight stay in flight
 // until their leases end. Close is idempotent and returns nil.
 func (m *Mailbox) Close() error {
 	m.closeOnce.Do(func() {
 		close(m.done)
-		m.worker.mu.Lock()
-		registered := m.worker.registered
-		m.worker.registered = false
-		m.worker.mu.Unlock()
-		if registered && m.s.untrack(m.worker.id) {
+		m.receiver.mu.Lock()
+		registered := m.receiver.registered
+		m.receiver.registered = false
+		m.receiver.mu.Unlock()
+		if registered && m.s.untrack(m.receiver.id) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			_ = m.s.d.RemoveWorker(ctx, m.worker.id)
+			_ = m.s.d.RemoveReceiver(ctx, m.receiver.id)
 		}
 	})
 	return nil
@@ -105,7 +106,8 @@ func (m *Mailbox) notFound(op string) error {
 // MaxMessageSize, the redrive policy with the dead-letter queue by name,
 // FIFO, ContentBasedDeduplication) and its messages now, counted exactly
 // (ApproximateMessages visible, …InFlight received and hidden, …Delayed
-// never received and delayed).
+// never received and delayed). It only reads the database (on SQLite it
+// takes no write lock).
 //
 // Errors: one wrapping sqsloop.ErrQueueNotFound when the queue was
 // deleted; sqsloop.ErrMailboxClosed after Close; ctx's error; or the
@@ -119,14 +121,14 @@ func (m *Mailbox) QueueAttributes(ctx context.Context) (sqsloop.QueueAttributes,
 	if err != nil {
 		return sqsloop.QueueAttributes{}, m.fail(ctx, op, err)
 	}
-	a := m.q.attributes()
+	a := attributes(&m.q)
 	a.ApproximateMessages, a.ApproximateMessagesInFlight, a.ApproximateMessagesDelayed = c.Visible, c.InFlight, c.Delayed
 	return a, nil
 }
 
 // attributes returns the queue's attributes as it was created, without
 // counts.
-func (q *QueueRecord) attributes() sqsloop.QueueAttributes {
+func attributes(q *driver.QueueRecord) sqsloop.QueueAttributes {
 	sp := q.Spec
 	return sqsloop.QueueAttributes{
 		VisibilityTimeout:         sp.VisibilityTimeout,
@@ -157,22 +159,22 @@ func (m *Mailbox) OpenDeadLetterQueue(ctx context.Context) (sqsloop.Mailbox, err
 	return m.s.Queue(ctx, m.q.DeadLetterQueue)
 }
 
-// renewWorker registers this Mailbox's worker row at its first receive
-// (register true) and renews it at most once per Config.WorkerHeartbeat
-// after, on receives, acks and visibility changes alike: a worker whose
+// renewReceiver registers this Mailbox's receiver row at its first receive
+// (register true) and renews it at most every third of Config.ReceiverTTL
+// after, on receives, acks and visibility changes alike: a receiver whose
 // handlers are all busy with long jobs receives nothing for a while, but
 // its lease owner keeps extending their leases. A renewal writes the row
-// again (Driver.RegisterWorker), so a row a sweep deleted comes back. The
-// call that finds another call of this Mailbox renewing skips it rather than
+// again (RegisterReceiver), so a row a sweep deleted comes back. The call
+// that finds another call of this Mailbox renewing skips it rather than
 // wait for the database under its own context. The registry is for
 // operators: a failure is left for the next call to mend, never returned.
-func (m *Mailbox) renewWorker(ctx context.Context, now time.Time, register bool) {
-	w := &m.worker
-	if !w.mu.TryLock() {
+func (m *Mailbox) renewReceiver(ctx context.Context, now time.Time, register bool) {
+	r := &m.receiver
+	if !r.mu.TryLock() {
 		return // another call is renewing the row
 	}
-	defer w.mu.Unlock()
-	if (w.registered && now.Sub(w.renewed) < m.s.cfg.WorkerHeartbeat) || (!w.registered && !register) {
+	defer r.mu.Unlock()
+	if (r.registered && now.Sub(r.renewed) < m.s.cfg.ReceiverTTL/3) || (!r.registered && !register) {
 		return
 	}
 	select {
@@ -180,17 +182,17 @@ func (m *Mailbox) renewWorker(ctx context.Context, now time.Time, register bool)
 		return // Close removes the row; do not add it back
 	default:
 	}
-	if w.started.IsZero() {
-		w.started = now
+	if r.started.IsZero() {
+		r.started = now
 	}
-	if !m.s.track(w.id) {
+	if !m.s.track(r.id) {
 		return // the Store is closing, and removes the rows it knows of
 	}
 	defer m.s.registering.Done()
-	err := m.s.d.RegisterWorker(ctx, Worker{
-		ID: w.id, Queue: m.q.Spec.Name, Host: m.s.host, PID: m.s.pid, StartedAt: w.started, LastSeen: now,
+	err := m.s.d.RegisterReceiver(ctx, driver.ReceiverRow{
+		ID: r.id, Queue: m.q.Spec.Name, Host: m.s.host, PID: m.s.pid, StartedAt: r.started, LastSeen: now,
 	})
 	if err == nil {
-		w.registered, w.renewed = true, now
+		r.registered, r.renewed = true, now
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/sqlmailbox/internal/driver"
 )
 
 // Receive takes up to req.MaxMessages (1–10) visible messages in one short
@@ -23,19 +24,24 @@ import (
 // sweeper: the receive itself takes a message whose lease lapsed.
 //
 // When nothing is visible it long-polls up to req.WaitTime (0–20 s, rounded
-// up): it returns as soon as a message of the queue is sent or nacked by
-// this Store, announced by PostgreSQL (LISTEN/NOTIFY, from any process), or
-// due (a lease or delay ending, as the database last said); otherwise it
-// looks at the database again every Config.PollInterval, which is how it
-// sees messages sent by other processes on SQLite. It waits in its caller's
-// goroutine, on one timer.
+// up), and never answers empty while a message is visible: it returns as
+// soon as a message of the queue is made receivable through this Store
+// (sent, nacked or its lease shortened, its FIFO group freed by a delete,
+// moved there as a dead letter), announced by PostgreSQL (LISTEN/NOTIFY,
+// from any process), or due (a lease or delay ending, as the database last
+// said); otherwise it looks at the database again every
+// Config.PollInterval, which is how it sees messages sent by other
+// processes on SQLite. It waits in its caller's goroutine, on one timer.
 //
 // A message already received the redrive policy's maxReceiveCount times is
 // moved to the dead-letter queue instead of being delivered (keeping its
-// ID and receive count), and the audit table records it. On a FIFO queue a
-// message group with a message in flight delivers nothing, and one receive
-// may return several messages of a group, in order; a receive looks at the
-// oldest 1,000 messages of the groups not in flight (see the package doc).
+// ID and receive count), and the audit table records it; the receive then
+// goes on to the next visible message. On a FIFO queue a message group
+// with a message in flight delivers nothing, and a receive takes as many
+// messages of one group as it can, in order, before it takes another
+// group (SQS's FIFO delivery logic: the oldest group first), so that it
+// holds as few groups as it can; it looks at the oldest 1,000 messages of
+// the groups not in flight (see the package doc).
 //
 // Each message carries the message attributes req.MessageAttributeNames
 // selects (as SQS: nil, "All" or ".*" all, empty none, "prefix.*" a
@@ -79,20 +85,27 @@ func (m *Mailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*s
 	for {
 		wake := m.s.hub.watch(m.q.ID)
 		start := time.Now()
-		m.renewWorker(ctx, start, true)
-		res, err := m.s.d.Receive(ctx, &m.q, ReceiveArgs{Now: start, Max: req.MaxMessages, Visibility: req.VisibilityTimeout,
-			Worker: m.worker.id, DeadLetterReason: m.deadLetter})
+		m.renewReceiver(ctx, start, true)
+		res, err := m.s.d.Receive(ctx, &m.q, driver.ReceiveArgs{Now: start, Max: req.MaxMessages, Visibility: req.VisibilityTimeout,
+			Receiver: m.receiver.id, DeadLetterReason: m.deadLetter})
 		if err != nil {
 			if errors.Is(err, sqsloop.ErrQueueNotFound) {
 				return nil, m.notFound(op)
 			}
 			return nil, m.fail(ctx, op, err)
 		}
-		if res.DeadLettered > 0 {
-			m.s.hub.wake(m.q.DeadLetterQueueID)
-		}
 		if len(res.Rows) > 0 {
+			if res.DeadLettered > 0 {
+				m.s.hub.wake(m.q.DeadLetterQueueID)
+			}
 			return m.messages(res.Rows, start, req)
+		}
+		if res.DeadLettered > 0 {
+			// It moved what it found to the DLQ: look again at once, past
+			// them, even at the end of the wait (long polling never
+			// answers empty while a message is visible).
+			m.s.hub.wake(m.q.DeadLetterQueueID)
+			continue
 		}
 		now := time.Now()
 		if !now.Before(deadline) {
@@ -123,7 +136,7 @@ func (m *Mailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*s
 
 // messages turns received rows into messages, receivedAt being the
 // receiver's clock before the call that took them.
-func (m *Mailbox) messages(rows []ReceivedRow, receivedAt time.Time, req sqsloop.ReceiveRequest) ([]*sqsloop.Message, error) {
+func (m *Mailbox) messages(rows []driver.ReceivedRow, receivedAt time.Time, req sqsloop.ReceiveRequest) ([]*sqsloop.Message, error) {
 	out := make([]*sqsloop.Message, len(rows))
 	buf := make([]sqsloop.Message, len(rows))
 	fifo := m.q.Spec.FIFO
@@ -140,7 +153,7 @@ func (m *Mailbox) messages(rows []ReceivedRow, receivedAt time.Time, req sqsloop
 			SentAt:            r.SentAt,
 			FirstReceivedAt:   r.FirstReceivedAt,
 			MessageGroupID:    r.GroupID,
-			ReceiptHandle:     m.handles.encode(Ref{ID: r.ID, ReceiveCount: r.ReceiveCount}),
+			ReceiptHandle:     m.handles.encode(driver.Ref{ID: r.ID, ReceiveCount: r.ReceiveCount}),
 			ReceivedAt:        receivedAt,
 			VisibilityTimeout: req.VisibilityTimeout,
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/sqlmailbox/internal/driver"
 )
 
 // Send stores 1–10 messages (SendMessageBatch) in one transaction and
@@ -47,7 +48,7 @@ func (m *Mailbox) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]s
 		return nil, err
 	}
 	results := make([]sqsloop.SendResult, len(msgs))
-	rows := make([]NewMessage, 0, len(msgs))
+	rows := make([]driver.NewMessage, 0, len(msgs))
 	at := make([]int, 0, len(msgs))
 	for i, msg := range msgs {
 		if invalid[i] != nil {
@@ -81,16 +82,16 @@ func (m *Mailbox) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]s
 // prepare applies the queue's own rules to msgs[i], which passed
 // sqsloop.ValidateSend (sqsloop.QueueSpec.AcceptMessage: its errors
 // unchanged), and returns its row.
-func (m *Mailbox) prepare(i int, msg sqsloop.OutgoingMessage) (NewMessage, error) {
+func (m *Mailbox) prepare(i int, msg sqsloop.OutgoingMessage) (driver.NewMessage, error) {
 	delay, dedupID, err := m.q.Spec.AcceptMessage(i, msg)
 	if err != nil {
-		return NewMessage{}, err
+		return driver.NewMessage{}, err
 	}
 	attrs, err := encodeAttrs(msg.MessageAttributes)
 	if err != nil {
-		return NewMessage{}, fmt.Errorf("%w: Send: msgs[%d].MessageAttributes: %v", sqsloop.ErrInvalidArgument, i, err)
+		return driver.NewMessage{}, fmt.Errorf("%w: Send: msgs[%d].MessageAttributes: %v", sqsloop.ErrInvalidArgument, i, err)
 	}
-	return NewMessage{MessageID: newMessageID(), Body: msg.Body, Attributes: attrs, GroupID: msg.MessageGroupID, DedupID: dedupID, Delay: delay}, nil
+	return driver.NewMessage{MessageID: newMessageID(), Body: msg.Body, Attributes: attrs, GroupID: msg.MessageGroupID, DedupID: dedupID, Delay: delay}, nil
 }
 
 // sequenceNumber renders a FIFO message's row key as its SequenceNumber:

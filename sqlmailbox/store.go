@@ -10,15 +10,18 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/sqlmailbox/internal/driver"
 )
 
 // Store is one database holding queues: the handle a program opens once
-// (sqlite.Open, postgres.Open) and takes its queues' Mailboxes from. It
-// owns the database's connections and, on a database that can announce new
-// messages (postgres), the one goroutine that listens for them; Close stops
-// it and waits for it. Safe for concurrent use.
+// (sqlite.Open; postgres.Open or postgres.New) and takes its queues'
+// Mailboxes from. It owns what its database package opened for it (the
+// database's connections, except a pool the program passed to
+// postgres.New) and, on a database that can announce new messages
+// (postgres), the one goroutine that listens for them; Close stops it and
+// waits for it. Safe for concurrent use.
 type Store struct {
-	d    Driver
+	d    driver.Driver
 	cfg  Config
 	hub  hub
 	host string
@@ -27,8 +30,8 @@ type Store struct {
 	mu          sync.Mutex
 	closed      bool
 	done        chan struct{}   // closed by Close
-	workers     map[string]bool // IDs of the worker rows its Mailboxes wrote
-	registering sync.WaitGroup  // worker rows being written
+	receivers   map[string]bool // IDs of the receiver rows its Mailboxes wrote
+	registering sync.WaitGroup  // receiver rows being written
 	listen      struct {
 		started bool
 		cancel  context.CancelFunc
@@ -36,27 +39,28 @@ type Store struct {
 	}
 }
 
-// Open returns a Store on d after bringing the database's schema up to
-// date (creating it on first use; see Driver.Migrate), so that a database
-// that cannot be used fails here, not at the first call. It closes d when
-// it fails.
+func init() { driver.SetOpen(open) }
+
+// open returns a Store on d once it has checked that the database's schema
+// is the version d needs, so that a database that cannot be used fails
+// here, not at the first call; it closes d when it fails. It is what
+// sqlite.Open, postgres.Open and postgres.New end with (driver.Open).
 //
 // Errors: cfg.Validate's (wrapping sqsloop.ErrInvalidArgument, naming every
-// bad field); one wrapping ErrSchemaTooNew when a newer sqsloop migrated
-// the database; ErrNotADatabase when it is not one; ctx's error; or the
-// database's. Programs call the Open of sqlmailbox/sqlite or
-// sqlmailbox/postgres, which build d and call this.
-func Open(ctx context.Context, d Driver, cfg Config) (*Store, error) {
+// bad field); ErrSchemaOutdated when the database has no schema, or an
+// older one (migrate it first); ErrSchemaTooNew when a newer sqsloop
+// migrated it; ctx's error; or the database's.
+func open(ctx context.Context, d driver.Driver, cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		_ = d.Close()
 		return nil, err
 	}
-	if err := d.Migrate(ctx); err != nil {
+	if err := checkSchema(ctx, d); err != nil {
 		_ = d.Close()
-		return nil, fmt.Errorf("sqlmailbox: %s: preparing the schema: %w", d.Dialect(), err)
+		return nil, err
 	}
 	host, _ := os.Hostname()
-	return &Store{d: d, cfg: cfg.withDefaults(d.PollInterval()), host: host, pid: os.Getpid(), done: make(chan struct{})}, nil
+	return &Store{d: d, cfg: cfg.withDefaults(d.DefaultPollInterval()), host: host, pid: os.Getpid(), done: make(chan struct{})}, nil
 }
 
 // CreateQueue creates the queue spec describes, with its dead-letter queue
@@ -77,9 +81,9 @@ func (s *Store) CreateQueue(ctx context.Context, spec sqsloop.QueueSpec) (*Mailb
 		return nil, err
 	}
 	spec = spec.WithDefaults()
-	want := QueueRecord{Spec: spec}
+	want := driver.QueueRecord{Spec: spec}
 	if spec.MaxReceiveCount > 0 {
-		dlq, err := s.ensure(ctx, QueueRecord{Spec: spec.DeadLetterSpec().WithDefaults()})
+		dlq, err := s.ensure(ctx, driver.QueueRecord{Spec: spec.DeadLetterSpec().WithDefaults()})
 		if err != nil {
 			return nil, err
 		}
@@ -94,15 +98,15 @@ func (s *Store) CreateQueue(ctx context.Context, spec sqsloop.QueueSpec) (*Mailb
 
 // ensure creates the queue want describes, or checks that the one of its
 // name has the same attributes.
-func (s *Store) ensure(ctx context.Context, want QueueRecord) (QueueRecord, error) {
+func (s *Store) ensure(ctx context.Context, want driver.QueueRecord) (driver.QueueRecord, error) {
 	want.Key = make([]byte, 32)
 	_, _ = rand.Read(want.Key) // never fails (crypto/rand.Read crashes the program instead)
 	got, err := s.d.CreateQueue(ctx, want)
 	if err != nil {
-		return QueueRecord{}, s.callError(ctx, "create queue", want.Spec.Name, err)
+		return driver.QueueRecord{}, s.callError(ctx, "create queue", want.Spec.Name, err)
 	}
-	if err := want.Spec.Match(got.attributes()); err != nil {
-		return QueueRecord{}, fmt.Errorf("sqlmailbox: CreateQueue: %w", err)
+	if err := want.Spec.Match(attributes(&got)); err != nil {
+		return driver.QueueRecord{}, fmt.Errorf("sqlmailbox: CreateQueue: %w", err)
 	}
 	return got, nil
 }
@@ -140,10 +144,11 @@ func (s *Store) DeleteQueue(ctx context.Context, name string) error {
 	return nil
 }
 
-// Close deletes the worker rows of its Mailboxes that are still open (with
-// a 5 s budget; a row it fails to delete shows its worker dead until a sweep
-// deletes it), stops the Store's listener, waiting for it, and closes the
-// database's connections. Long polls of its Mailboxes return
+// Close deletes the receiver rows of its Mailboxes that are still open
+// (with a 5 s budget; a row it fails to delete shows its receiver dead
+// until a sweep deletes it), stops the Store's listener, waiting for it,
+// and closes what its database package opened (not a pool given to
+// postgres.New). Long polls of its Mailboxes return
 // sqsloop.ErrMailboxClosed at once, and so does every later call. Close is
 // idempotent; it returns the database's error from closing, if any.
 func (s *Store) Close() error {
@@ -157,14 +162,14 @@ func (s *Store) Close() error {
 	if s.listen.cancel != nil {
 		s.listen.cancel()
 	}
-	workers := s.workers
-	s.workers = nil
+	receivers := s.receivers
+	s.receivers = nil
 	s.mu.Unlock()
 	s.registering.Wait()
-	if len(workers) > 0 {
+	if len(receivers) > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		for id := range workers {
-			_ = s.d.RemoveWorker(ctx, id)
+		for id := range receivers {
+			_ = s.d.RemoveReceiver(ctx, id)
 		}
 		cancel()
 	}
@@ -172,7 +177,7 @@ func (s *Store) Close() error {
 	return s.d.Close()
 }
 
-// track records that a Mailbox writes the worker row id, for Close to
+// track records that a Mailbox writes the receiver row id, for Close to
 // delete, and counts the write in s.registering (the caller calls Done when
 // it is over); false once the Store is closed: the row is not to be
 // written.
@@ -182,20 +187,21 @@ func (s *Store) track(id string) bool {
 	if s.closed {
 		return false
 	}
-	if s.workers == nil {
-		s.workers = make(map[string]bool)
+	if s.receivers == nil {
+		s.receivers = make(map[string]bool)
 	}
-	s.workers[id] = true
+	s.receivers[id] = true
 	s.registering.Add(1)
 	return true
 }
 
-// untrack forgets the worker row id, which its Mailbox deletes itself; false
-// once the Store is closed (its Close deleted the row, or is deleting it).
+// untrack forgets the receiver row id, which its Mailbox deletes itself;
+// false once the Store is closed (its Close deleted the row, or is deleting
+// it).
 func (s *Store) untrack(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.workers, id)
+	delete(s.receivers, id)
 	return !s.closed
 }
 
@@ -228,7 +234,7 @@ func (s *Store) callError(ctx context.Context, op, queue string, err error) erro
 // Notifier: from then on, messages made visible by other processes wake
 // this Store's long polls at once.
 func (s *Store) startListening() {
-	n, ok := s.d.(Notifier)
+	n, ok := s.d.(driver.Notifier)
 	if !ok {
 		return
 	}
@@ -246,7 +252,7 @@ func (s *Store) startListening() {
 // listenLoop runs n.Listen until ctx ends, again after each failure, waiting
 // from 100 ms doubling to 5 s between tries. After each (re)start every long
 // poll looks again, since a wake-up may have been missed while it was down.
-func (s *Store) listenLoop(ctx context.Context, n Notifier) {
+func (s *Store) listenLoop(ctx context.Context, n driver.Notifier) {
 	const first, most = 100 * time.Millisecond, 5 * time.Second
 	pause := first
 	for ctx.Err() == nil {

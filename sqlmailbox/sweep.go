@@ -3,6 +3,8 @@ package sqlmailbox
 import (
 	"context"
 	"time"
+
+	"github.com/sqsloop/sqsloop/sqlmailbox/internal/driver"
 )
 
 // SweepStats are what one sweep found and did.
@@ -25,16 +27,12 @@ type SweepStats struct {
 	// AuditTrimmed and ArchiveTrimmed count audit and archive rows deleted
 	// for outliving Config.AuditRetention and Config.ArchiveRetention.
 	AuditTrimmed, ArchiveTrimmed int
-	// WorkersRemoved counts worker rows deleted, not seen for
-	// WorkerRetention (an hour).
-	WorkersRemoved int
+	// ReceiversRemoved counts receiver rows deleted, not seen for
+	// ReceiverRetention (an hour).
+	ReceiversRemoved int
 	// Duration is how long the sweep took.
 	Duration time.Duration
 }
-
-// WorkerRetention is how long a worker row that is no longer renewed stays
-// in the registry (shown dead) before Sweep deletes it: 1 hour.
-const WorkerRetention = time.Hour
 
 // Sweep does, in one pass over every queue of the database, what no receive
 // does: it audits leases that lapsed since the queue's last sweep and moves
@@ -42,7 +40,7 @@ const WorkerRetention = time.Hour
 // queue (a receive would move them too, when it got to them), deletes
 // messages older than their queue's retention period, forgets expired FIFO
 // deduplication IDs, and trims the audit table, the archive table and the
-// worker registry to their retention. It is optional: without it queues
+// receiver registry to their retention. It is optional: without it queues
 // still work, lapsed leases are still recovered by receives, and only the
 // tables grow. Several processes may sweep at once; each row is counted by
 // one of them.
@@ -55,13 +53,16 @@ func (s *Store) Sweep(ctx context.Context) (SweepStats, error) {
 		return SweepStats{}, err
 	}
 	start := time.Now()
-	st, err := s.d.Sweep(ctx, SweepArgs{
-		Now:              start,
-		AuditRetention:   s.cfg.AuditRetention,
-		ArchiveRetention: s.cfg.ArchiveRetention,
-		WorkerRetention:  WorkerRetention,
+	c, err := s.d.Sweep(ctx, driver.SweepArgs{
+		Now:               start,
+		AuditRetention:    s.cfg.AuditRetention,
+		ArchiveRetention:  s.cfg.ArchiveRetention,
+		ReceiverRetention: ReceiverRetention,
 	})
-	st.Duration = time.Since(start)
+	st := SweepStats{Queues: c.Queues, ExpiredFound: c.ExpiredFound, Recovered: c.Recovered, Failed: c.Failed,
+		RetentionDeleted: c.RetentionDeleted, DeduplicationIDsPruned: c.DeduplicationIDsPruned,
+		AuditTrimmed: c.AuditTrimmed, ArchiveTrimmed: c.ArchiveTrimmed, ReceiversRemoved: c.ReceiversRemoved,
+		Duration: time.Since(start)}
 	if err != nil {
 		return st, s.callError(ctx, "sweep", "*", err)
 	}

@@ -3,6 +3,7 @@ package sqslambda
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,7 @@ type batch struct {
 	cancels []context.CancelCauseFunc
 	seqs    [][]int  // record indexes: one FIFO message group, or one record
 	owners  []*owner // the invocation's lease owners, one per queue with a client
+	lapsed  []bool   // records whose lease lapsed before the invocation began (never held); nil when none did
 
 	hctx    context.Context // the handlers' context: ends at cut, with cause ErrDeadline
 	stop    context.CancelFunc
@@ -35,8 +37,9 @@ type batch struct {
 	grace   time.Duration // how long after cut Handle waits for running handlers
 	flushBy time.Time     // when the lease owners' flush ends: a quarter of the margin before the deadline; zero without one (then 1 s after the end)
 
-	next    atomic.Int64 // the next sequence to run
-	stopAll atomic.Bool  // a FIFO failure stops the batch (Config.FIFOStopOnFailure)
+	next     atomic.Int64 // the next sequence to run
+	stopAll  atomic.Bool  // a FIFO failure stops the batch (Config.FIFOStopOnFailure)
+	cutShort atomic.Bool  // a handler was cut short by the deadline
 
 	runs []observedRun // with Config.Observer: each record's handler run, from ProcessStart on
 
@@ -115,6 +118,10 @@ func (h *Handler) newBatch(ctx context.Context, recs []events.SQSMessage, start 
 		if qr.o == nil {
 			continue
 		}
+		if !m.ReceivedAt.Add(qr.vt).After(start) {
+			b.lapsedBeforeStart(i, start, qr.vt)
+			continue
+		}
 		var cancel context.CancelCauseFunc
 		if h.cfg.Visibility.CancelOnLeaseLost {
 			b.ctxs[i], cancel = context.WithCancelCause(b.hctx)
@@ -128,6 +135,29 @@ func (h *Handler) newBatch(ctx context.Context, recs []events.SQSMessage, start 
 	}
 	b.seqs = sequences(b.msgs)
 	return b
+}
+
+// lapsedBeforeStart marks record i, received vt or more before the
+// invocation began at start, as lapsed: its lease is lost already
+// (sqsloop.LostBeforeStart), so it is not held and will not run. The first
+// of an invocation is logged at WARN.
+func (b *batch) lapsedBeforeStart(i int, start time.Time, vt time.Duration) {
+	m := b.msgs[i]
+	if b.lapsed == nil {
+		b.lapsed = make([]bool, len(b.msgs))
+		b.h.cfg.Logger.Warn("sqslambda: a record was received a visibility timeout or more before the invocation began, so its lease had lapsed "+
+			"before its handler could start: it is not run and is reported failed (the message is visible again, or was received by another invocation). "+
+			"A throttled or delayed invocation, or an old event replayed (AWS's sample events carry a receive time of 2018); logged once per invocation",
+			slog.String("message_id", m.ID), slog.String("event_source_arn", b.recs[i].EventSourceARN),
+			slog.String("received_before", start.Sub(m.ReceivedAt).Round(time.Millisecond).String()), slog.String("visibility_timeout", vt.String()))
+	}
+	b.lapsed[i] = true
+	b.h.st.lapsed.Add(1)
+	if obs := b.h.cfg.Visibility.Observer; obs != nil {
+		err := fmt.Errorf("sqslambda: lease of message %s lost: received %v before the invocation began, the visibility timeout is %v: %w: %w",
+			m.ID, start.Sub(m.ReceivedAt).Round(time.Millisecond), vt, visibility.ErrLeaseLost, ErrLapsedBeforeStart)
+		obs.LeaseLost(m, sqsloop.LeaseLostEvent{Reason: sqsloop.LostBeforeStart, Err: err})
+	}
 }
 
 // startOwner starts a lease owner over mb for one invocation.
@@ -227,8 +257,8 @@ func (b *batch) sequence(idx []int) {
 			b.notRun(i, failed, &b.h.st.skipped)
 		case b.pastCut():
 			b.notRun(i, cutOff, &b.h.st.cutOff)
-		case b.leases[i] != nil && b.leases[i].Err() != nil:
-			b.notRun(i, failed, &b.h.st.cutOff) // lapsed while it waited: it is visible, or delivered again, already
+		case b.lapsed != nil && b.lapsed[i], b.leases[i] != nil && b.leases[i].Err() != nil:
+			b.notRun(i, failed, &b.h.st.cutOff) // lapsed before the invocation, or while it waited: it is visible, or delivered again, already
 			groupFailed = true
 		case !b.runOne(i, hb):
 			groupFailed = true
@@ -274,6 +304,9 @@ func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
 	}
 	hb.Beat() // a finished record is progress for the ones waiting (and for its own lease, through a copy to the DLQ)
 	cutShort := err != nil && errors.Is(context.Cause(ctx), ErrDeadline)
+	if cutShort {
+		b.cutShort.Store(true)
+	}
 	var (
 		delay time.Duration // the retry delay of a failed run, drawn once
 		dead  bool          // copied to the dead-letter queue
@@ -325,8 +358,15 @@ func (b *batch) decide(i int, err error, cutShort, dead bool, delay time.Duratio
 		}
 		return false
 	}
-	b.h.cfg.Logger.Debug("sqslambda: handler failed", slog.String("message_id", b.msgs[i].ID),
-		slog.Duration("retry_in", delay), slog.Bool("lease_owner", l != nil), slog.Any("error", err))
+	if !consumer.IsPanic(err) && !errors.Is(err, consumer.ErrPermanent) { // a panic, a Permanent have lines of their own
+		if l != nil {
+			b.h.failures.Failed("sqslambda: handler failed; the record is reported failed, to be received again after its back-off",
+				b.msgs[i], err, slog.String("retry_in", delay.String()))
+		} else {
+			b.h.failures.Failed("sqslambda: handler failed; the record is reported failed, to be received again when the queue's visibility timeout ends",
+				b.msgs[i], err)
+		}
+	}
 	if l != nil {
 		l.Nack(delay)
 	}
@@ -387,8 +427,10 @@ func (b *batch) noteErr(err error) {
 // observer) and those never reached are cut off (given back); the lease
 // owners stop, after sending what was decided until a quarter of the
 // margin before the deadline. It returns the batch item
-// failures, in the event's order, each message ID once, whether every
-// record failed, and the first handler error.
+// failures, in the event's order, each message ID once, whether the batch
+// failed whole (no record processed, handlers failed, and the deadline cut
+// none short or off: see Config.NoErrorWhenAllFail), and the first handler
+// error.
 func (b *batch) finish() ([]events.SQSBatchItemFailure, bool, error) {
 	b.mu.Lock()
 	b.closed = true
@@ -453,6 +495,7 @@ func (b *batch) finish() ([]events.SQSBatchItemFailure, bool, error) {
 		}
 	}
 	b.h.st.itemFailures.Add(int64(len(failures)))
+	allFailed = allFailed && firstErr != nil && abandoned == 0 && cut == 0 && !b.cutShort.Load()
 	if abandoned > 0 || cut > 0 {
 		b.h.cfg.Logger.Warn("sqslambda: the invocation's deadline was near; records reported failed without finishing",
 			slog.Int("abandoned", abandoned), slog.Int("not_started", cut), slog.Int("records", len(state)))

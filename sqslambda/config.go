@@ -25,13 +25,14 @@ const (
 	// (750 ms) for the lease owner's flush of the decided nacks and
 	// give-backs, a quarter (375 ms) for the answer to reach Lambda.
 	DefaultDeadlineMargin = 1500 * time.Millisecond
-	// maxDeadlineMargin is Lambda's longest function timeout, 15 minutes.
-	maxDeadlineMargin = 15 * time.Minute
+	// maxFunctionTimeout is Lambda's longest function timeout, 15 minutes:
+	// it bounds DeadlineMargin and Invoke's timeout.
+	maxFunctionTimeout = 15 * time.Minute
 )
 
 // Config tunes a Handler. The zero Config is valid: 10 records at once, a
 // 1.5 s deadline margin, FIFO message groups stopped alone on a failure,
-// no SQS client (so no extension, no back-off and no dead-letter queue for
+// an error when every record of a batch failed, no SQS client (so no extension, no back-off and no dead-letter queue for
 // consumer.Permanent failures: a failed record comes back after the
 // queue's visibility timeout), consumer.Config's back-off.
 type Config struct {
@@ -65,22 +66,39 @@ type Config struct {
 	// FIFOStopOnFailure makes the first failure on a FIFO queue stop the
 	// whole batch: every record not started yet is reported failed without
 	// running, whatever its message group, as AWS's Lambda guide prescribes
-	// for FIFO queues with ReportBatchItemFailures. By default (false) only
-	// the rest of the failed record's message group is, which keeps every
-	// group's order as well while the other groups go on (Powertools'
-	// skipGroupOnError).
+	// for FIFO queues with ReportBatchItemFailures ("stop processing
+	// messages after the first failure") and Powertools for AWS Lambda's
+	// SqsFifoPartialProcessor does by default.
+	//
+	// Our default (false) differs: only the rest of the failed record's
+	// message group is reported failed without running (Powertools'
+	// skipGroupOnError option), and the other groups go on. SQS keeps
+	// order within a message group only, so the other groups lose no order
+	// by running; stopping them would send each of their records back for
+	// nothing: one receive more towards the queue's maxReceiveCount and,
+	// without a client, a wait of the visibility timeout. A consumer does
+	// the same. Set it to follow the guide to the letter.
 	FIFOStopOnFailure bool
 
-	// ErrorWhenAllFail makes Handle return an error wrapping ErrAllFailed
-	// (besides its response) when every record of a batch is reported
-	// failed. Why it matters: with ReportBatchItemFailures on, the event
-	// source mapping no longer scales its pollers down when invocations
-	// fail, so a downstream outage that fails every record meets full
-	// concurrency; an invocation error lets it back off. Failed records
-	// are redelivered either way (and, with a client, after their
-	// back-off). Default false, as the error also counts in the function's
-	// Errors metric and alarms.
-	ErrorWhenAllFail bool
+	// NoErrorWhenAllFail makes Handle return nil, with its response, when
+	// every record of a batch is reported failed for its handlers' failures
+	// (errors, panics, and the records of their FIFO groups not run after
+	// them). By default (false) Handle then also returns an error wrapping
+	// ErrAllFailed, as Powertools for
+	// AWS Lambda's batch processors do by default (BatchProcessingError,
+	// FullBatchFailureError): a batch that fails whole then counts in the
+	// function's Errors metric and alarms, where a response listing every
+	// record would show as a success, and Powertools documents that Lambda
+	// then scales the event source mapping's concurrency down, so that an
+	// outage downstream is not met at full concurrency. The records come
+	// back either way (with a client, after their back-off; an invocation
+	// error changes no visibility). Not when the deadline cut records short
+	// or off (a WARN says so; the response lists them): that is time, not
+	// the handlers. Set it, as Powertools' own option
+	// (raise_on_entire_batch_failure, throwOnFullBatchFailure), when
+	// batches are small, a batch of one failed record being an invocation
+	// error, or failures are part of the flow.
+	NoErrorWhenAllFail bool
 
 	// OpenQueue, if set, gives the SQS client for the queue at queueURL
 	// (derived from the records' eventSourceARN, see QueueURL), usually
@@ -141,8 +159,8 @@ type Config struct {
 	// call (extensions, nacks, give-backs) and LeaseLost.
 	//
 	// Records that never run (the rest of a failed FIFO group, those left
-	// at the cut-off, one whose lease lapsed while it waited, which
-	// LeaseLost reports) are no handler runs and have no ProcessStart or
+	// at the cut-off, one whose lease lapsed while it waited or before the
+	// invocation began, which LeaseLost reports) are no handler runs and have no ProcessStart or
 	// ProcessEnd, as a consumer's unstarted messages have none: with a
 	// client their give-back is a Settled entry (sqsloop.KindGiveBack);
 	// Stats.Skipped and Stats.CutOff count them. Received and Drain are
@@ -184,7 +202,7 @@ func (c Config) Validate() error {
 	if d.Concurrency < 1 || d.Concurrency > MaxConcurrency {
 		bad("Concurrency: must be between 1 and %d, got %d", MaxConcurrency, d.Concurrency)
 	}
-	if d.DeadlineMargin < 0 || d.DeadlineMargin > maxDeadlineMargin {
+	if d.DeadlineMargin < 0 || d.DeadlineMargin > maxFunctionTimeout {
 		bad("DeadlineMargin: must be between 0 and 15m (Lambda's longest timeout), got %v", d.DeadlineMargin)
 	}
 	for i, mw := range d.Middleware {

@@ -216,7 +216,7 @@ func TestFlushEndsBeforeTheDeadline(t *testing.T) {
 				deadline, _ := ctx.Deadline()
 				resp, err := h.Handle(ctx, ev)
 				if err != nil {
-					t.Fatal(err)
+					t.Fatalf("Handle = %v, want nil: the deadline, not the handlers, failed the records", err)
 				}
 				early := time.Until(deadline)
 				t.Logf("%v function: answered %v before the deadline", tc.timeout, early)

@@ -30,17 +30,19 @@
 // list and deletes failed records too. An empty or unknown itemIdentifier
 // would fail the whole batch, so only IDs of the event are ever listed, and
 // a record without one fails the invocation before anything runs.
-// Config.ErrorWhenAllFail returns an error when every record failed, so
-// the event source mapping backs off.
+// When every record failed Handle also returns an error (ErrAllFailed), as
+// Powertools' batch processors do, so that the function's Errors metric
+// shows it (Config.NoErrorWhenAllFail turns that off).
 //
 // # Concurrency and FIFO queues
 //
 // Records run concurrently, at most Config.Concurrency at once (a standard
 // queue's batch holds up to 10,000 records). On a FIFO queue the records of
 // one message group run one after another, in the event's order; after a
-// failure the rest of the group is reported failed without running, and
-// with Config.FIFOStopOnFailure every record of the batch not started yet
-// is, as AWS's Lambda guide prescribes.
+// failure the rest of the group is reported failed without running, while
+// the other groups go on (order holds within a group only); with
+// Config.FIFOStopOnFailure every record of the batch not started yet is,
+// as AWS's Lambda guide prescribes (see it for why ours differs).
 //
 // # Time
 //
@@ -79,14 +81,18 @@
 // Lease deadlines count from Message.ReceivedAt: the invocation's start,
 // or a first delivery's ApproximateFirstReceiveTimestamp when earlier. The
 // event does not say when a redelivered record was received, which a
-// batching window or a throttled invocation puts before the invocation.
+// batching window or a throttled invocation puts before the invocation. A
+// record received a visibility timeout or more before the invocation began
+// (a throttled invocation, or an old event replayed, such as AWS's sample
+// events) has lost its lease already: it is not run and is reported failed,
+// with a WARN saying so and a LeaseLost of reason sqsloop.LostBeforeStart.
 //
 // # Poison messages
 //
 // With a client that can name the queue's dead-letter queue
 // (sqsloop.DeadLetterQueueOpener, as *sqsmailbox.Mailbox and
 // *memmailbox.Queue can), a record whose handler fails with
-// consumer.Permanent (and every body consumer.JSON cannot decode) goes to
+// consumer.Permanent (and every body consumer.JSONHandler cannot decode) goes to
 // the dead-letter queue at once, as under a consumer, instead of being
 // retried until the queue's maxReceiveCount: the consumer's copy
 // (consumer.DeadLetters: its body, its message attributes and the

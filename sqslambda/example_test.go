@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -78,4 +79,33 @@ func ExampleConfig_observer() {
 	// Output:
 	// processing resize photo 1
 	// [] <nil>
+}
+
+// Trying a function locally, or testing it, with an event as Lambda
+// delivers it (ReadEvent takes AWS's sample event, or one that sam local
+// generate-event prints): Invoke gives the handler the invocation's
+// deadline and lambdacontext, and checks the response as the event source
+// mapping reads it.
+func ExampleInvoke() {
+	h, err := sqslambda.New(func(ctx context.Context, m *sqsloop.Message) error {
+		if strings.HasPrefix(m.Body, "fail") {
+			return errors.New("cannot do " + m.Body)
+		}
+		return nil
+	}, sqslambda.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	event, err := sqslambda.ReadEvent(strings.NewReader(`{"Records": [
+		{"messageId": "m-1", "body": "resize photo 1", "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:jobs",
+		 "attributes": {"ApproximateReceiveCount": "1", "ApproximateFirstReceiveTimestamp": "1523232000001"}},
+		{"messageId": "m-2", "body": "fail: photo 2 is gone", "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:jobs",
+		 "attributes": {"ApproximateReceiveCount": "1", "ApproximateFirstReceiveTimestamp": "1523232000001"}}]}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp, err := sqslambda.Invoke(context.Background(), h.Handle, event, 30*time.Second)
+	fmt.Println(resp.BatchItemFailures, err)
+	// Output:
+	// [{m-2}] <nil>
 }

@@ -266,12 +266,12 @@ func TestPanicsAndMiddleware(t *testing.T) {
 	}
 }
 
-// ErrorWhenAllFail: an error when every record failed, none when one
-// succeeded, none without the option.
+// By default, as Powertools' batch processors: an error when every record
+// failed, none when one succeeded; none with NoErrorWhenAllFail.
 func TestErrorWhenAllFail(t *testing.T) {
 	all := events.SQSEvent{Records: fixture(t, "standard.json").Records[1:2]}
 	all.Records = append(all.Records, fixture(t, "standard.json").Records[3])
-	h := mustNew(t, byBody(nil), Config{ErrorWhenAllFail: true})
+	h := mustNew(t, byBody(nil), Config{})
 	resp, err := h.Handle(invocation(t, time.Minute), all)
 	if !errors.Is(err, ErrAllFailed) || len(resp.BatchItemFailures) != 2 {
 		t.Fatalf("every record failed: err %v, %d failures; want ErrAllFailed and both listed", err, len(resp.BatchItemFailures))
@@ -279,9 +279,9 @@ func TestErrorWhenAllFail(t *testing.T) {
 	if _, err := h.Handle(invocation(t, time.Minute), fixture(t, "standard.json")); err != nil {
 		t.Fatalf("some records succeeded: err %v, want nil", err)
 	}
-	plain := mustNew(t, byBody(nil), Config{})
-	if _, err := plain.Handle(invocation(t, time.Minute), all); err != nil {
-		t.Fatalf("without the option: err %v, want nil", err)
+	quiet := mustNew(t, byBody(nil), Config{NoErrorWhenAllFail: true})
+	if resp, err := quiet.Handle(invocation(t, time.Minute), all); err != nil || len(resp.BatchItemFailures) != 2 {
+		t.Fatalf("with NoErrorWhenAllFail: err %v, %d failures; want nil and both listed", err, len(resp.BatchItemFailures))
 	}
 }
 

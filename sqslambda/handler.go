@@ -11,6 +11,7 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/internal/failurelog"
 )
 
 // Handler runs a consumer.Handler for the records of SQS events: its Handle
@@ -22,6 +23,8 @@ import (
 type Handler struct {
 	cfg     Config
 	handler consumer.Handler // with panic recovery and middleware (consumer.Wrap)
+
+	failures *failurelog.Log // the WARN lines of failed handler runs, rate-limited
 
 	mu     sync.Mutex
 	queues map[string]*queueState // by eventSourceARN
@@ -46,9 +49,10 @@ func New(h consumer.Handler, cfg Config) (*Handler, error) {
 	}
 	cfg = cfg.withDefaults()
 	return &Handler{
-		cfg:     cfg,
-		handler: consumer.Wrap(h, cfg.Logger, cfg.Middleware...),
-		queues:  make(map[string]*queueState),
+		cfg:      cfg,
+		handler:  consumer.Wrap(h, cfg.Logger, cfg.Middleware...),
+		queues:   make(map[string]*queueState),
+		failures: failurelog.New(cfg.Logger, "sqslambda"),
 	}, nil
 }
 
@@ -77,9 +81,10 @@ func New(h consumer.Handler, cfg Config) (*Handler, error) {
 //
 // The error is nil but for a record without a messageId (the response
 // could not name it; an error wrapping sqsloop.ErrInvalidArgument, before
-// anything runs, so Lambda retries the whole batch) and, with
-// Config.ErrorWhenAllFail, a batch whose every record is reported failed
-// (ErrAllFailed).
+// anything runs, so Lambda retries the whole batch) and, unless
+// Config.NoErrorWhenAllFail, a batch whose every record is reported failed
+// for its handlers' failures (an error wrapping ErrAllFailed, with the
+// response; not when the deadline cut records short or off).
 func (h *Handler) Handle(ctx context.Context, event events.SQSEvent) (events.SQSEventResponse, error) {
 	start := time.Now()
 	h.st.invocations.Add(1)
@@ -95,9 +100,10 @@ func (h *Handler) Handle(ctx context.Context, event events.SQSEvent) (events.SQS
 	b := h.newBatch(ctx, event.Records, start)
 	b.run()
 	failures, allFailed, firstErr := b.finish()
+	h.failures.Flush() // the failures this invocation did not log at WARN, before the environment is frozen
 	resp := events.SQSEventResponse{BatchItemFailures: failures}
-	if h.cfg.ErrorWhenAllFail && allFailed {
-		return resp, fmt.Errorf("sqslambda: all %d records of the batch are reported failed (first error: %v): %w",
+	if allFailed && !h.cfg.NoErrorWhenAllFail {
+		return resp, fmt.Errorf("sqslambda: all %d records of the batch are reported failed (the first handler error: %v): %w",
 			len(event.Records), firstErr, ErrAllFailed)
 	}
 	return resp, nil

@@ -176,8 +176,8 @@ func TestRecordThatStopsBeatingLosesItsLease(t *testing.T) {
 			return cause
 		}, Config{OpenQueue: opener(t, q, nil), Visibility: visibility.Config{CancelOnLeaseLost: true}})
 		resp, err := h.Handle(invocation(t, time.Minute), ev)
-		if err != nil {
-			t.Fatal(err)
+		if !errors.Is(err, ErrAllFailed) {
+			t.Fatalf("Handle = %v, want ErrAllFailed: the one record failed", err)
 		}
 		if got := ids(resp); !slices.Equal(got, []string{ev.Records[0].MessageId}) {
 			t.Errorf("batchItemFailures %v, want the stuck record", got)
@@ -266,7 +266,7 @@ func TestAbandonedRecordStaysHidden(t *testing.T) {
 		begin := time.Now()
 		resp, err := h.Handle(invocation(t, 6*time.Second), ev)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("Handle = %v, want nil: the deadline, not the handler, failed the record", err)
 		}
 		if got := ids(resp); !slices.Equal(got, idsOf(ev, 1)) {
 			t.Errorf("batchItemFailures %v, want the abandoned record", got)
@@ -302,8 +302,8 @@ func TestFailedRecordComesBackAfterItsBackoff(t *testing.T) {
 				}
 				h := mustNew(t, byBody(nil), cfg)
 				begin := time.Now()
-				if _, err := h.Handle(invocation(t, time.Minute), ev); err != nil {
-					t.Fatal(err)
+				if _, err := h.Handle(invocation(t, time.Minute), ev); !errors.Is(err, ErrAllFailed) {
+					t.Fatalf("Handle = %v, want ErrAllFailed: the one record failed", err)
 				}
 				back := time.Duration(0)
 				for back = time.Second; back <= time.Minute; back += time.Second {
@@ -509,8 +509,8 @@ func TestAccessDeniedTurnsTheClientOff(t *testing.T) {
 		var perInvocation []int
 		for i := range 4 {
 			send(t, q2, false, "fail "+string(rune('a'+i)))
-			if _, err := h.Handle(invocation(t, time.Minute), receiveEvent(t, q2, 1, 30*time.Second)); err != nil {
-				t.Fatal(err)
+			if _, err := h.Handle(invocation(t, time.Minute), receiveEvent(t, q2, 1, 30*time.Second)); !errors.Is(err, ErrAllFailed) {
+				t.Fatalf("Handle = %v, want ErrAllFailed: the one record failed", err)
 			}
 			n, _, _ := w.counts()
 			perInvocation = append(perInvocation, n)
@@ -533,14 +533,14 @@ func TestTransientCheckFailureIsTriedAgain(t *testing.T) {
 		w := &watched{Queue: q, attrErr: errors.New("connection reset")}
 		h := mustNew(t, byBody(nil), Config{OpenQueue: opener(t, w, nil)})
 		send(t, q, false, "fail 1", "fail 2")
-		if _, err := h.Handle(invocation(t, time.Minute), receiveEvent(t, q, 1, 30*time.Second)); err != nil {
-			t.Fatal(err)
+		if _, err := h.Handle(invocation(t, time.Minute), receiveEvent(t, q, 1, 30*time.Second)); !errors.Is(err, ErrAllFailed) {
+			t.Fatalf("Handle = %v, want ErrAllFailed: the one record failed", err)
 		}
 		w.mu.Lock()
 		w.attrErr = nil
 		w.mu.Unlock()
-		if _, err := h.Handle(invocation(t, time.Minute), receiveEvent(t, q, 1, 30*time.Second)); err != nil {
-			t.Fatal(err)
+		if _, err := h.Handle(invocation(t, time.Minute), receiveEvent(t, q, 1, 30*time.Second)); !errors.Is(err, ErrAllFailed) {
+			t.Fatalf("Handle = %v, want ErrAllFailed: the one record failed", err)
 		}
 		if _, reads, _ := w.counts(); reads != 2 {
 			t.Errorf("%d reads, want 2", reads)

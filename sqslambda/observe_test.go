@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"maps"
 	"net/http/httptest"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -15,6 +18,7 @@ import (
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/heartbeat"
 	"github.com/sqsloop/sqsloop/leasepage"
+	"github.com/sqsloop/sqsloop/visibility"
 )
 
 // recorder is an Observer that keeps what it is told, by message body.
@@ -287,6 +291,59 @@ func TestLeasePageShowsAnInvocationsRecords(t *testing.T) {
 		after := read()
 		if len(after.InFlight) != 0 || after.Outcomes["acked"] != 1 {
 			t.Errorf("after Handle: in flight %+v, outcomes %v: want none in flight, one acked", after.InFlight, after.Outcomes)
+		}
+	})
+}
+
+// A record received a visibility timeout or more before its invocation
+// began (an old ApproximateFirstReceiveTimestamp, as AWS's sample events
+// carry) had lost its lease before its handler could start: with a client
+// it is not run, it is reported failed, and its lost lease has a reason of
+// its own, lapsed_before_start, with a WARN that says so, not the one about
+// a handler that never beat its heartbeat; the others of the batch run.
+func TestRecordLapsedBeforeTheInvocation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, sqsloop.QueueSpec{VisibilityTimeout: 30 * time.Second, MaxReceiveCount: 5})
+		send(t, q, false, "ok old", "ok new")
+		ev := receiveEvent(t, q, 2, 30*time.Second)
+		// An hour ago, as an old event replayed (synctest's clock starts in
+		// 2000, before the sample events' 2018).
+		ev.Records[0].Attributes[sqsloop.AttrApproximateFirstReceiveTimestamp] = strconv.FormatInt(time.Now().Add(-time.Hour).UnixMilli(), 10)
+		rec := newRecorder()
+		log, l := newLogger()
+		var r runs
+		h := mustNew(t, byBody(&r), Config{OpenQueue: opener(t, q, nil), Observer: rec, Logger: log})
+		resp, err := h.Handle(invocation(t, time.Minute), ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := ids(resp), idsOf(ev, 1); !slices.Equal(got, want) {
+			t.Errorf("batchItemFailures %v, want the old record %v", got, want)
+		}
+		if got := r.get(); !slices.Equal(got, []string{"ok new"}) {
+			t.Errorf("ran %v, want ok new only", got)
+		}
+		lost, ok := rec.lost["ok old"]
+		if !ok || lost.Reason != sqsloop.LostBeforeStart || lost.NeverBeat || !errors.Is(lost.Err, visibility.ErrLeaseLost) || !errors.Is(lost.Err, ErrLapsedBeforeStart) {
+			t.Errorf("LeaseLost %+v (reported: %v), want lapsed_before_start, matching ErrLeaseLost and ErrLapsedBeforeStart", lost, ok)
+		}
+		if got := lost.Reason.String(); got != "lapsed_before_start" {
+			t.Errorf("reason %q", got)
+		}
+		var lapsed int
+		for _, msg := range l.at(slog.LevelWarn) {
+			if strings.Contains(msg, "never beat") {
+				t.Errorf("WARN %q: the handler never started", msg)
+			}
+			if strings.Contains(msg, "received a visibility timeout or more before the invocation began") {
+				lapsed++
+			}
+		}
+		if lapsed != 1 {
+			t.Errorf("%d WARN lines about the lapsed record, want 1: %q", lapsed, l.at(slog.LevelWarn))
+		}
+		if st := h.Stats(); st.CutOff != 1 || st.LeasesLost != 1 || st.LeasesLostNeverBeat != 0 || st.Succeeded != 1 {
+			t.Errorf("stats %+v: want 1 cut off, 1 lease lost (not never-beat), 1 succeeded", st)
 		}
 	})
 }

@@ -32,10 +32,10 @@ type fileJob struct {
 	File string `json:"file"`
 }
 
-// jsonHandler is the tests' consumer.JSON handler: a job whose file starts
+// jsonHandler is the tests' consumer.JSONHandler handler: a job whose file starts
 // with "fail" fails; each job run is recorded in r.
 func jsonHandler(r *runs) func(context.Context, *sqsloop.Message) error {
-	return consumer.JSON(func(ctx context.Context, m *sqsloop.Message, j fileJob) error {
+	return consumer.JSONHandler(func(ctx context.Context, m *sqsloop.Message, j fileJob) error {
 		r.add(j.File)
 		if strings.HasPrefix(j.File, "fail") {
 			return fmt.Errorf("cannot read %s", j.File)

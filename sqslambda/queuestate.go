@@ -27,7 +27,8 @@ const maxCheckFailures = 3
 // queueState is what a Handler knows of one queue (one eventSourceARN)
 // for the life of the execution environment: its client, its attributes,
 // read once, and whether the client is off until the next cold start.
-// Safe for concurrent use.
+// Safe for concurrent use; its mutex is never held across a call to SQS or
+// to Config.OpenQueue (check).
 type queueState struct {
 	arn string
 
@@ -36,9 +37,10 @@ type queueState struct {
 	dead     *consumer.DeadLetters // q's dead-letter queue, for Permanent failures; set with q
 	vt       time.Duration         // the queue's visibility timeout; 0 until read
 	lc       visibility.Config
-	failures int   // attribute reads failed transiently in a row, across invocations
-	denied   int   // visibility changes denied in a row, across invocations
-	off      error // why the client is not used any more; nil while it is
+	failures int           // attribute reads failed transiently in a row, across invocations
+	denied   int           // visibility changes denied in a row, across invocations
+	off      error         // why the client is not used any more; nil while it is
+	checking chan struct{} // closed when the check under way (open, attributes) ends; nil when none is
 }
 
 // state returns the state of the queue arn names, made on first use.
@@ -55,30 +57,13 @@ func (h *Handler) state(arn string) *queueState {
 
 // client returns the queue's client, its visibility timeout and the lease
 // owner's configuration for it, or a nil Queue when the records of this
-// queue run without one. At the first call it opens the queue
-// (Config.OpenQueue) and reads its attributes, logging what goes against
-// AWS's guidance (queueWarnings); an attribute read that fails transiently
-// is tried again at the next invocation, up to maxCheckFailures (3) in a
-// row; one denied or otherwise permanent, or the last of those, turns the
-// client off until the next cold start, as does an OpenQueue error. start and
-// deadline are the invocation's (deadline zero when it has none).
+// queue run without one. Until the queue is checked, it checks it (check):
+// one invocation at a time; another that comes meanwhile waits for that
+// check, but no longer than its own would take (maxCheckTimeout, and a
+// quarter of its time), and then runs without a client, leaving the check
+// to go on. start and deadline are the invocation's (deadline zero when it
+// has none).
 func (s *queueState) client(ctx context.Context, h *Handler, start, deadline time.Time) (Queue, time.Duration, visibility.Config) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case s.off != nil:
-		return nil, 0, visibility.Config{}
-	case s.vt > 0:
-		return s.q, s.vt, s.lc
-	}
-	log := h.cfg.Logger.With(slog.String("event_source_arn", s.arn))
-	if s.q == nil {
-		if err := s.open(h.cfg.OpenQueue); err != nil {
-			s.off = err
-			log.Error("sqslambda: no SQS client for the queue; records run without extension and back-off", slog.Any("error", err))
-			return nil, 0, visibility.Config{}
-		}
-	}
 	timeout, functionTimeout := maxCheckTimeout, time.Duration(0)
 	if !deadline.IsZero() {
 		left := deadline.Sub(start)
@@ -89,53 +74,133 @@ func (s *queueState) client(ctx context.Context, h *Handler, start, deadline tim
 		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
-	attrs, err := s.q.QueueAttributes(cctx)
-	cancel()
-	if err != nil {
+	defer cancel()
+	for {
+		s.mu.Lock()
+		switch {
+		case s.off != nil:
+			s.mu.Unlock()
+			return nil, 0, visibility.Config{}
+		case s.vt > 0:
+			defer s.mu.Unlock()
+			return s.q, s.vt, s.lc
+		case s.checking != nil:
+			checking := s.checking
+			s.mu.Unlock()
+			select {
+			case <-checking:
+				continue
+			case <-cctx.Done():
+				h.cfg.Logger.Warn("sqslambda: another invocation is still reading the queue's attributes; this one runs without extension and back-off",
+					slog.String("event_source_arn", s.arn), slog.String("waited", timeout.String()))
+				return nil, 0, visibility.Config{}
+			}
+		}
+		checking := make(chan struct{})
+		s.checking = checking
+		q := s.q
+		s.mu.Unlock()
+		return s.check(cctx, h, q, functionTimeout, checking)
+	}
+}
+
+// check opens the queue (Config.OpenQueue) unless q is its client already,
+// and reads its attributes under ctx, logging what goes against AWS's
+// guidance (queueWarnings). An attribute read that fails transiently is
+// tried again at the next invocation, up to maxCheckFailures (3) in a row;
+// one denied or otherwise permanent, or the last of those, turns the
+// client off until the next cold start, as does an OpenQueue error. It
+// records the outcome and closes checking; it calls SQS and logs without
+// s.mu, which other invocations' lease owners take (observe).
+func (s *queueState) check(ctx context.Context, h *Handler, q Queue, functionTimeout time.Duration, checking chan struct{}) (Queue, time.Duration, visibility.Config) {
+	var dead *consumer.DeadLetters
+	var err error
+	if q == nil {
+		q, dead, err = open(s.arn, h.cfg.OpenQueue)
+	}
+	var attrs sqsloop.QueueAttributes
+	if err == nil {
+		attrs, err = q.QueueAttributes(ctx)
+	}
+	read := q != nil && err == nil // the attributes are in
+	var lc visibility.Config
+	if read {
+		if lc, err = h.cfg.Visibility.ForVisibilityTimeout(attrs.VisibilityTimeout); err != nil {
+			err = fmt.Errorf("sqslambda: Visibility on a queue whose visibility timeout is %v: %w", attrs.VisibilityTimeout, err)
+		}
+	}
+
+	log := h.cfg.Logger.With(slog.String("event_source_arn", s.arn))
+	s.mu.Lock()
+	s.checking = nil
+	if s.q == nil && q != nil {
+		s.q, s.dead = q, dead
+	}
+	var report func()
+	switch {
+	case q == nil: // OpenQueue failed
+		s.off = err
+		report = func() {
+			log.Error("sqslambda: no SQS client for the queue; records run without extension and back-off", slog.Any("error", err))
+		}
+	case read && err != nil: // Visibility does not fit the queue
+		s.off = err
+		report = func() { log.Error("sqslambda: records run without extension and back-off", slog.Any("error", err)) }
+	case err != nil:
 		s.failures++
+		failures := s.failures
 		switch {
 		case permanent(err):
 			s.off = err
-			log.Error("sqslambda: cannot read the queue's attributes (is sqs:GetQueueAttributes allowed?); records run without extension and back-off until the next cold start",
-				slog.Any("error", err))
-		case s.failures >= maxCheckFailures:
-			s.off = fmt.Errorf("sqslambda: %d attribute reads failed in a row: %w", s.failures, err)
-			log.Error("sqslambda: cannot read the queue's attributes (can the function reach SQS, e.g. through a VPC endpoint?); records run without extension and back-off until the next cold start",
-				slog.Int("attempts", s.failures), slog.Any("error", err))
+			report = func() {
+				log.Error("sqslambda: cannot read the queue's attributes (is sqs:GetQueueAttributes allowed?); records run without extension and back-off until the next cold start",
+					slog.Any("error", err))
+			}
+		case failures >= maxCheckFailures:
+			s.off = fmt.Errorf("sqslambda: %d attribute reads failed in a row: %w", failures, err)
+			report = func() {
+				log.Error("sqslambda: cannot read the queue's attributes (can the function reach SQS, e.g. through a VPC endpoint?); records run without extension and back-off until the next cold start",
+					slog.Int("attempts", failures), slog.Any("error", err))
+			}
 		default:
-			log.Warn("sqslambda: could not read the queue's attributes; this invocation runs without extension and back-off, the next one tries again",
-				slog.Int("attempt", s.failures), slog.Int("attempts", maxCheckFailures), slog.Any("error", err))
+			report = func() {
+				log.Warn("sqslambda: could not read the queue's attributes; this invocation runs without extension and back-off, the next one tries again",
+					slog.Int("attempt", failures), slog.Int("attempts", maxCheckFailures), slog.Any("error", err))
+			}
 		}
+	default:
+		s.vt, s.lc = attrs.VisibilityTimeout, lc
+	}
+	s.mu.Unlock()
+	close(checking)
+
+	if read {
+		for _, w := range queueWarnings(attrs, functionTimeout) {
+			log.Warn("sqslambda: " + w)
+		}
+	}
+	if report != nil {
+		report()
 		return nil, 0, visibility.Config{}
 	}
-	for _, w := range queueWarnings(attrs, functionTimeout) {
-		log.Warn("sqslambda: " + w)
-	}
-	lc, err := h.cfg.Visibility.ForVisibilityTimeout(attrs.VisibilityTimeout)
-	if err != nil {
-		s.off = fmt.Errorf("sqslambda: Visibility on a queue whose visibility timeout is %v: %w", attrs.VisibilityTimeout, err)
-		log.Error("sqslambda: records run without extension and back-off", slog.Any("error", s.off))
-		return nil, 0, visibility.Config{}
-	}
-	s.vt, s.lc = attrs.VisibilityTimeout, lc
-	return s.q, s.vt, s.lc
+	return q, attrs.VisibilityTimeout, lc
 }
 
-// open makes the queue's client with open. Called with s.mu held.
-func (s *queueState) open(open func(string) (Queue, error)) error {
-	url, err := QueueURL(s.arn)
+// open makes the client of the queue arn names with open, and its
+// dead-letter queue.
+func open(arn string, open func(string) (Queue, error)) (Queue, *consumer.DeadLetters, error) {
+	url, err := QueueURL(arn)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	q, err := open(url)
 	switch {
 	case err != nil:
-		return fmt.Errorf("sqslambda: OpenQueue(%s): %w", url, err)
+		return nil, nil, fmt.Errorf("sqslambda: OpenQueue(%s): %w", url, err)
 	case q == nil:
-		return fmt.Errorf("sqslambda: OpenQueue(%s) returned no Queue: %w", url, sqsloop.ErrInvalidArgument)
+		return nil, nil, fmt.Errorf("sqslambda: OpenQueue(%s) returned no Queue: %w", url, sqsloop.ErrInvalidArgument)
 	}
-	s.q, s.dead = q, consumer.NewDeadLetters(q)
-	return nil
+	return q, consumer.NewDeadLetters(q), nil
 }
 
 // permanent reports whether err will not heal by trying again at the next

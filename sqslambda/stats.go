@@ -26,7 +26,8 @@ import (
 // queue (also in Failed, and in Acked: reported processed). Nacked,
 // GivenBack, NackFailed, Extensions, ExtensionCalls,
 // LargestExtensionBatch, LeasesLost and LeasesLostNeverBeat are the lease
-// owner's (consumer.LeaseStats; with a client, 0 without). ReceiveCalls
+// owner's (consumer.LeaseStats; with a client, 0 without), LeasesLost with
+// the leases that had lapsed before their invocation began. ReceiveCalls
 // and ReceiveErrors stay 0: the event source mapping receives.
 type Stats struct {
 	consumer.Stats
@@ -39,7 +40,9 @@ type Stats struct {
 	Skipped int64
 	// CutOff counts records reported failed without running because the
 	// invocation's deadline was near (Config.DeadlineMargin), or because
-	// their lease lapsed while they waited.
+	// their lease lapsed while they waited, or before the invocation began
+	// (with a client: received a visibility timeout or more before it;
+	// these count in LeasesLost too, sqsloop.LostBeforeStart).
 	CutOff int64
 	// ItemFailures counts the message IDs reported in batchItemFailures.
 	ItemFailures int64
@@ -51,7 +54,7 @@ type counters struct {
 	started, succeeded, failed, panics atomic.Int64
 	abandoned, acked, lateAcked        atomic.Int64
 	skipped, cutOff, itemFailures      atomic.Int64
-	poisoned                           atomic.Int64
+	poisoned, lapsed                   atomic.Int64 // lapsed: leases lost before the invocation began (not the lease owners')
 
 	mu     sync.Mutex
 	leases visibility.Stats // summed over the invocations' lease owners (largest batch: the largest)
@@ -72,6 +75,7 @@ func (h *Handler) Stats() Stats {
 	c.mu.Lock()
 	s := consumer.LeaseStats(c.leases)
 	c.mu.Unlock()
+	s.LeasesLost += c.lapsed.Load()
 	s.Received, s.Redelivered = c.received.Load(), c.redelivered.Load()
 	s.Started, s.Succeeded, s.Failed = c.started.Load(), c.succeeded.Load(), c.failed.Load()
 	s.Panics, s.Abandoned = c.panics.Load(), c.abandoned.Load()

@@ -15,6 +15,19 @@
 //
 //	GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -o bootstrap ./examples/lambda
 //
+// Or run it once, locally, on an event file (an SQS event as Lambda
+// delivers it: event.json here, AWS's sample event, or one that sam local
+// generate-event sqs receive-message prints), from the directory the
+// bodies' file names are relative to; it prints the response (the
+// batchItemFailures) on standard output and exits:
+//
+//	go run ./examples/lambda -event examples/lambda/event.json
+//
+// Flags: -event FILE runs the function once on FILE (sqslambda.Invoke),
+// -timeout D is the function timeout it runs with (default 30s). Without
+// -event it is a Lambda function (lambda.Start), which only runs inside
+// Lambda or behind a Runtime API (AWS_LAMBDA_RUNTIME_API).
+//
 // Settings, from the environment:
 //
 //	LEASES=on      use an SQS client (needs sqs:ChangeMessageVisibility and
@@ -38,6 +51,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -54,13 +69,46 @@ import (
 )
 
 func main() {
+	event := flag.String("event", "", "run the function once on this event file (JSON, an SQS event as Lambda delivers it), print the response, and exit")
+	timeout := flag.Duration("timeout", 30*time.Second, "with -event: the function timeout")
+	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	h, err := newFunction(context.Background(), os.Getenv, os.Stdout, log)
 	if err != nil {
 		log.Error("lambda example: bad settings", slog.Any("error", err))
 		os.Exit(1)
 	}
+	if *event != "" {
+		if err := invokeFile(context.Background(), h, *event, *timeout, os.Stdout); err != nil {
+			log.Error("lambda example", slog.Any("error", err))
+			os.Exit(1)
+		}
+		return
+	}
 	lambda.Start(h)
+}
+
+// invokeFile runs handle once on the event in the file at path, as Lambda
+// would with the function timeout timeout, writes the response to out as
+// JSON, and returns the function's error (sqslambda.ErrAllFailed when
+// every record failed) or Invoke's.
+func invokeFile(ctx context.Context, handle func(context.Context, events.SQSEvent) (events.SQSEventResponse, error), path string, timeout time.Duration, out io.Writer) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	ev, err := sqslambda.ReadEvent(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	resp, err := sqslambda.Invoke(ctx, handle, ev, timeout)
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	if eerr := enc.Encode(resp); eerr != nil {
+		return eerr
+	}
+	return err // the function's error, as Lambda would get it with the response
 }
 
 // newFunction returns the function's handler, configured from getenv; spans

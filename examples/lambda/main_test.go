@@ -127,3 +127,34 @@ func TestTraceStdoutPrintsASpanPerRecord(t *testing.T) {
 		t.Errorf("process spans printed %v, want %v", got, want)
 	}
 }
+
+// -event runs the function once on an event file, as Lambda would, and
+// prints the response: the README's local run, `go run ./examples/lambda
+// -event examples/lambda/event.json` from the repository root (without
+// it the program is a Lambda function, which fails outside Lambda). The
+// event is AWS's sample's shape, receive times of 2018 included.
+func TestEventFileRunsLocally(t *testing.T) {
+	t.Chdir(filepath.Join("..", "..")) // the bodies name go.mod and go.sum
+	fn, err := newFunction(t.Context(), func(string) string { return "" }, io.Discard, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := invokeFile(t.Context(), fn, filepath.Join("examples", "lambda", "event.json"), 30*time.Second, &out); err != nil {
+		t.Fatal(err)
+	}
+	var resp events.SQSEventResponse
+	if err := json.Unmarshal(out.Bytes(), &resp); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	var got []string
+	for _, f := range resp.BatchItemFailures {
+		got = append(got, f.ItemIdentifier)
+	}
+	if want := []string{"2e1424d4-f796-459a-8184-9c92662be6da", "6a1e2b6c-3c0d-4a3e-9d1a-5f0e8a7b9c21"}; !slices.Equal(got, want) {
+		t.Errorf("batchItemFailures %v, want the failing and the panicking record %v", got, want)
+	}
+	if err := invokeFile(t.Context(), fn, "go.mod", time.Second, &out); err == nil {
+		t.Error("a file that is not an event: no error")
+	}
+}

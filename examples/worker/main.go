@@ -10,7 +10,7 @@
 // Leases are short (2 s) so extensions visibly happen. It exits 0 once the
 // queue is drained; Ctrl+C drains gracefully, twice exits at once.
 //
-// The jobs are JSON (producer.JSON, consumer.JSON), enqueued with a
+// The jobs are JSON (producer.JSONBody, consumer.JSONHandler), enqueued with a
 // producer; one more is not JSON at all, a poison message that the
 // consumer moves to the dead-letter queue on its first delivery.
 //

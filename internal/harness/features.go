@@ -13,5 +13,6 @@ func sqsFeatures() mailboxtest.Features {
 		FIFOBatchesWithinGroup: true,
 		RedriveKeepsMessageID:  true,
 		OmitsUnaskedAttributes: true,
+		FIFODeleteExpires:      true,
 	}
 }

@@ -42,14 +42,16 @@ func (h *SQS) Name() string { return "sqsmailbox/" + cmp.Or(h.kind, "endpoint") 
 // Features declares what the server is known to do, by its kind. Amazon SQS
 // (and any other server, taken to be like it) supports everything and
 // enforces the 12-hour lease ceiling; fauxqs 2.4.1 does not enforce the
-// ceiling, returns at most one message per FIFO group per receive, and
-// returns every message attribute to a receive that asked for none.
+// ceiling, returns at most one message per FIFO group per receive,
+// returns every message attribute to a receive that asked for none, and
+// answers success to a FIFO delete whose message is gone.
 func (h *SQS) Features() mailboxtest.Features {
 	f := sqsFeatures()
 	if h.kind == Fauxqs {
 		f.LeaseCeiling = false
 		f.FIFOBatchesWithinGroup = false
 		f.OmitsUnaskedAttributes = false
+		f.FIFODeleteExpires = false
 	}
 	return f
 }

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -58,4 +59,31 @@ func BenchmarkReceive(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkSendParallel measures Sends of one message each from 16
+// goroutines at once into one queue, the case where a NOTIFY per send
+// would wake every listener and serialize the commits on NOTIFY's lock;
+// it reports sends/s. A Store listens meanwhile (a long poll started it),
+// as a worker process's does.
+func BenchmarkSendParallel(b *testing.B) {
+	ctx := b.Context()
+	h := sqlharness.NewPostgres(b)
+	q, cleanup := h.NewQueue(ctx, b, mailboxtest.QueueOptions{})
+	defer cleanup()
+	if _, err := q.Mailbox.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1, VisibilityTimeout: time.Minute}); err != nil {
+		b.Fatal(err)
+	}
+	b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		out := []sqsloop.OutgoingMessage{{Body: "job"}}
+		for pb.Next() {
+			if res, err := q.Mailbox.Send(ctx, out); err != nil || res[0].Err != nil {
+				b.Errorf("Send: %v %v", res, err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "sends/s")
 }

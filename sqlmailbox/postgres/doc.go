@@ -2,17 +2,30 @@
 // worker processes on any number of machines share. It is the only package
 // of sqsloop that imports a PostgreSQL driver, github.com/jackc/pgx/v5.
 //
-// [Open] connects a pgx pool and migrates the schema (under an advisory
-// lock, so processes starting together migrate once). A receive from a
-// standard queue is one statement: it picks the oldest visible messages by
-// an index on (queue, visibility deadline) with FOR UPDATE SKIP LOCKED, so
-// concurrent receivers neither wait on nor take each other's messages, and
-// updates them in place. A receive from a FIFO queue first locks the
-// queue's row for its transaction (two statements), so that two receives
-// never take messages of one group: a FIFO queue's receivers take turns.
-// An ack is one DELETE for the batch. A send notifies the channel
-// "sqsloop" (LISTEN/NOTIFY), so a long poll in another process wakes at once;
-// the Store listens on one connection of its own. Leases follow the
+// [Migrate] creates or upgrades the schema (under an advisory lock, so
+// processes migrating together migrate once): a step of its own, run
+// before the workers start by a role that may create tables, as with any
+// migration tool. [New] returns a Store on a pgx pool the program made and
+// configured (tracing, TLS, RDS IAM authentication in BeforeConnect,
+// sizes); [Open] makes the pool from a DSN. Both check the schema's version
+// and change nothing, so the workers' role needs only SELECT, INSERT,
+// UPDATE and DELETE on the tables and USAGE on their sequences.
+//
+// A receive from a standard queue is one statement: it picks the oldest
+// visible messages by an index on (queue, visibility deadline) with FOR
+// UPDATE SKIP LOCKED, so concurrent receivers neither wait on nor take each
+// other's messages, and updates them in place. A receive from a FIFO queue
+// first locks the queue's row for its transaction (two statements), so that
+// two receives never take messages of one group: a FIFO queue's receivers
+// take turns. An ack is one DELETE for the batch. A change that makes a
+// message receivable (a send, a nack, a FIFO ack that frees a group, a move
+// to the dead-letter queue) notifies the channel "sqsloop" (LISTEN/NOTIFY),
+// so a long poll in another process wakes at once; a Store sends at most
+// one such NOTIFY per queue per 10 ms, carried by the statement that made
+// the change, and one at the window's end for the changes it held back
+// (a NOTIFY takes a lock of the whole server at commit and wakes every
+// listener: a burst of sends costs at most two per window, not one each). The Store
+// listens on one connection taken out of its pool. Leases follow the
 // server's clock (statement_timestamp()), so machines whose clocks differ
 // still agree on when a lease ends. The server going away is transient:
 // calls fail, the consumer retries, and the pool reconnects when it is back.

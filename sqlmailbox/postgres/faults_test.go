@@ -2,13 +2,10 @@ package postgres_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -379,20 +376,7 @@ func waitUntilAnswering(t *testing.T, mb sqsloop.Mailbox) {
 // read its queues but not its messages (42501) at Send and Receive.
 func TestPermissionErrorsAreAccessDenied(t *testing.T) {
 	ctx := t.Context()
-	var r [4]byte
-	_, _ = rand.Read(r[:])
-	role := "sqsloop_test_" + hex.EncodeToString(r[:])
-	execSQL(t, sqlharness.PGDSN(t), "CREATE ROLE "+role+" LOGIN")
-	t.Cleanup(func() { // after the database is dropped (cleanups run last first)
-		conn, err := pgx.Connect(context.Background(), sqlharness.PGDSN(t))
-		if err == nil {
-			_, err = conn.Exec(context.Background(), "DROP ROLE "+role)
-			conn.Close(context.Background())
-		}
-		if err != nil {
-			t.Logf("dropping role %s: %v", role, err)
-		}
-	})
+	role := newRole(t)
 	dsn := sqlharness.FreshDatabase(t)
 	owner, err := postgres.Open(ctx, dsn, postgres.Options{})
 	if err != nil {
@@ -402,17 +386,7 @@ func TestPermissionErrorsAreAccessDenied(t *testing.T) {
 	if _, err := owner.CreateQueue(ctx, sqsloop.QueueSpec{Name: "jobs"}); err != nil {
 		t.Fatal(err)
 	}
-	// Open's migration runs CREATE TABLE IF NOT EXISTS, which wants CREATE
-	// on the schema even when the table exists.
-	execSQL(t, dsn, "GRANT CREATE ON SCHEMA public TO "+role+"; GRANT SELECT ON sqsloop_schema, sqsloop_queues TO "+role)
-	as := func(user string) string {
-		u, err := url.Parse(dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u.User = url.User(user)
-		return u.String()
-	}
+	execSQL(t, dsn, "GRANT SELECT ON sqsloop_schema, sqsloop_queues TO "+role)
 	denied := func(what string, err error) {
 		t.Helper()
 		var pe *pgconn.PgError
@@ -423,10 +397,10 @@ func TestPermissionErrorsAreAccessDenied(t *testing.T) {
 		t.Logf("%s: %v", what, err)
 	}
 
-	_, err = postgres.Open(ctx, as("nobody_"+role), postgres.Options{})
+	_, err = postgres.Open(ctx, as(t, dsn, "nobody_"+role), postgres.Options{})
 	denied("Open as a role that does not exist", err)
 
-	st, err := postgres.Open(ctx, as(role), postgres.Options{})
+	st, err := postgres.Open(ctx, as(t, dsn, role), postgres.Options{})
 	if err != nil {
 		t.Fatalf("Open as a role that may read the schema: %v", err)
 	}

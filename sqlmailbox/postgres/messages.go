@@ -11,6 +11,7 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/sqlmailbox"
+	"github.com/sqsloop/sqsloop/sqlmailbox/internal/driver"
 )
 
 // Queries with the pick of each queue type in place.
@@ -19,11 +20,26 @@ var (
 	qReceiveFIFO     = strings.Replace(qReceive, "$pick", qPickFIFO, 1)
 )
 
-func (d *driver) Send(ctx context.Context, q *sqlmailbox.QueueRecord, _ time.Time, msgs []sqlmailbox.NewMessage) ([]sqlmailbox.SendOutcome, error) {
-	out := make([]sqlmailbox.SendOutcome, len(msgs))
+func (d *pgDriver) Send(ctx context.Context, q *driver.QueueRecord, _ time.Time, msgs []driver.NewMessage) ([]driver.SendOutcome, error) {
+	out := make([]driver.SendOutcome, len(msgs))
+	carry := d.notes.lead(q.ID)
+	var err error
 	if q.Spec.FIFO {
-		return out, d.sendFIFO(ctx, q, msgs, out)
+		err = d.sendFIFO(ctx, q, msgs, out, carry)
+	} else {
+		err = d.sendStandard(ctx, q, msgs, out, carry)
 	}
+	if err != nil {
+		return nil, err
+	}
+	if !carry {
+		d.notes.follow(q.ID)
+	}
+	return out, nil
+}
+
+// sendStandard stores a standard queue's batch in one statement.
+func (d *pgDriver) sendStandard(ctx context.Context, q *driver.QueueRecord, msgs []driver.NewMessage, out []driver.SendOutcome, carry bool) error {
 	n := len(msgs)
 	ids, bodies, groups := make([]string, n), make([]string, n), make([]string, n)
 	attrs, delays := make([][]byte, n), make([]int32, n)
@@ -32,16 +48,13 @@ func (d *driver) Send(ctx context.Context, q *sqlmailbox.QueueRecord, _ time.Tim
 		out[i].MessageID = m.MessageID
 	}
 	var stored int64
-	var notified string
-	if err := d.pool.QueryRow(ctx, qSend, q.ID, ids, bodies, attrs, groups, delays).Scan(&stored, &notified); err != nil {
-		return nil, d.classify(err)
-	}
-	return out, nil
+	var notified any
+	return d.classify(d.pool.QueryRow(ctx, qSend, q.ID, ids, bodies, attrs, groups, delays, carry).Scan(&stored, &notified))
 }
 
 // sendFIFO stores a FIFO batch in one transaction, message by message, in
 // order, each deduplicated against the window (and the batch).
-func (d *driver) sendFIFO(ctx context.Context, q *sqlmailbox.QueueRecord, msgs []sqlmailbox.NewMessage, out []sqlmailbox.SendOutcome) error {
+func (d *pgDriver) sendFIFO(ctx context.Context, q *driver.QueueRecord, msgs []driver.NewMessage, out []driver.SendOutcome, carry bool) error {
 	return d.tx(ctx, func(tx pgx.Tx) error {
 		for i, m := range msgs {
 			var id *string
@@ -61,17 +74,20 @@ func (d *driver) sendFIFO(ctx context.Context, q *sqlmailbox.QueueRecord, msgs [
 					return err
 				}
 			}
-			out[i] = sqlmailbox.SendOutcome{MessageID: *id, Duplicate: !stored, Seq: seq}
+			out[i] = driver.SendOutcome{MessageID: *id, Duplicate: !stored, Seq: seq}
+		}
+		if !carry {
+			return nil
 		}
 		_, err := tx.Exec(ctx, qNotify, q.ID)
 		return err
 	})
 }
 
-func (d *driver) Receive(ctx context.Context, q *sqlmailbox.QueueRecord, r sqlmailbox.ReceiveArgs) (sqlmailbox.ReceiveResult, error) {
-	args := []any{q.ID, r.Max, seconds(r.Visibility), q.Spec.MaxReceiveCount, q.DeadLetterQueueID, r.Worker, q.Spec.Name,
-		r.DeadLetterReason, sqlmailbox.AuditDeadLettered}
-	var res sqlmailbox.ReceiveResult
+func (d *pgDriver) Receive(ctx context.Context, q *driver.QueueRecord, r driver.ReceiveArgs) (driver.ReceiveResult, error) {
+	args := []any{q.ID, r.Max, seconds(r.Visibility), q.Spec.MaxReceiveCount, q.DeadLetterQueueID, r.Receiver, q.Spec.Name,
+		r.DeadLetterReason, string(sqlmailbox.AuditDeadLettered), !q.Spec.FIFO}
+	var res driver.ReceiveResult
 	var err error
 	if q.Spec.FIFO {
 		err = d.tx(ctx, func(tx pgx.Tx) error {
@@ -86,8 +102,7 @@ func (d *driver) Receive(ctx context.Context, q *sqlmailbox.QueueRecord, r sqlma
 		err = d.classify(err)
 	}
 	if err == nil && res.DeadLettered > 0 {
-		_, err = d.pool.Exec(ctx, qNotify, q.DeadLetterQueueID)
-		err = d.classify(err)
+		err = d.classify(d.notes.notify(ctx, q.DeadLetterQueueID))
 	}
 	return res, err
 }
@@ -99,15 +114,15 @@ type querier interface {
 
 // receive runs a receive query of q and reads its rows: first the one about
 // the receive (see qReceive), then those taken.
-func receive(ctx context.Context, db querier, q *sqlmailbox.QueueRecord, query string, args []any) (sqlmailbox.ReceiveResult, error) {
-	var res sqlmailbox.ReceiveResult
+func receive(ctx context.Context, db querier, q *driver.QueueRecord, query string, args []any) (driver.ReceiveResult, error) {
+	var res driver.ReceiveResult
 	rows, err := db.Query(ctx, query, args...)
 	if err != nil {
 		return res, err
 	}
 	defer rows.Close()
 	for first := true; rows.Next(); first = false {
-		var row sqlmailbox.ReceivedRow
+		var row driver.ReceivedRow
 		if err := rows.Scan(&row.ID, &row.MessageID, &row.Body, &row.Attributes, &row.GroupID, &row.DedupID,
 			&row.SentAt, &row.FirstReceivedAt, &row.ReceiveCount); err != nil {
 			return res, err
@@ -129,33 +144,38 @@ func receive(ctx context.Context, db querier, q *sqlmailbox.QueueRecord, query s
 	return res, rows.Err()
 }
 
-func (d *driver) Delete(ctx context.Context, q *sqlmailbox.QueueRecord, _ time.Time, refs []sqlmailbox.Ref, archive bool) ([]bool, error) {
+func (d *pgDriver) Delete(ctx context.Context, q *driver.QueueRecord, _ time.Time, refs []driver.Ref, archive bool) ([]bool, error) {
 	ids, counts := make([]int64, len(refs)), make([]int32, len(refs))
 	for i, r := range refs {
 		ids[i], counts[i] = r.ID, int32(r.ReceiveCount)
 	}
-	rows, err := d.pool.Query(ctx, qDelete, q.ID, ids, counts, q.Spec.FIFO, archive, q.Spec.Name)
+	carry := q.Spec.FIFO && d.notes.lead(q.ID) // a FIFO delete may free its group
+	rows, err := d.pool.Query(ctx, qDelete, q.ID, ids, counts, q.Spec.FIFO, archive, q.Spec.Name, carry)
 	if err != nil {
 		return nil, d.classify(err)
 	}
-	gone := map[sqlmailbox.Ref]bool{}
-	var ref sqlmailbox.Ref
-	_, err = pgx.ForEachRow(rows, []any{&ref.ID, &ref.ReceiveCount}, func() error {
+	gone := map[driver.Ref]bool{}
+	var ref driver.Ref
+	var notified any
+	_, err = pgx.ForEachRow(rows, []any{&ref.ID, &ref.ReceiveCount, &notified}, func() error {
 		gone[ref] = true
 		return nil
 	})
 	if err != nil {
 		return nil, d.classify(err)
 	}
+	if q.Spec.FIFO && !carry && len(gone) > 0 {
+		d.notes.follow(q.ID)
+	}
 	deleted := make([]bool, len(refs))
 	for i, r := range refs {
 		deleted[i] = gone[r]
-		delete(gone, r) // a handle given twice deletes once
+		delete(gone, r) // a handle given twice deletes once: the first entry did
 	}
 	return deleted, nil
 }
 
-func (d *driver) ChangeVisibility(ctx context.Context, q *sqlmailbox.QueueRecord, _ time.Time, changes []sqlmailbox.Change) ([]sqlmailbox.ChangeOutcome, error) {
+func (d *pgDriver) ChangeVisibility(ctx context.Context, q *driver.QueueRecord, _ time.Time, changes []driver.Change) ([]driver.ChangeOutcome, bool, error) {
 	n := len(changes)
 	ids, counts, secs := make([]int64, n), make([]int32, n), make([]int32, n)
 	nack := false
@@ -163,40 +183,34 @@ func (d *driver) ChangeVisibility(ctx context.Context, q *sqlmailbox.QueueRecord
 		ids[i], counts[i], secs[i] = c.ID, int32(c.ReceiveCount), seconds(c.Timeout)
 		nack = nack || c.Timeout == 0
 	}
-	rows, err := d.pool.Query(ctx, qChange, q.ID, ids, counts, secs, seconds(sqsloop.MaxVisibilityTimeout))
+	// Extensions, the common batch, make nothing sooner: only a batch with
+	// a nack takes the notifier's turn; a shortened lease follows.
+	carry := nack && d.notes.lead(q.ID)
+	rows, err := d.pool.Query(ctx, qChange, q.ID, ids, counts, secs, seconds(sqsloop.MaxVisibilityTimeout), carry)
 	if err != nil {
-		return nil, d.classify(err)
+		return nil, false, d.classify(err)
 	}
-	out := make([]sqlmailbox.ChangeOutcome, 0, n)
-	var changed, inFlight bool
-	revealed := false
-	_, err = pgx.ForEachRow(rows, []any{&changed, &inFlight}, func() error {
-		o := sqlmailbox.Stale
-		switch {
-		case changed:
-			o = sqlmailbox.Changed
-			revealed = revealed || secs[len(out)] == 0
-		case inFlight:
-			o = sqlmailbox.PastCeiling
-		}
-		out = append(out, o)
+	out := make([]driver.ChangeOutcome, 0, n)
+	var outcome int32
+	var sooner bool
+	var notified any
+	_, err = pgx.ForEachRow(rows, []any{&outcome, &sooner, &notified}, func() error {
+		out = append(out, driver.ChangeOutcome(outcome))
 		return nil
 	})
 	if err != nil {
-		return nil, d.classify(err)
+		return nil, false, d.classify(err)
 	}
 	if len(out) != n {
-		return nil, errors.New("postgres: ChangeVisibility: the server answered for a different number of entries")
+		return nil, false, errors.New("postgres: ChangeVisibility: the server answered for a different number of entries")
 	}
-	if revealed {
-		if _, err := d.pool.Exec(ctx, qNotify, q.ID); err != nil {
-			return nil, d.classify(err)
-		}
+	if sooner && !carry {
+		d.notes.follow(q.ID)
 	}
-	return out, nil
+	return out, sooner, nil
 }
 
-func (d *driver) RecordFailure(ctx context.Context, q *sqlmailbox.QueueRecord, _ time.Time, ref sqlmailbox.Ref, rec sqlmailbox.AuditRecord) error {
+func (d *pgDriver) RecordFailure(ctx context.Context, q *driver.QueueRecord, _ time.Time, ref driver.Ref, rec driver.AuditRow) error {
 	_, err := d.pool.Exec(ctx, qRecordFailure, q.ID, ref.ID, ref.ReceiveCount, rec.Queue, rec.MessageID, rec.ReceiveCount, rec.Kind, rec.Reason)
 	return d.classify(err)
 }

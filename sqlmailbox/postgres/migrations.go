@@ -4,9 +4,10 @@ package postgres
 // database from version i to version i+1. A released migration is never
 // edited: a change to the schema is a new entry. sqsloop_schema holds the
 // version; a database whose version is past len(migrations) was migrated by
-// a newer sqsloop and is refused (sqlmailbox.ErrSchemaTooNew). Migrate holds
-// a transaction-scoped advisory lock (qLock) while it runs, so processes
-// starting together migrate once.
+// a newer sqsloop and is refused (sqlmailbox.ErrSchemaTooNew), one at an
+// older version too (sqlmailbox.ErrSchemaOutdated) until Migrate has run.
+// Migrate holds a transaction-scoped advisory lock (qLock) while it runs,
+// so processes migrating together migrate once.
 //
 // Messages are keyed by (queue_id, id): the receive's index and the FIFO
 // and retention scans all start with the queue. An identity never reuses a
@@ -14,7 +15,7 @@ package postgres
 // newer message.
 var migrations = []string{
 	// 1: queues, messages, deduplication IDs, the audit and archive tables,
-	// the worker registry.
+	// the registry of receiving Mailboxes.
 	`
 CREATE TABLE sqsloop_queues (
 	id                  bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -90,4 +91,6 @@ CREATE TABLE sqsloop_workers (
 	last_seen  timestamptz NOT NULL
 );
 `,
+	// 2: the registry of receiving Mailboxes is the receiver registry.
+	`ALTER TABLE sqsloop_workers RENAME TO sqsloop_receivers`,
 }

@@ -6,11 +6,15 @@ package postgres
 // seconds. Every call is one statement (and so one round trip) but a FIFO
 // receive and a FIFO send, which take a few in one transaction. Data-
 // modifying CTEs run to completion whether or not the query reads them
-// (PostgreSQL's rule), so the audit and archive inserts ride along.
+// (PostgreSQL's rule), so the audit and archive inserts ride along, and so
+// does the NOTIFY that wakes other processes' long polls, when the
+// notifier lets the statement carry it ($carry: CASE WHEN ... THEN
+// pg_notify(...) END; a notification is sent at commit).
 const (
 	// qLock takes the advisory lock Migrate holds (its key is "sqsloop" in
 	// ASCII, as a number), until the transaction ends.
 	qLock          = `SELECT pg_advisory_xact_lock(32494362876145520)`
+	qHasSchema     = `SELECT to_regclass('sqsloop_schema') IS NOT NULL`
 	qSchemaTable   = `CREATE TABLE IF NOT EXISTS sqsloop_schema (version integer NOT NULL)`
 	qSchemaVersion = `SELECT coalesce(max(version), 0) FROM sqsloop_schema`
 	qSetVersion    = `WITH d AS (DELETE FROM sqsloop_schema) INSERT INTO sqsloop_schema (version) VALUES ($1)`
@@ -31,7 +35,8 @@ const (
 	qDeleteQueue = `DELETE FROM sqsloop_queues WHERE name = $1`
 
 	// qSend stores a standard queue's batch in the order given, and wakes
-	// the queue's long polls in every process.
+	// the queue's long polls in every process when it carries the NOTIFY
+	// ($7).
 	qSend = `WITH ins AS (
 		INSERT INTO sqsloop_messages (queue_id, message_id, body, attributes, group_id, sent_at, visible_at)
 		SELECT $1, u.mid, u.body, u.attrs, u.grp, statement_timestamp(), statement_timestamp() + u.delay * interval '1 second'
@@ -39,7 +44,7 @@ const (
 		ORDER BY u.n
 		RETURNING 1
 	)
-	SELECT (SELECT count(*) FROM ins), pg_notify('` + channel + `', $1::bigint::text)`
+	SELECT (SELECT count(*) FROM ins), CASE WHEN $7 THEN pg_notify('` + channel + `', $1::bigint::text) END`
 	// qSendFIFO stores one FIFO message unless its deduplication ID is
 	// remembered and unexpired (for $8 seconds: DeduplicationWindow), and
 	// returns the message ID that holds it
@@ -76,10 +81,13 @@ const (
 	// UPDATE does not conflict with).
 	qLockFIFO = `SELECT 1 FROM sqsloop_queues WHERE id = $1 FOR NO KEY UPDATE`
 	// qPickFIFO: of the oldest 1,000 messages of the groups with nothing in
-	// flight, those with only visible messages before them in their group.
+	// flight, those with only visible messages before them in their group,
+	// a group at a time, oldest group first: as many of one group as the
+	// receive takes before another (SQS's FIFO delivery logic).
 	qPickFIFO = `SELECT m.id, m.receive_count FROM sqsloop_messages m JOIN (
-			SELECT id FROM (
-				SELECT id, bool_and(visible_at <= statement_timestamp()) OVER (PARTITION BY group_id ORDER BY id) AS ok
+			SELECT id, head FROM (
+				SELECT id, bool_and(visible_at <= statement_timestamp()) OVER (PARTITION BY group_id ORDER BY id) AS ok,
+					min(id) OVER (PARTITION BY group_id) AS head
 				FROM (
 					SELECT id, group_id, visible_at FROM sqsloop_messages
 					WHERE queue_id = $1 AND group_id NOT IN (
@@ -88,9 +96,9 @@ const (
 					)
 					ORDER BY id LIMIT 1000
 				) prefix
-			) runs WHERE ok ORDER BY id LIMIT $2
+			) runs WHERE ok ORDER BY head, id LIMIT $2
 		) r ON m.queue_id = $1 AND m.id = r.id
-		ORDER BY m.id
+		ORDER BY r.head, m.id
 		FOR UPDATE OF m`
 	// qReceive takes what the pick chose ($pick is replaced by one of the
 	// two above), moves to the DLQ ($5) what was received maxReceiveCount
@@ -98,9 +106,11 @@ const (
 	// about the receive (n 0), then the rows taken, in the pick's order.
 	// The first row's columns say: id, how many it moved to the DLQ;
 	// receive_count, 1 if the queue exists, else 0; sent_at, when nothing
-	// was taken, the earliest future visibility deadline of the queue's
-	// messages ('epoch' for none, the earliest taken one otherwise);
-	// first_received_at, the server's now.
+	// was taken, when to look again: on a standard queue ($10) whose pick
+	// skipped visible messages (another receive was taking them: their new
+	// deadlines are known once it commits) 10 ms later, else the earliest
+	// future visibility deadline of the queue's messages ('epoch' for none,
+	// or when something was taken); first_received_at, the server's now.
 	qReceive = `WITH picked AS MATERIALIZED (
 		SELECT p.id, p.receive_count, row_number() OVER () AS n FROM ($pick) p
 	), dead AS (
@@ -125,7 +135,10 @@ const (
 	FROM (
 		SELECT 0 AS n, (SELECT count(*) FROM dead) AS id, '' AS message_id, '' AS body, NULL::bytea AS attributes,
 			'' AS group_id, '' AS dedup_id,
-			CASE WHEN EXISTS (SELECT 1 FROM taken) THEN 'epoch' ELSE coalesce((SELECT min(visible_at) FROM sqsloop_messages
+			CASE WHEN EXISTS (SELECT 1 FROM taken) THEN 'epoch'
+				WHEN $10 AND EXISTS (SELECT 1 FROM sqsloop_messages WHERE queue_id = $1 AND visible_at <= statement_timestamp())
+				THEN statement_timestamp() + interval '10 milliseconds'
+				ELSE coalesce((SELECT min(visible_at) FROM sqsloop_messages
 				WHERE queue_id = $1 AND visible_at > statement_timestamp()), 'epoch') END AS sent_at,
 			statement_timestamp() AS first_received_at,
 			(SELECT count(*) FROM sqsloop_queues WHERE id = $1)::integer AS receive_count
@@ -141,7 +154,9 @@ const (
 
 	// qDelete: $4 is true on a FIFO queue, whose handles expire with the
 	// lease; with $5 (archive) the deleted rows are copied to the archive
-	// table, under the queue's name $6.
+	// table, under the queue's name $6. A ref given twice deletes once. A
+	// delete that carries the NOTIFY ($7: a FIFO queue's, whose delete may
+	// free a group) sends it if it deleted something.
 	qDelete = `WITH d AS (
 		DELETE FROM sqsloop_messages m USING unnest($2::bigint[], $3::integer[]) AS r(id, cnt)
 		WHERE m.queue_id = $1 AND m.id = r.id AND m.receive_count = r.cnt AND (NOT $4 OR m.visible_at > statement_timestamp())
@@ -151,25 +166,45 @@ const (
 		SELECT $6, message_id, body, attributes, group_id, receive_count, sent_at, statement_timestamp() FROM d WHERE $5
 		RETURNING 1
 	)
-	SELECT id, receive_count FROM d`
+	SELECT id, receive_count, CASE WHEN $7 THEN pg_notify('` + channel + `', $1::bigint::text) END FROM d`
 
-	// qChange sets the leases of the batch: in flight, same receive, within
-	// $5 seconds of it (sqsloop.MaxVisibilityTimeout, 12 h). Each entry reports whether it changed and whether it was in
-	// flight (the snapshot the statement started with: a change that did
-	// not apply to a message in flight hit the ceiling).
+	// qChange applies the batch's changes in order, each to its message as
+	// the changes before it left it, in one statement: a change applies
+	// when its receive ($3) is the message's, the message is in flight (at
+	// the statement's start, and no earlier applied change of the batch
+	// nacked it) and its new deadline is within $5 seconds
+	// (sqsloop.MaxVisibilityTimeout, 12 h) of the receive; the last change
+	// that applies to a message sets its lease. Each entry, in order,
+	// reports 0 (changed), 1 (stale) or 2 (past the ceiling), and whether
+	// some deadline moved earlier, which carries the NOTIFY when the
+	// notifier lets it ($6).
 	qChange = `WITH c AS (
 		SELECT * FROM unnest($2::bigint[], $3::integer[], $4::integer[]) WITH ORDINALITY AS c(id, cnt, secs, n)
+	), cur AS MATERIALIZED (
+		SELECT m.id, m.receive_count, m.received_at, m.visible_at FROM sqsloop_messages m
+		WHERE m.queue_id = $1 AND m.id IN (SELECT id FROM c) AND m.visible_at > statement_timestamp()
+		FOR UPDATE
+	), e AS MATERIALIZED (
+		SELECT c.n, c.id, c.secs, cur.visible_at AS was,
+			coalesce(cur.receive_count = c.cnt, false) AS live,
+			coalesce(statement_timestamp() + c.secs * interval '1 second' <= cur.received_at + $5::integer * interval '1 second', false) AS within
+		FROM c LEFT JOIN cur ON cur.id = c.id
+	), r AS MATERIALIZED (
+		SELECT e.n, e.id, e.secs, e.was, e.within,
+			e.live AND NOT EXISTS (SELECT 1 FROM e z WHERE z.id = e.id AND z.n < e.n AND z.live AND z.within AND z.secs = 0) AS inflight
+		FROM e
+	), last AS MATERIALIZED (
+		SELECT DISTINCT ON (id) id, secs, was FROM r WHERE inflight AND within ORDER BY id, n DESC
 	), upd AS (
-		UPDATE sqsloop_messages m SET visible_at = statement_timestamp() + c.secs * interval '1 second', leased = c.secs > 0
-		FROM c
-		WHERE m.queue_id = $1 AND m.id = c.id AND m.receive_count = c.cnt AND m.visible_at > statement_timestamp()
-			AND statement_timestamp() + c.secs * interval '1 second' <= m.received_at + $5::integer * interval '1 second'
-		RETURNING m.id
+		UPDATE sqsloop_messages m SET visible_at = statement_timestamp() + last.secs * interval '1 second', leased = last.secs > 0
+		FROM last WHERE m.queue_id = $1 AND m.id = last.id
+		RETURNING 1
+	), s AS (
+		SELECT EXISTS (SELECT 1 FROM last WHERE statement_timestamp() + last.secs * interval '1 second' < last.was) AS sooner
 	)
-	SELECT EXISTS (SELECT 1 FROM upd WHERE upd.id = c.id),
-		EXISTS (SELECT 1 FROM sqsloop_messages m WHERE m.queue_id = $1 AND m.id = c.id AND m.receive_count = c.cnt
-			AND m.visible_at > statement_timestamp())
-	FROM c ORDER BY c.n`
+	SELECT CASE WHEN r.inflight AND r.within THEN 0 WHEN r.inflight THEN 2 ELSE 1 END, s.sooner,
+		CASE WHEN $6 AND s.sooner THEN pg_notify('` + channel + `', $1::bigint::text) END
+	FROM r, s ORDER BY r.n`
 
 	qRecordFailure = `WITH u AS (
 		UPDATE sqsloop_messages SET leased = false WHERE queue_id = $1 AND id = $2 AND receive_count = $3 RETURNING 1
@@ -224,19 +259,19 @@ const (
 		RETURNING 1
 	)
 	SELECT count(*) FROM audit`
-	qTrimDedup   = `DELETE FROM sqsloop_dedup WHERE expires_at <= statement_timestamp()`
-	qTrimAudit   = `DELETE FROM sqsloop_audit WHERE at < statement_timestamp() - $1::bigint * interval '1 microsecond'`
-	qTrimArchive = `DELETE FROM sqsloop_archive WHERE deleted_at < statement_timestamp() - $1::bigint * interval '1 microsecond'`
-	qTrimWorkers = `DELETE FROM sqsloop_workers WHERE last_seen < statement_timestamp() - $1::bigint * interval '1 microsecond'`
+	qTrimDedup     = `DELETE FROM sqsloop_dedup WHERE expires_at <= statement_timestamp()`
+	qTrimAudit     = `DELETE FROM sqsloop_audit WHERE at < statement_timestamp() - $1::bigint * interval '1 microsecond'`
+	qTrimArchive   = `DELETE FROM sqsloop_archive WHERE deleted_at < statement_timestamp() - $1::bigint * interval '1 microsecond'`
+	qTrimReceivers = `DELETE FROM sqsloop_receivers WHERE last_seen < statement_timestamp() - $1::bigint * interval '1 microsecond'`
 
-	qRegisterWorker = `INSERT INTO sqsloop_workers (id, queue, host, pid, started_at, last_seen)
+	qRegisterReceiver = `INSERT INTO sqsloop_receivers (id, queue, host, pid, started_at, last_seen)
 	VALUES ($1, $2, $3, $4, statement_timestamp(), statement_timestamp())
 	ON CONFLICT (id) DO UPDATE SET last_seen = excluded.last_seen`
-	qRemoveWorker = `DELETE FROM sqsloop_workers WHERE id = $1`
-	qWorkers      = `SELECT w.id, w.queue, w.host, w.pid, w.started_at, w.last_seen,
-		statement_timestamp() - w.last_seen, coalesce(h.n, 0)
-	FROM sqsloop_workers w LEFT JOIN (
+	qRemoveReceiver = `DELETE FROM sqsloop_receivers WHERE id = $1`
+	qReceivers      = `SELECT r.id, r.queue, r.host, r.pid, r.started_at, r.last_seen,
+		statement_timestamp() - r.last_seen, coalesce(h.n, 0)
+	FROM sqsloop_receivers r LEFT JOIN (
 		SELECT leased_by, count(*)::integer AS n FROM sqsloop_messages
 		WHERE leased_by IS NOT NULL AND visible_at > statement_timestamp() GROUP BY leased_by
-	) h ON h.leased_by = w.id ORDER BY w.started_at`
+	) h ON h.leased_by = r.id ORDER BY r.started_at`
 )

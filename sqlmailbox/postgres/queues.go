@@ -10,9 +10,10 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/sqlmailbox"
+	"github.com/sqsloop/sqsloop/sqlmailbox/internal/driver"
 )
 
-func (d *driver) CreateQueue(ctx context.Context, q sqlmailbox.QueueRecord) (sqlmailbox.QueueRecord, error) {
+func (d *pgDriver) CreateQueue(ctx context.Context, q driver.QueueRecord) (driver.QueueRecord, error) {
 	sp := q.Spec
 	if _, err := d.pool.Exec(ctx, qInsertQueue, sp.Name, sp.FIFO, sp.ContentBasedDeduplication,
 		seconds(sp.VisibilityTimeout), seconds(sp.Delay), seconds(sp.RetentionPeriod), sp.MaxMessageSize,
@@ -22,8 +23,8 @@ func (d *driver) CreateQueue(ctx context.Context, q sqlmailbox.QueueRecord) (sql
 	return d.LoadQueue(ctx, sp.Name)
 }
 
-func (d *driver) LoadQueue(ctx context.Context, name string) (sqlmailbox.QueueRecord, error) {
-	var q sqlmailbox.QueueRecord
+func (d *pgDriver) LoadQueue(ctx context.Context, name string) (driver.QueueRecord, error) {
+	var q driver.QueueRecord
 	var vis, delay, retention int32
 	sp := &q.Spec
 	err := d.pool.QueryRow(ctx, qLoadQueue, name).Scan(&q.ID, &sp.Name, &sp.FIFO, &sp.ContentBasedDeduplication,
@@ -38,7 +39,7 @@ func (d *driver) LoadQueue(ctx context.Context, name string) (sqlmailbox.QueueRe
 	return q, d.classify(err)
 }
 
-func (d *driver) DeleteQueue(ctx context.Context, name string) error {
+func (d *pgDriver) DeleteQueue(ctx context.Context, name string) error {
 	return d.tx(ctx, func(tx pgx.Tx) error {
 		var inUse bool
 		if err := tx.QueryRow(ctx, qQueueIsDLQ, name).Scan(&inUse); err != nil {
@@ -55,14 +56,14 @@ func (d *driver) DeleteQueue(ctx context.Context, name string) error {
 	})
 }
 
-func (d *driver) Exists(ctx context.Context, q *sqlmailbox.QueueRecord) (bool, error) {
+func (d *pgDriver) Exists(ctx context.Context, q *driver.QueueRecord) (bool, error) {
 	var ok bool
 	err := d.pool.QueryRow(ctx, qExists, q.ID).Scan(&ok)
 	return ok, d.classify(err)
 }
 
-func (d *driver) Counts(ctx context.Context, q *sqlmailbox.QueueRecord, _ time.Time) (sqlmailbox.Counts, error) {
-	var c sqlmailbox.Counts
+func (d *pgDriver) Counts(ctx context.Context, q *driver.QueueRecord, _ time.Time) (driver.Counts, error) {
+	var c driver.Counts
 	var exists bool
 	var visible, inFlight, delayed int64
 	if err := d.pool.QueryRow(ctx, qCounts, q.ID).Scan(&exists, &visible, &inFlight, &delayed); err != nil {
@@ -71,7 +72,7 @@ func (d *driver) Counts(ctx context.Context, q *sqlmailbox.QueueRecord, _ time.T
 	if !exists {
 		return c, fmt.Errorf("queue %q: %w", q.Spec.Name, sqsloop.ErrQueueNotFound)
 	}
-	return sqlmailbox.Counts{Visible: int(visible), InFlight: int(inFlight), Delayed: int(delayed)}, nil
+	return driver.Counts{Visible: int(visible), InFlight: int(inFlight), Delayed: int(delayed)}, nil
 }
 
 // seconds renders a whole-second duration as SQL's integer seconds.

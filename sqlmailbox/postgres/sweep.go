@@ -7,13 +7,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sqsloop/sqsloop/sqlmailbox"
+	"github.com/sqsloop/sqsloop/sqlmailbox/internal/driver"
 )
 
 // Sweep sweeps each queue in statements of its own (lapsed leases, then
 // retention in chunks of 1,000), so no lock is held for long, then trims
 // the other tables.
-func (d *driver) Sweep(ctx context.Context, a sqlmailbox.SweepArgs) (sqlmailbox.SweepStats, error) {
-	var st sqlmailbox.SweepStats
+func (d *pgDriver) Sweep(ctx context.Context, a driver.SweepArgs) (driver.SweepCounts, error) {
+	var st driver.SweepCounts
 	type queue struct {
 		id, dlq         int64
 		name            string
@@ -37,23 +38,23 @@ func (d *driver) Sweep(ctx context.Context, a sqlmailbox.SweepArgs) (sqlmailbox.
 	for _, q := range qs {
 		var recovered, failed int64
 		if err := d.pool.QueryRow(ctx, qSweepLapsed, q.id, q.sweptAt, q.now, q.maxReceives, q.dlq, q.name,
-			sqlmailbox.DeadLetterReason(q.maxReceives, q.deadLetterQueue), sqlmailbox.AuditDeadLettered,
-			sqlmailbox.AuditLeaseExpired, sqlmailbox.ReasonLeaseExpired).Scan(&recovered, &failed); err != nil {
+			driver.DeadLetterReason(q.maxReceives, q.deadLetterQueue), string(sqlmailbox.AuditDeadLettered),
+			string(sqlmailbox.AuditLeaseExpired), driver.ReasonLeaseExpired).Scan(&recovered, &failed); err != nil {
 			return st, d.classify(err)
 		}
 		st.ExpiredFound += int(recovered + failed)
 		st.Recovered += int(recovered)
 		st.Failed += int(failed)
 		if failed > 0 {
-			if _, err := d.pool.Exec(ctx, qNotify, q.dlq); err != nil {
+			if err := d.notes.notify(ctx, q.dlq); err != nil {
 				return st, d.classify(err)
 			}
 		}
 		retention := time.Duration(q.retention) * time.Second
-		why := sqlmailbox.RetentionReason(retention)
+		why := driver.RetentionReason(retention)
 		for {
 			var n int64
-			if err := d.pool.QueryRow(ctx, qSweepRetention, q.id, q.now.Add(-retention), q.name, why, sqlmailbox.AuditRetention).Scan(&n); err != nil {
+			if err := d.pool.QueryRow(ctx, qSweepRetention, q.id, q.now.Add(-retention), q.name, why, string(sqlmailbox.AuditRetention)).Scan(&n); err != nil {
 				return st, d.classify(err)
 			}
 			st.RetentionDeleted += int(n)
@@ -71,7 +72,7 @@ func (d *driver) Sweep(ctx context.Context, a sqlmailbox.SweepArgs) (sqlmailbox.
 		{qTrimDedup, 0, &st.DeduplicationIDsPruned},
 		{qTrimAudit, a.AuditRetention, &st.AuditTrimmed},
 		{qTrimArchive, a.ArchiveRetention, &st.ArchiveTrimmed},
-		{qTrimWorkers, a.WorkerRetention, &st.WorkersRemoved},
+		{qTrimReceivers, a.ReceiverRetention, &st.ReceiversRemoved},
 	} {
 		args := []any{t.age.Microseconds()}
 		if t.q == qTrimDedup {
@@ -86,13 +87,13 @@ func (d *driver) Sweep(ctx context.Context, a sqlmailbox.SweepArgs) (sqlmailbox.
 	return st, nil
 }
 
-func (d *driver) Audit(ctx context.Context, queue string, limit int) ([]sqlmailbox.AuditRecord, error) {
+func (d *pgDriver) Audit(ctx context.Context, queue string, limit int) ([]driver.AuditRow, error) {
 	rows, err := d.pool.Query(ctx, qAuditList, queue, limit)
 	if err != nil {
 		return nil, d.classify(err)
 	}
-	var out []sqlmailbox.AuditRecord
-	var r sqlmailbox.AuditRecord
+	var out []driver.AuditRow
+	var r driver.AuditRow
 	_, err = pgx.ForEachRow(rows, []any{&r.Queue, &r.MessageID, &r.ReceiveCount, &r.Kind, &r.Reason, &r.At}, func() error {
 		out = append(out, r)
 		return nil
@@ -100,14 +101,14 @@ func (d *driver) Audit(ctx context.Context, queue string, limit int) ([]sqlmailb
 	return out, d.classify(err)
 }
 
-func (d *driver) Archived(ctx context.Context, queue string, limit int) ([]sqlmailbox.ArchivedRow, error) {
+func (d *pgDriver) Archived(ctx context.Context, queue string, limit int) ([]driver.ArchivedRow, error) {
 	rows, err := d.pool.Query(ctx, qArchiveList, queue, limit)
 	if err != nil {
 		return nil, d.classify(err)
 	}
-	var out []sqlmailbox.ArchivedRow
-	var r sqlmailbox.ArchivedRow
-	_, err = pgx.ForEachRow(rows, []any{&r.Queue, &r.MessageID, &r.Body, &r.Attributes, &r.MessageGroupID, &r.ReceiveCount, &r.SentAt, &r.DeletedAt}, func() error {
+	var out []driver.ArchivedRow
+	var r driver.ArchivedRow
+	_, err = pgx.ForEachRow(rows, []any{&r.Queue, &r.MessageID, &r.Body, &r.Attributes, &r.GroupID, &r.ReceiveCount, &r.SentAt, &r.DeletedAt}, func() error {
 		out = append(out, r)
 		r.Attributes = nil // a fresh slice for the next row
 		return nil
@@ -115,25 +116,25 @@ func (d *driver) Archived(ctx context.Context, queue string, limit int) ([]sqlma
 	return out, d.classify(err)
 }
 
-func (d *driver) RegisterWorker(ctx context.Context, w sqlmailbox.Worker) error {
-	_, err := d.pool.Exec(ctx, qRegisterWorker, w.ID, w.Queue, w.Host, w.PID)
+func (d *pgDriver) RegisterReceiver(ctx context.Context, r driver.ReceiverRow) error {
+	_, err := d.pool.Exec(ctx, qRegisterReceiver, r.ID, r.Queue, r.Host, r.PID)
 	return d.classify(err)
 }
 
-func (d *driver) RemoveWorker(ctx context.Context, id string) error {
-	_, err := d.pool.Exec(ctx, qRemoveWorker, id)
+func (d *pgDriver) RemoveReceiver(ctx context.Context, id string) error {
+	_, err := d.pool.Exec(ctx, qRemoveReceiver, id)
 	return d.classify(err)
 }
 
-func (d *driver) Workers(ctx context.Context, _ time.Time) ([]sqlmailbox.Worker, error) {
-	rows, err := d.pool.Query(ctx, qWorkers)
+func (d *pgDriver) Receivers(ctx context.Context, _ time.Time) ([]driver.ReceiverRow, error) {
+	rows, err := d.pool.Query(ctx, qReceivers)
 	if err != nil {
 		return nil, d.classify(err)
 	}
-	var out []sqlmailbox.Worker
-	var w sqlmailbox.Worker
-	_, err = pgx.ForEachRow(rows, []any{&w.ID, &w.Queue, &w.Host, &w.PID, &w.StartedAt, &w.LastSeen, &w.SinceSeen, &w.InFlight}, func() error {
-		out = append(out, w)
+	var out []driver.ReceiverRow
+	var r driver.ReceiverRow
+	_, err = pgx.ForEachRow(rows, []any{&r.ID, &r.Queue, &r.Host, &r.PID, &r.StartedAt, &r.LastSeen, &r.SinceSeen, &r.InFlight}, func() error {
+		out = append(out, r)
 		return nil
 	})
 	if err != nil {

@@ -9,12 +9,16 @@
 //
 // [Open] opens (or creates) the file in WAL mode with synchronous=FULL, a
 // busy timeout (a file locked by another process is waited for, not
-// reported as SQLITE_BUSY) and foreign keys on, and migrates the schema.
-// Several processes may use one file at once, correctly: each call is one
-// immediate (write-locking) transaction, so writes are serialized by
-// SQLite's lock, and a long poll sees other processes' messages within
-// PollInterval (200 ms). Within a process, calls queue for the Store's one
-// connection.
+// reported as SQLITE_BUSY) and foreign keys on. It gives a file without a
+// sqlmailbox schema (a new one) its schema; a file an older sqsloop wrote
+// is refused until [Migrate] has run. Several processes may use one file
+// at once, correctly: each call that writes is one immediate
+// (write-locking) transaction, so writes are serialized by SQLite's lock;
+// reads (a queue's attributes, the receivers, the audit, the archive) are
+// deferred transactions that take no write lock, so a dashboard in another
+// process neither waits for the workers nor holds them up; a long poll
+// sees other processes' messages within DefaultPollInterval (200 ms).
+// Within a process, calls queue for the Store's one connection.
 //
 // SQL lives in queries.go, next to the schema's versions in migrations.go.
 package sqlite

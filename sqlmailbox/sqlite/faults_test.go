@@ -93,12 +93,18 @@ func TestOpenRefusesANewerSchema(t *testing.T) {
 
 func setVersion(t *testing.T, path string, v int) {
 	t.Helper()
+	exec(t, path, fmt.Sprintf(`UPDATE sqsloop_schema SET version = %d`, v))
+}
+
+// exec runs a statement on the file at path, on a connection of its own.
+func exec(t *testing.T, path, stmt string) {
+	t.Helper()
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec(`UPDATE sqsloop_schema SET version = ?`, v); err != nil {
+	if _, err := db.Exec(stmt); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -10,14 +10,15 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/sqlmailbox"
+	"github.com/sqsloop/sqsloop/sqlmailbox/internal/driver"
 )
 
-func (d *driver) Send(ctx context.Context, q *sqlmailbox.QueueRecord, now time.Time, msgs []sqlmailbox.NewMessage) ([]sqlmailbox.SendOutcome, error) {
-	out := make([]sqlmailbox.SendOutcome, len(msgs))
+func (d *sqliteDriver) Send(ctx context.Context, q *driver.QueueRecord, now time.Time, msgs []driver.NewMessage) ([]driver.SendOutcome, error) {
+	out := make([]driver.SendOutcome, len(msgs))
 	t := micros(now)
 	err := d.tx(ctx, func(tx *sql.Tx) error {
 		for i, m := range msgs {
-			out[i] = sqlmailbox.SendOutcome{MessageID: m.MessageID}
+			out[i] = driver.SendOutcome{MessageID: m.MessageID}
 			if q.Spec.FIFO {
 				if _, err := tx.ExecContext(ctx, qDedupForget, q.ID, m.DedupID, t); err != nil {
 					return err
@@ -26,7 +27,7 @@ func (d *driver) Send(ctx context.Context, q *sqlmailbox.QueueRecord, now time.T
 				var seq int64
 				switch err := tx.QueryRowContext(ctx, qDedupFind, q.ID, m.DedupID).Scan(&first, &seq); {
 				case err == nil:
-					out[i] = sqlmailbox.SendOutcome{MessageID: first, Duplicate: true, Seq: seq}
+					out[i] = driver.SendOutcome{MessageID: first, Duplicate: true, Seq: seq}
 					continue
 				case !errors.Is(err, sql.ErrNoRows):
 					return err
@@ -58,15 +59,15 @@ type picked struct {
 	count int
 }
 
-func (d *driver) Receive(ctx context.Context, q *sqlmailbox.QueueRecord, r sqlmailbox.ReceiveArgs) (sqlmailbox.ReceiveResult, error) {
-	var res sqlmailbox.ReceiveResult
+func (d *sqliteDriver) Receive(ctx context.Context, q *driver.QueueRecord, r driver.ReceiveArgs) (driver.ReceiveResult, error) {
+	var res driver.ReceiveResult
 	now := micros(r.Now)
 	pick := qPickStandard
 	if q.Spec.FIFO {
 		pick = qPickFIFO
 	}
 	err := d.tx(ctx, func(tx *sql.Tx) error {
-		res = sqlmailbox.ReceiveResult{}
+		res = driver.ReceiveResult{}
 		rows, err := tx.QueryContext(ctx, pick, q.ID, now, r.Max)
 		if err != nil {
 			return err
@@ -84,7 +85,7 @@ func (d *driver) Receive(ctx context.Context, q *sqlmailbox.QueueRecord, r sqlma
 			return err
 		}
 		take := make([]any, 4, 4+len(ps))
-		take[0], take[1], take[2], take[3] = q.ID, now, micros(r.Now.Add(r.Visibility)), r.Worker
+		take[0], take[1], take[2], take[3] = q.ID, now, micros(r.Now.Add(r.Visibility)), r.Receiver
 		for _, p := range ps {
 			if q.DeadLetterQueueID != 0 && p.count >= q.Spec.MaxReceiveCount {
 				if err := deadLetter(ctx, tx, q, now, p.id, r.DeadLetterReason); err != nil {
@@ -129,14 +130,14 @@ var takeQueries = func() (qs [sqsloop.MaxBatchSize + 1]string) {
 
 // takeRows takes the messages whose IDs follow qTake's four arguments in
 // args, in one statement, and returns them in the order ps picked them.
-func takeRows(ctx context.Context, tx *sql.Tx, args []any, ps []picked) ([]sqlmailbox.ReceivedRow, error) {
+func takeRows(ctx context.Context, tx *sql.Tx, args []any, ps []picked) ([]driver.ReceivedRow, error) {
 	rows, err := tx.QueryContext(ctx, takeQueries[len(args)-4], args...)
 	if err != nil {
 		return nil, err
 	}
-	byID := make(map[int64]sqlmailbox.ReceivedRow, len(args)-4)
+	byID := make(map[int64]driver.ReceivedRow, len(args)-4)
 	for rows.Next() {
-		var row sqlmailbox.ReceivedRow
+		var row driver.ReceivedRow
 		var sent, first int64
 		if err := rows.Scan(&row.ID, &row.MessageID, &row.Body, &row.Attributes, &row.GroupID, &row.DedupID, &sent, &first, &row.ReceiveCount); err != nil {
 			rows.Close()
@@ -148,7 +149,7 @@ func takeRows(ctx context.Context, tx *sql.Tx, args []any, ps []picked) ([]sqlma
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, err
 	}
-	out := make([]sqlmailbox.ReceivedRow, 0, len(byID))
+	out := make([]driver.ReceivedRow, 0, len(byID))
 	for _, p := range ps {
 		if row, ok := byID[p.id]; ok {
 			out = append(out, row)
@@ -159,17 +160,17 @@ func takeRows(ctx context.Context, tx *sql.Tx, args []any, ps []picked) ([]sqlma
 
 // deadLetter moves message id of q to q's dead-letter queue, keeping its
 // row, and audits it with reason (sqlmailbox.DeadLetterReason).
-func deadLetter(ctx context.Context, tx *sql.Tx, q *sqlmailbox.QueueRecord, now, id int64, reason string) error {
+func deadLetter(ctx context.Context, tx *sql.Tx, q *driver.QueueRecord, now, id int64, reason string) error {
 	var msgID string
 	var count int
 	if err := tx.QueryRowContext(ctx, qMoveToDLQ, q.ID, now, q.DeadLetterQueueID, id).Scan(&msgID, &count); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, qAudit, q.Spec.Name, msgID, count, sqlmailbox.AuditDeadLettered, reason, now)
+	_, err := tx.ExecContext(ctx, qAudit, q.Spec.Name, msgID, count, string(sqlmailbox.AuditDeadLettered), reason, now)
 	return err
 }
 
-func (d *driver) Delete(ctx context.Context, q *sqlmailbox.QueueRecord, now time.Time, refs []sqlmailbox.Ref, archive bool) ([]bool, error) {
+func (d *sqliteDriver) Delete(ctx context.Context, q *driver.QueueRecord, now time.Time, refs []driver.Ref, archive bool) ([]bool, error) {
 	deleted := make([]bool, len(refs))
 	t := micros(now)
 	err := d.tx(ctx, func(tx *sql.Tx) error {
@@ -201,39 +202,48 @@ func (d *driver) Delete(ctx context.Context, q *sqlmailbox.QueueRecord, now time
 	return deleted, nil
 }
 
-func (d *driver) ChangeVisibility(ctx context.Context, q *sqlmailbox.QueueRecord, now time.Time, changes []sqlmailbox.Change) ([]sqlmailbox.ChangeOutcome, error) {
-	out := make([]sqlmailbox.ChangeOutcome, len(changes))
+func (d *sqliteDriver) ChangeVisibility(ctx context.Context, q *driver.QueueRecord, now time.Time, changes []driver.Change) ([]driver.ChangeOutcome, bool, error) {
+	out := make([]driver.ChangeOutcome, len(changes))
+	sooner := false
 	t := micros(now)
 	err := d.tx(ctx, func(tx *sql.Tx) error {
-		for i, c := range changes {
+		sooner = false
+		for i, c := range changes { // in order: each sees what those before it did
+			out[i] = driver.Stale
+			var inFlight bool
+			var was int64
+			switch err := tx.QueryRowContext(ctx, qLease, q.ID, c.ID, c.ReceiveCount, t).Scan(&inFlight, &was); {
+			case errors.Is(err, sql.ErrNoRows):
+				continue
+			case err != nil:
+				return err
+			}
+			if !inFlight {
+				continue
+			}
 			res, err := tx.ExecContext(ctx, qChange, q.ID, t, c.ID, c.ReceiveCount, c.Timeout.Microseconds(), sqsloop.MaxVisibilityTimeout.Microseconds())
 			if err != nil {
 				return err
 			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n == 1 {
-				out[i] = sqlmailbox.Changed
-				continue
-			}
-			var inFlight bool
-			if err := tx.QueryRowContext(ctx, qInFlight, q.ID, c.ID, c.ReceiveCount, t).Scan(&inFlight); err != nil {
+			n, err := res.RowsAffected()
+			if err != nil {
 				return err
 			}
-			out[i] = sqlmailbox.Stale
-			if inFlight {
-				out[i] = sqlmailbox.PastCeiling
+			out[i] = driver.PastCeiling
+			if n == 1 {
+				out[i] = driver.Changed
+				sooner = sooner || t+c.Timeout.Microseconds() < was
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return out, nil
+	return out, sooner, nil
 }
 
-func (d *driver) RecordFailure(ctx context.Context, q *sqlmailbox.QueueRecord, now time.Time, ref sqlmailbox.Ref, rec sqlmailbox.AuditRecord) error {
+func (d *sqliteDriver) RecordFailure(ctx context.Context, q *driver.QueueRecord, now time.Time, ref driver.Ref, rec driver.AuditRow) error {
 	return d.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, qAudit, rec.Queue, rec.MessageID, rec.ReceiveCount, rec.Kind, rec.Reason, micros(now)); err != nil {
 			return err

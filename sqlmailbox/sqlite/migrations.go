@@ -12,7 +12,7 @@ package sqlite
 // delete a new message.
 var migrations = []string{
 	// 1: queues, messages, deduplication IDs, the audit and archive tables,
-	// the worker registry.
+	// the registry of receiving Mailboxes.
 	`
 CREATE TABLE sqsloop_queues (
 	id                  INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -89,4 +89,6 @@ CREATE TABLE sqsloop_workers (
 	last_seen  INTEGER NOT NULL
 );
 `,
+	// 2: the registry of receiving Mailboxes is the receiver registry.
+	`ALTER TABLE sqsloop_workers RENAME TO sqsloop_receivers`,
 }

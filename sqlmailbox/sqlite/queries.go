@@ -4,6 +4,7 @@ package sqlite
 // one value serves several places; now is ?-bound in microseconds since the
 // Unix epoch by the caller's clock.
 const (
+	qHasSchema     = `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'sqsloop_schema'`
 	qSchemaTable   = `CREATE TABLE IF NOT EXISTS sqsloop_schema (version INTEGER NOT NULL)`
 	qSchemaVersion = `SELECT coalesce(max(version), 0) FROM sqsloop_schema`
 	qClearVersion  = `DELETE FROM sqsloop_schema`
@@ -29,7 +30,9 @@ const (
 	qPickStandard = `SELECT id, receive_count FROM sqsloop_messages
 	WHERE queue_id = ?1 AND visible_at <= ?2 ORDER BY visible_at, id LIMIT ?3`
 	// qPickFIFO: of the oldest 1,000 messages of the groups with nothing in
-	// flight, those with only visible messages before them in their group.
+	// flight, those with only visible messages before them in their group,
+	// a group at a time, oldest group first: as many of one group as the
+	// receive takes before another (SQS's FIFO delivery logic).
 	qPickFIFO = `WITH busy AS (
 		SELECT DISTINCT group_id FROM sqsloop_messages
 		WHERE queue_id = ?1 AND visible_at > ?2 AND receive_count > 0
@@ -37,9 +40,10 @@ const (
 		SELECT id, group_id, receive_count, visible_at <= ?2 AS vis FROM sqsloop_messages
 		WHERE queue_id = ?1 AND group_id NOT IN busy ORDER BY id LIMIT 1000
 	), runs AS (
-		SELECT id, receive_count, min(vis) OVER (PARTITION BY group_id ORDER BY id) AS ok FROM prefix
+		SELECT id, receive_count, min(vis) OVER (PARTITION BY group_id ORDER BY id) AS ok,
+			min(id) OVER (PARTITION BY group_id) AS head FROM prefix
 	)
-	SELECT id, receive_count FROM runs WHERE ok ORDER BY id LIMIT ?3`
+	SELECT id, receive_count FROM runs WHERE ok ORDER BY head, id LIMIT ?3`
 	// qTake (with the ids in place of $ids: takeQuery) takes the messages
 	// a pick chose, in one statement, returning them in no set order.
 	qTake = `UPDATE sqsloop_messages
@@ -69,12 +73,13 @@ const (
 	qArchive = `INSERT INTO sqsloop_archive (queue, message_id, body, attributes, group_id, receive_count, sent_at, deleted_at)
 	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`
 
+	// qLease: whether the receive ?3 of message ?2 is in flight at ?4, and
+	// its visibility deadline.
+	qLease = `SELECT receive_count = ?3 AND visible_at > ?4, visible_at FROM sqsloop_messages WHERE id = ?2 AND queue_id = ?1`
 	// qChange: in flight, same receive, within ?6 µs of it
 	// (sqsloop.MaxVisibilityTimeout, 12 h).
 	qChange = `UPDATE sqsloop_messages SET visible_at = ?2 + ?5, leased = ?5 > 0
 	WHERE id = ?3 AND queue_id = ?1 AND receive_count = ?4 AND visible_at > ?2 AND ?2 + ?5 <= received_at + ?6`
-	qInFlight = `SELECT EXISTS (SELECT 1 FROM sqsloop_messages
-	WHERE id = ?2 AND queue_id = ?1 AND receive_count = ?3 AND visible_at > ?4)`
 	qUnlease = `UPDATE sqsloop_messages SET leased = 0 WHERE id = ?2 AND queue_id = ?1 AND receive_count = ?3`
 
 	qAuditList = `SELECT queue, message_id, receive_count, kind, reason, at FROM sqsloop_audit
@@ -88,20 +93,20 @@ const (
 	// ones that sweep saw.
 	qLapsed = `SELECT id, message_id, receive_count FROM sqsloop_messages
 	WHERE queue_id = ?1 AND visible_at > ?2 AND visible_at <= ?3 AND leased = 1`
-	qSwept       = `UPDATE sqsloop_queues SET swept_at = ?2 WHERE id = ?1`
-	qOldest      = `SELECT id, message_id, receive_count, sent_at FROM sqsloop_messages WHERE queue_id = ?1 ORDER BY id LIMIT 500`
-	qDropMsg     = `DELETE FROM sqsloop_messages WHERE id = ?2 AND queue_id = ?1`
-	qTrimDedup   = `DELETE FROM sqsloop_dedup WHERE expires_at <= ?1`
-	qTrimAudit   = `DELETE FROM sqsloop_audit WHERE at < ?1`
-	qTrimArchive = `DELETE FROM sqsloop_archive WHERE deleted_at < ?1`
-	qTrimWorkers = `DELETE FROM sqsloop_workers WHERE last_seen < ?1`
+	qSwept         = `UPDATE sqsloop_queues SET swept_at = ?2 WHERE id = ?1`
+	qOldest        = `SELECT id, message_id, receive_count, sent_at FROM sqsloop_messages WHERE queue_id = ?1 ORDER BY id LIMIT 500`
+	qDropMsg       = `DELETE FROM sqsloop_messages WHERE id = ?2 AND queue_id = ?1`
+	qTrimDedup     = `DELETE FROM sqsloop_dedup WHERE expires_at <= ?1`
+	qTrimAudit     = `DELETE FROM sqsloop_audit WHERE at < ?1`
+	qTrimArchive   = `DELETE FROM sqsloop_archive WHERE deleted_at < ?1`
+	qTrimReceivers = `DELETE FROM sqsloop_receivers WHERE last_seen < ?1`
 
-	qRegisterWorker = `INSERT INTO sqsloop_workers (id, queue, host, pid, started_at, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+	qRegisterReceiver = `INSERT INTO sqsloop_receivers (id, queue, host, pid, started_at, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
 	ON CONFLICT (id) DO UPDATE SET last_seen = excluded.last_seen`
-	qRemoveWorker = `DELETE FROM sqsloop_workers WHERE id = ?1`
-	qWorkers      = `SELECT w.id, w.queue, w.host, w.pid, w.started_at, w.last_seen, coalesce(h.n, 0)
-	FROM sqsloop_workers w LEFT JOIN (
+	qRemoveReceiver = `DELETE FROM sqsloop_receivers WHERE id = ?1`
+	qReceivers      = `SELECT r.id, r.queue, r.host, r.pid, r.started_at, r.last_seen, coalesce(h.n, 0)
+	FROM sqsloop_receivers r LEFT JOIN (
 		SELECT leased_by, count(*) AS n FROM sqsloop_messages
 		WHERE leased_by IS NOT NULL AND visible_at > ?1 GROUP BY leased_by
-	) h ON h.leased_by = w.id ORDER BY w.started_at`
+	) h ON h.leased_by = r.id ORDER BY r.started_at`
 )

@@ -9,10 +9,11 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/sqlmailbox"
+	"github.com/sqsloop/sqsloop/sqlmailbox/internal/driver"
 )
 
-func (d *driver) CreateQueue(ctx context.Context, q sqlmailbox.QueueRecord) (sqlmailbox.QueueRecord, error) {
-	var got sqlmailbox.QueueRecord
+func (d *sqliteDriver) CreateQueue(ctx context.Context, q driver.QueueRecord) (driver.QueueRecord, error) {
+	var got driver.QueueRecord
 	err := d.tx(ctx, func(tx *sql.Tx) error {
 		sp := q.Spec
 		var dlq any
@@ -31,9 +32,9 @@ func (d *driver) CreateQueue(ctx context.Context, q sqlmailbox.QueueRecord) (sql
 	return got, err
 }
 
-func (d *driver) LoadQueue(ctx context.Context, name string) (sqlmailbox.QueueRecord, error) {
-	var got sqlmailbox.QueueRecord
-	err := d.tx(ctx, func(tx *sql.Tx) error {
+func (d *sqliteDriver) LoadQueue(ctx context.Context, name string) (driver.QueueRecord, error) {
+	var got driver.QueueRecord
+	err := d.read(ctx, func(tx *sql.Tx) error {
 		var err error
 		got, err = loadQueue(ctx, tx, name)
 		return err
@@ -41,8 +42,8 @@ func (d *driver) LoadQueue(ctx context.Context, name string) (sqlmailbox.QueueRe
 	return got, err
 }
 
-func loadQueue(ctx context.Context, tx *sql.Tx, name string) (sqlmailbox.QueueRecord, error) {
-	var q sqlmailbox.QueueRecord
+func loadQueue(ctx context.Context, tx *sql.Tx, name string) (driver.QueueRecord, error) {
+	var q driver.QueueRecord
 	var vis, delay, retention, created int64
 	sp := &q.Spec
 	err := tx.QueryRowContext(ctx, qLoadQueue, name).Scan(&q.ID, &sp.Name, &sp.FIFO, &sp.ContentBasedDeduplication,
@@ -58,7 +59,7 @@ func loadQueue(ctx context.Context, tx *sql.Tx, name string) (sqlmailbox.QueueRe
 	return q, err
 }
 
-func (d *driver) DeleteQueue(ctx context.Context, name string) error {
+func (d *sqliteDriver) DeleteQueue(ctx context.Context, name string) error {
 	return d.tx(ctx, func(tx *sql.Tx) error {
 		var inUse bool
 		if err := tx.QueryRowContext(ctx, qQueueIsDLQ, name).Scan(&inUse); err != nil {
@@ -78,17 +79,19 @@ func (d *driver) DeleteQueue(ctx context.Context, name string) error {
 	})
 }
 
-func (d *driver) Exists(ctx context.Context, q *sqlmailbox.QueueRecord) (bool, error) {
+func (d *sqliteDriver) Exists(ctx context.Context, q *driver.QueueRecord) (bool, error) {
 	var ok bool
-	err := d.db.QueryRowContext(ctx, qExists, q.ID).Scan(&ok)
-	return ok, d.classify(err)
+	err := d.read(ctx, func(tx *sql.Tx) error { return tx.QueryRowContext(ctx, qExists, q.ID).Scan(&ok) })
+	return ok, err
 }
 
-func (d *driver) Counts(ctx context.Context, q *sqlmailbox.QueueRecord, now time.Time) (sqlmailbox.Counts, error) {
-	var c sqlmailbox.Counts
+func (d *sqliteDriver) Counts(ctx context.Context, q *driver.QueueRecord, now time.Time) (driver.Counts, error) {
+	var c driver.Counts
 	var exists bool
-	if err := d.db.QueryRowContext(ctx, qCounts, q.ID, micros(now)).Scan(&exists, &c.Visible, &c.InFlight, &c.Delayed); err != nil {
-		return c, d.classify(err)
+	if err := d.read(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, qCounts, q.ID, micros(now)).Scan(&exists, &c.Visible, &c.InFlight, &c.Delayed)
+	}); err != nil {
+		return c, err
 	}
 	if !exists {
 		return c, fmt.Errorf("queue %q: %w", q.Spec.Name, sqsloop.ErrQueueNotFound)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/sqlmailbox"
+	"github.com/sqsloop/sqsloop/sqlmailbox/internal/driver"
 )
 
 // Defaults of Options.
@@ -23,11 +25,11 @@ const (
 	// Options.BusyTimeout is 0: 10 s.
 	DefaultBusyTimeout = 10 * time.Second
 
-	// PollInterval is how often a long poll looks at the file when no
-	// message sent by this process woke it: 200 ms, the longest a message
-	// sent by another process waits for a waiting receiver (unless
-	// sqlmailbox.Config.PollInterval says otherwise).
-	PollInterval = 200 * time.Millisecond
+	// DefaultPollInterval is how often a long poll looks at the file when
+	// nothing this process did woke it, unless
+	// sqlmailbox.Config.PollInterval says otherwise: 200 ms, the longest a
+	// message sent by another process waits for a waiting receiver.
+	DefaultPollInterval = 200 * time.Millisecond
 )
 
 // Synchronous is SQLite's synchronous setting: when a commit waits for the
@@ -82,24 +84,95 @@ func (o Options) Validate() error {
 }
 
 // Open opens the SQLite database file at path (created if missing; its
-// directory must exist), in WAL mode, creates or migrates sqlmailbox's
-// schema in it, and returns the Store. Several processes may open one file
-// at once and share its queues correctly: SQLite's file locks serialize
-// their writes (each call one short transaction), a call waits up to
-// Options.BusyTimeout for another's lock, and a long poll sees other
+// directory must exist), in WAL mode, and returns the Store. A file without
+// a sqlmailbox schema (a new one) gets one; a file with an older schema is
+// left alone and refused (migrate it first: Migrate), so that no process
+// alters a schema others use without being asked. Several processes may
+// open one file at once and share its queues correctly: SQLite's file locks
+// serialize their writes (each call one short transaction), a call waits
+// up to Options.BusyTimeout for another's lock, and a long poll sees other
 // processes' messages within sqlmailbox.Config.PollInterval (200 ms).
+// Opening a file with a current schema, and the Store's reads
+// (QueueAttributes, Queue, Receivers, Audit, Archived), take no write
+// lock: a dashboard in another process does not wait for the workers, nor
+// they for it.
 //
 // Errors, at Open rather than at the first call: Options.Validate's
 // (wrapping sqsloop.ErrInvalidArgument); sqlmailbox.ErrNotADatabase for a
-// path with '?' or a file that is not SQLite; sqlmailbox.ErrSchemaTooNew
-// for a database a newer sqsloop migrated; or SQLite's (a directory that
-// does not exist, no permission).
+// path with '?', a directory, or a file that is not SQLite;
+// sqlmailbox.ErrSchemaOutdated for a file with an older schema;
+// sqlmailbox.ErrSchemaTooNew for a file a newer sqsloop migrated; or
+// SQLite's (a directory that does not exist, no permission).
 func Open(ctx context.Context, path string, opts Options) (*sqlmailbox.Store, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	d, err := newDriver(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	have, _, err := d.SchemaVersion(ctx)
+	if err == nil && have == 0 {
+		_, err = d.migrate(ctx, len(migrations))
+	}
+	if err != nil {
+		_ = d.Close()
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	return driver.Open[sqlmailbox.Config, *sqlmailbox.Store](ctx, d, opts.Config)
+}
+
+// Migrate brings the sqlmailbox schema of the database file at path
+// (created if missing) up to the version this sqlmailbox needs, in one
+// immediate transaction, so that two processes migrating at once migrate
+// once; it returns the version as it was before. A file already at the
+// latest version is not written. It waits for other processes' locks up to
+// DefaultBusyTimeout.
+//
+// Errors: sqlmailbox.ErrNotADatabase as Open's; sqlmailbox.ErrSchemaTooNew
+// for a file a newer sqsloop migrated (left as it is); ctx's error; or
+// SQLite's.
+func Migrate(ctx context.Context, path string) (sqlmailbox.SchemaVersion, error) {
+	d, err := newDriver(path, Options{})
+	if err != nil {
+		return sqlmailbox.SchemaVersion{}, err
+	}
+	defer d.Close()
+	from, err := d.migrate(ctx, len(migrations))
+	if err != nil {
+		return sqlmailbox.SchemaVersion{}, fmt.Errorf("sqlite: %w", err)
+	}
+	return sqlmailbox.SchemaVersion{Database: from, Latest: len(migrations)}, nil
+}
+
+// ReadSchemaVersion reports where the sqlmailbox schema of the database
+// file at path stands, reading only (a missing file has version 0 and is
+// not created). Errors: as Migrate's, but for ErrSchemaTooNew, which it
+// does not return: it reports the version.
+func ReadSchemaVersion(ctx context.Context, path string) (sqlmailbox.SchemaVersion, error) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return sqlmailbox.SchemaVersion{Latest: len(migrations)}, nil
+	}
+	d, err := newDriver(path, Options{})
+	if err != nil {
+		return sqlmailbox.SchemaVersion{}, err
+	}
+	defer d.Close()
+	have, want, err := d.SchemaVersion(ctx)
+	if err != nil {
+		return sqlmailbox.SchemaVersion{}, fmt.Errorf("sqlite: %w", err)
+	}
+	return sqlmailbox.SchemaVersion{Database: have, Latest: want}, nil
+}
+
+// newDriver opens the file at path with opts (valid), without touching its
+// schema.
+func newDriver(path string, opts Options) (*sqliteDriver, error) {
 	if path == "" || strings.ContainsRune(path, '?') {
 		return nil, fmt.Errorf("sqlite: path %q: %w: want a file path without '?'", path, sqlmailbox.ErrNotADatabase)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("sqlite: %s: %w: a directory", path, sqlmailbox.ErrNotADatabase)
 	}
 	busy := opts.BusyTimeout
 	if busy == 0 {
@@ -119,26 +192,39 @@ func Open(ctx context.Context, path string, opts Options) (*sqlmailbox.Store, er
 	// processes' ever wait on SQLite's lock (busy timeout).
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxIdleTime(0)
-	d := &driver{db: db, path: path}
-	return sqlmailbox.Open(ctx, d, opts.Config)
+	return &sqliteDriver{db: db, path: path}, nil
 }
 
-// driver is the SQLite sqlmailbox.Driver: one connection, every method one
-// immediate (write-locking) transaction.
-type driver struct {
+// sqliteDriver is the SQLite driver.Driver: one connection; every method
+// that writes one immediate (write-locking) transaction, every method that
+// only reads one deferred transaction, which takes no write lock.
+type sqliteDriver struct {
 	db   *sql.DB
 	path string
 }
 
-func (d *driver) Dialect() string             { return "sqlite" }
-func (d *driver) PollInterval() time.Duration { return PollInterval }
-func (d *driver) Close() error                { return d.db.Close() }
-func micros(t time.Time) int64                { return t.UnixMicro() }
-func fromMicros(us int64) time.Time           { return time.UnixMicro(us) }
-func seconds(d time.Duration) int64           { return int64(d / time.Second) }
-func microsOf(d time.Duration) int64          { return d.Microseconds() }
-func (d *driver) tx(ctx context.Context, f func(*sql.Tx) error) error {
-	tx, err := d.db.BeginTx(ctx, nil)
+func (d *sqliteDriver) Dialect() string                    { return "sqlite" }
+func (d *sqliteDriver) DefaultPollInterval() time.Duration { return DefaultPollInterval }
+func (d *sqliteDriver) Close() error                       { return d.db.Close() }
+func micros(t time.Time) int64                             { return t.UnixMicro() }
+func fromMicros(us int64) time.Time                        { return time.UnixMicro(us) }
+func seconds(d time.Duration) int64                        { return int64(d / time.Second) }
+func microsOf(d time.Duration) int64                       { return d.Microseconds() }
+
+// tx runs f in an immediate transaction: it holds the file's write lock
+// from its start, so that its reads and writes are one atomic step.
+func (d *sqliteDriver) tx(ctx context.Context, f func(*sql.Tx) error) error {
+	return d.run(ctx, nil, f)
+}
+
+// read runs f in a deferred, read-only transaction: one snapshot of the
+// file, no write lock.
+func (d *sqliteDriver) read(ctx context.Context, f func(*sql.Tx) error) error {
+	return d.run(ctx, &sql.TxOptions{ReadOnly: true}, f)
+}
+
+func (d *sqliteDriver) run(ctx context.Context, opts *sql.TxOptions, f func(*sql.Tx) error) error {
+	tx, err := d.db.BeginTx(ctx, opts)
 	if err != nil {
 		return d.classify(err)
 	}
@@ -152,7 +238,7 @@ func (d *driver) tx(ctx context.Context, f func(*sql.Tx) error) error {
 // classify maps SQLite's errors to sqlmailbox's: a file that is not a
 // database, a foreign key that names a deleted queue; a lock held past the
 // busy timeout says so; every other SQLite error names the file.
-func (d *driver) classify(err error) error {
+func (d *sqliteDriver) classify(err error) error {
 	var se *msqlite.Error
 	if err == nil || !errors.As(err, &se) {
 		return err
@@ -169,28 +255,44 @@ func (d *driver) classify(err error) error {
 	return fmt.Errorf("%s: %w", d.path, err)
 }
 
-// Migrate creates or upgrades the schema in one immediate transaction, so
-// two processes opening a new file at once migrate it once.
-func (d *driver) Migrate(ctx context.Context) error {
-	if fi, err := os.Stat(d.path); err == nil && fi.IsDir() {
-		return fmt.Errorf("%s: %w: a directory", d.path, sqlmailbox.ErrNotADatabase)
+// SchemaVersion reads the schema's version in a deferred transaction.
+func (d *sqliteDriver) SchemaVersion(ctx context.Context) (have, want int, err error) {
+	err = d.read(ctx, func(tx *sql.Tx) error {
+		have, err = schemaVersion(ctx, tx)
+		return err
+	})
+	return have, len(migrations), err
+}
+
+// schemaVersion returns the version sqsloop_schema holds, 0 without it.
+func schemaVersion(ctx context.Context, tx *sql.Tx) (int, error) {
+	var tables, v int
+	if err := tx.QueryRowContext(ctx, qHasSchema).Scan(&tables); err != nil || tables == 0 {
+		return 0, err
 	}
-	return d.tx(ctx, func(tx *sql.Tx) error {
+	err := tx.QueryRowContext(ctx, qSchemaVersion).Scan(&v)
+	return v, err
+}
+
+// migrate brings the schema up to version to (at most len(migrations)) in
+// one immediate transaction, so that two processes migrating a file at
+// once migrate it once, and returns the version before.
+func (d *sqliteDriver) migrate(ctx context.Context, to int) (from int, err error) {
+	err = d.tx(ctx, func(tx *sql.Tx) error {
+		if from, err = schemaVersion(ctx, tx); err != nil {
+			return err
+		}
+		if from > len(migrations) {
+			return fmt.Errorf("%s: schema version %d, this sqlmailbox knows up to %d: %w (upgrade sqsloop)",
+				d.path, from, len(migrations), sqlmailbox.ErrSchemaTooNew)
+		}
+		if from >= to {
+			return nil
+		}
 		if _, err := tx.ExecContext(ctx, qSchemaTable); err != nil {
 			return err
 		}
-		var v int
-		if err := tx.QueryRowContext(ctx, qSchemaVersion).Scan(&v); err != nil {
-			return err
-		}
-		if v > len(migrations) {
-			return fmt.Errorf("%s: schema version %d, this sqlmailbox knows up to %d: %w (upgrade sqsloop)",
-				d.path, v, len(migrations), sqlmailbox.ErrSchemaTooNew)
-		}
-		if v == len(migrations) {
-			return nil
-		}
-		for _, m := range migrations[v:] {
+		for _, m := range migrations[from:to] {
 			if _, err := tx.ExecContext(ctx, m); err != nil {
 				return err
 			}
@@ -198,7 +300,8 @@ func (d *driver) Migrate(ctx context.Context) error {
 		if _, err := tx.ExecContext(ctx, qClearVersion); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, qSetVersion, len(migrations))
+		_, err := tx.ExecContext(ctx, qSetVersion, to)
 		return err
 	})
+	return from, err
 }

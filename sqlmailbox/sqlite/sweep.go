@@ -7,35 +7,38 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop/sqlmailbox"
+	"github.com/sqsloop/sqsloop/sqlmailbox/internal/driver"
 )
 
 // sweepQueue is what Sweep needs of a queue.
 type sweepQueue struct {
-	rec       sqlmailbox.QueueRecord
+	rec       driver.QueueRecord
 	retention int64 // seconds
 	sweptAt   int64
 }
 
 // Sweep sweeps each queue in a transaction of its own, so that no lock is
 // held for long, then trims the other tables in one more.
-func (d *driver) Sweep(ctx context.Context, a sqlmailbox.SweepArgs) (sqlmailbox.SweepStats, error) {
-	var st sqlmailbox.SweepStats
+func (d *sqliteDriver) Sweep(ctx context.Context, a driver.SweepArgs) (driver.SweepCounts, error) {
+	var st driver.SweepCounts
 	now := micros(a.Now)
 	var queues []sweepQueue
-	rows, err := d.db.QueryContext(ctx, qSweepQueues)
-	if err != nil {
-		return st, d.classify(err)
-	}
-	for rows.Next() {
-		var q sweepQueue
-		if err := rows.Scan(&q.rec.ID, &q.rec.Spec.Name, &q.rec.DeadLetterQueueID, &q.rec.DeadLetterQueue, &q.rec.Spec.MaxReceiveCount, &q.retention, &q.sweptAt); err != nil {
-			rows.Close()
-			return st, d.classify(err)
+	if err := d.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, qSweepQueues)
+		if err != nil {
+			return err
 		}
-		queues = append(queues, q)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return st, d.classify(err)
+		defer rows.Close()
+		for rows.Next() {
+			var q sweepQueue
+			if err := rows.Scan(&q.rec.ID, &q.rec.Spec.Name, &q.rec.DeadLetterQueueID, &q.rec.DeadLetterQueue, &q.rec.Spec.MaxReceiveCount, &q.retention, &q.sweptAt); err != nil {
+				return err
+			}
+			queues = append(queues, q)
+		}
+		return rows.Err()
+	}); err != nil {
+		return st, err
 	}
 	for _, q := range queues {
 		if err := d.tx(ctx, func(tx *sql.Tx) error { return sweepQueueTx(ctx, tx, q, now, &st) }); err != nil {
@@ -43,7 +46,7 @@ func (d *driver) Sweep(ctx context.Context, a sqlmailbox.SweepArgs) (sqlmailbox.
 		}
 		st.Queues++
 	}
-	err = d.tx(ctx, func(tx *sql.Tx) error {
+	err := d.tx(ctx, func(tx *sql.Tx) error {
 		for _, t := range []struct {
 			q      string
 			cutoff int64
@@ -52,7 +55,7 @@ func (d *driver) Sweep(ctx context.Context, a sqlmailbox.SweepArgs) (sqlmailbox.
 			{qTrimDedup, now, &st.DeduplicationIDsPruned},
 			{qTrimAudit, now - microsOf(a.AuditRetention), &st.AuditTrimmed},
 			{qTrimArchive, now - microsOf(a.ArchiveRetention), &st.ArchiveTrimmed},
-			{qTrimWorkers, now - microsOf(a.WorkerRetention), &st.WorkersRemoved},
+			{qTrimReceivers, now - microsOf(a.ReceiverRetention), &st.ReceiversRemoved},
 		} {
 			res, err := tx.ExecContext(ctx, t.q, t.cutoff)
 			if err != nil {
@@ -72,7 +75,7 @@ func (d *driver) Sweep(ctx context.Context, a sqlmailbox.SweepArgs) (sqlmailbox.
 // sweepQueueTx audits the leases of q that lapsed since its last sweep (and
 // dead-letters the over-received), then deletes its messages past the
 // retention period, oldest first.
-func sweepQueueTx(ctx context.Context, tx *sql.Tx, q sweepQueue, now int64, st *sqlmailbox.SweepStats) error {
+func sweepQueueTx(ctx context.Context, tx *sql.Tx, q sweepQueue, now int64, st *driver.SweepCounts) error {
 	type lapsed struct {
 		id, count int64
 		msgID     string
@@ -96,7 +99,7 @@ func sweepQueueTx(ctx context.Context, tx *sql.Tx, q sweepQueue, now int64, st *
 	for _, l := range ls {
 		st.ExpiredFound++
 		if q.rec.DeadLetterQueueID != 0 && int(l.count) >= q.rec.Spec.MaxReceiveCount {
-			if err := deadLetter(ctx, tx, &q.rec, now, l.id, sqlmailbox.DeadLetterReason(q.rec.Spec.MaxReceiveCount, q.rec.DeadLetterQueue)); err != nil {
+			if err := deadLetter(ctx, tx, &q.rec, now, l.id, driver.DeadLetterReason(q.rec.Spec.MaxReceiveCount, q.rec.DeadLetterQueue)); err != nil {
 				return err
 			}
 			st.Failed++
@@ -105,8 +108,8 @@ func sweepQueueTx(ctx context.Context, tx *sql.Tx, q sweepQueue, now int64, st *
 		if _, err := tx.ExecContext(ctx, qUnlease, q.rec.ID, l.id, l.count); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, qAudit, q.rec.Spec.Name, l.msgID, l.count, sqlmailbox.AuditLeaseExpired,
-			sqlmailbox.ReasonLeaseExpired, now); err != nil {
+		if _, err := tx.ExecContext(ctx, qAudit, q.rec.Spec.Name, l.msgID, l.count, string(sqlmailbox.AuditLeaseExpired),
+			driver.ReasonLeaseExpired, now); err != nil {
 			return err
 		}
 		st.Recovered++
@@ -119,7 +122,7 @@ func sweepQueueTx(ctx context.Context, tx *sql.Tx, q sweepQueue, now int64, st *
 
 // dropExpired deletes q's messages sent before its retention period, in id
 // order (the order they were sent), until it meets one still within it.
-func dropExpired(ctx context.Context, tx *sql.Tx, q sweepQueue, now int64, st *sqlmailbox.SweepStats) error {
+func dropExpired(ctx context.Context, tx *sql.Tx, q sweepQueue, now int64, st *driver.SweepCounts) error {
 	cutoff := now - q.retention*int64(time.Second/time.Microsecond)
 	for {
 		type old struct {
@@ -149,8 +152,8 @@ func dropExpired(ctx context.Context, tx *sql.Tx, q sweepQueue, now int64, st *s
 			if _, err := tx.ExecContext(ctx, qDropMsg, q.rec.ID, o.id); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, qAudit, q.rec.Spec.Name, o.msgID, o.count, sqlmailbox.AuditRetention,
-				sqlmailbox.RetentionReason(time.Duration(q.retention)*time.Second), now); err != nil {
+			if _, err := tx.ExecContext(ctx, qAudit, q.rec.Spec.Name, o.msgID, o.count, string(sqlmailbox.AuditRetention),
+				driver.RetentionReason(time.Duration(q.retention)*time.Second), now); err != nil {
 				return err
 			}
 			st.RetentionDeleted++
@@ -161,70 +164,79 @@ func dropExpired(ctx context.Context, tx *sql.Tx, q sweepQueue, now int64, st *s
 	}
 }
 
-func (d *driver) Audit(ctx context.Context, queue string, limit int) ([]sqlmailbox.AuditRecord, error) {
-	rows, err := d.db.QueryContext(ctx, qAuditList, queue, limit)
-	if err != nil {
-		return nil, d.classify(err)
-	}
-	defer rows.Close()
-	var out []sqlmailbox.AuditRecord
-	for rows.Next() {
-		var r sqlmailbox.AuditRecord
-		var at int64
-		if err := rows.Scan(&r.Queue, &r.MessageID, &r.ReceiveCount, &r.Kind, &r.Reason, &at); err != nil {
-			return nil, err
+func (d *sqliteDriver) Audit(ctx context.Context, queue string, limit int) ([]driver.AuditRow, error) {
+	var out []driver.AuditRow
+	err := d.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, qAuditList, queue, limit)
+		if err != nil {
+			return err
 		}
-		r.At = fromMicros(at)
-		out = append(out, r)
-	}
-	return out, rows.Err()
+		defer rows.Close()
+		for rows.Next() {
+			var r driver.AuditRow
+			var at int64
+			if err := rows.Scan(&r.Queue, &r.MessageID, &r.ReceiveCount, &r.Kind, &r.Reason, &at); err != nil {
+				return err
+			}
+			r.At = fromMicros(at)
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	return out, err
 }
 
-func (d *driver) Archived(ctx context.Context, queue string, limit int) ([]sqlmailbox.ArchivedRow, error) {
-	rows, err := d.db.QueryContext(ctx, qArchiveList, queue, limit)
-	if err != nil {
-		return nil, d.classify(err)
-	}
-	defer rows.Close()
-	var out []sqlmailbox.ArchivedRow
-	for rows.Next() {
-		var r sqlmailbox.ArchivedRow
-		var sent, deleted int64
-		if err := rows.Scan(&r.Queue, &r.MessageID, &r.Body, &r.Attributes, &r.MessageGroupID, &r.ReceiveCount, &sent, &deleted); err != nil {
-			return nil, err
+func (d *sqliteDriver) Archived(ctx context.Context, queue string, limit int) ([]driver.ArchivedRow, error) {
+	var out []driver.ArchivedRow
+	err := d.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, qArchiveList, queue, limit)
+		if err != nil {
+			return err
 		}
-		r.SentAt, r.DeletedAt = fromMicros(sent), fromMicros(deleted)
-		out = append(out, r)
-	}
-	return out, rows.Err()
+		defer rows.Close()
+		for rows.Next() {
+			var r driver.ArchivedRow
+			var sent, deleted int64
+			if err := rows.Scan(&r.Queue, &r.MessageID, &r.Body, &r.Attributes, &r.GroupID, &r.ReceiveCount, &sent, &deleted); err != nil {
+				return err
+			}
+			r.SentAt, r.DeletedAt = fromMicros(sent), fromMicros(deleted)
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	return out, err
 }
 
-func (d *driver) RegisterWorker(ctx context.Context, w sqlmailbox.Worker) error {
-	_, err := d.db.ExecContext(ctx, qRegisterWorker, w.ID, w.Queue, w.Host, w.PID, micros(w.StartedAt), micros(w.LastSeen))
+func (d *sqliteDriver) RegisterReceiver(ctx context.Context, r driver.ReceiverRow) error {
+	_, err := d.db.ExecContext(ctx, qRegisterReceiver, r.ID, r.Queue, r.Host, r.PID, micros(r.StartedAt), micros(r.LastSeen))
 	return d.classify(err)
 }
 
-func (d *driver) RemoveWorker(ctx context.Context, id string) error {
-	_, err := d.db.ExecContext(ctx, qRemoveWorker, id)
+func (d *sqliteDriver) RemoveReceiver(ctx context.Context, id string) error {
+	_, err := d.db.ExecContext(ctx, qRemoveReceiver, id)
 	return d.classify(err)
 }
 
-func (d *driver) Workers(ctx context.Context, now time.Time) ([]sqlmailbox.Worker, error) {
-	rows, err := d.db.QueryContext(ctx, qWorkers, micros(now))
-	if err != nil {
-		return nil, d.classify(err)
-	}
-	defer rows.Close()
-	var out []sqlmailbox.Worker
-	for rows.Next() {
-		var w sqlmailbox.Worker
-		var started, seen int64
-		if err := rows.Scan(&w.ID, &w.Queue, &w.Host, &w.PID, &started, &seen, &w.InFlight); err != nil {
-			return nil, err
+func (d *sqliteDriver) Receivers(ctx context.Context, now time.Time) ([]driver.ReceiverRow, error) {
+	var out []driver.ReceiverRow
+	err := d.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, qReceivers, micros(now))
+		if err != nil {
+			return err
 		}
-		w.StartedAt, w.LastSeen = fromMicros(started), fromMicros(seen)
-		w.SinceSeen = now.Sub(w.LastSeen)
-		out = append(out, w)
-	}
-	return out, rows.Err()
+		defer rows.Close()
+		for rows.Next() {
+			var r driver.ReceiverRow
+			var started, seen int64
+			if err := rows.Scan(&r.ID, &r.Queue, &r.Host, &r.PID, &started, &seen, &r.InFlight); err != nil {
+				return err
+			}
+			r.StartedAt, r.LastSeen = fromMicros(started), fromMicros(seen)
+			r.SinceSeen = now.Sub(r.LastSeen)
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	return out, err
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sqsloop/sqsloop"
@@ -49,7 +50,14 @@ func openStore(ctx context.Context, dsn, dialect string) (st *sqlmailbox.Store, 
 	if err != nil {
 		return nil, "", nil, err
 	}
-	st, err = postgres.Open(ctx, where, postgres.Options{})
+	pool, err := pgxpool.New(ctx, where)
+	if err == nil {
+		_, err = postgres.Migrate(ctx, pool)
+		pool.Close()
+	}
+	if err == nil {
+		st, err = postgres.Open(ctx, where, postgres.Options{})
+	}
 	if err != nil {
 		drop()
 		return nil, "", nil, err

@@ -23,7 +23,7 @@ type hasher struct {
 	bytes  atomic.Int64
 }
 
-// handle runs one job: consumer.JSON decoded its body (a body that does
+// handle runs one job: consumer.JSONHandler decoded its body (a body that does
 // not decode never gets here: it is a poison message).
 func (h *hasher) handle(ctx context.Context, m *sqsloop.Message, j job) error {
 	switch j.Kind {

@@ -18,8 +18,8 @@ const (
 	kindFail  = "fail"  // always fail
 )
 
-// job is a message's body, as JSON: producer.JSON encodes it,
-// consumer.JSON decodes it for the handler.
+// job is a message's body, as JSON: producer.JSONBody encodes it,
+// consumer.JSONHandler decodes it for the handler.
 type job struct {
 	Kind string `json:"kind"`
 	File string `json:"file,omitempty"`
@@ -83,12 +83,12 @@ func enqueue(ctx context.Context, mb sqsloop.Mailbox, files []string) (int, erro
 		}
 		pending = pending[:0]
 	}
-	add(producer.JSON(job{Kind: kindStuck}, sqsloop.OutgoingMessage{}))
-	add(producer.JSON(job{Kind: kindFail}, sqsloop.OutgoingMessage{}))
+	add(producer.JSONBody(job{Kind: kindStuck}, sqsloop.OutgoingMessage{}))
+	add(producer.JSONBody(job{Kind: kindFail}, sqsloop.OutgoingMessage{}))
 	add(sqsloop.OutgoingMessage{Body: malformedJob}, nil)
 	wait() // in the queue before the files: the batches of a producer race each other
 	for _, f := range files {
-		add(producer.JSON(job{Kind: kindFile, File: f}, sqsloop.OutgoingMessage{}))
+		add(producer.JSONBody(job{Kind: kindFile, File: f}, sqsloop.OutgoingMessage{}))
 	}
 	wait()
 	errs = append(errs, p.Close(ctx))

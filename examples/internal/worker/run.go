@@ -70,7 +70,7 @@ func Run(ctx context.Context, c Config, group *lifecycle.LoopGroup, out io.Write
 
 	h := &hasher{slow: c.Slow, chunks: c.Chunks}
 	poison := &poisonLog{}
-	cons, err := consumer.New(q.mb, consumer.JSON(h.handle), consumer.Config{
+	cons, err := consumer.New(q.mb, consumer.JSONHandler(h.handle), consumer.Config{
 		Concurrency:       c.Concurrency,
 		VisibilityTimeout: Lease,
 		WaitTime:          time.Second,

@@ -16,33 +16,35 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sqsloop/sqsloop/sqlmailbox/postgres"
 )
 
-// FreshDatabase creates an empty database on the server PG_DSN names (see
-// PGDSN), dropped when t ends, and returns its DSN: for tests that need a
-// schema of their own (versions, migrations).
+// FreshDatabase creates a database of t's own on the server PG_DSN names
+// (see PGDSN), with sqlmailbox's schema migrated, dropped when t ends, and
+// returns its DSN: for tests that need tables of their own.
 func FreshDatabase(t testing.TB) string {
+	t.Helper()
+	dsn := EmptyDatabase(t)
+	Migrate(t, dsn)
+	return dsn
+}
+
+// EmptyDatabase creates an empty database on the server PG_DSN names (see
+// PGDSN), dropped when t ends, and returns its DSN: for tests of the
+// schema's versions and migrations.
+func EmptyDatabase(t testing.TB) string {
 	t.Helper()
 	dsn := PGDSN(t)
 	var r [4]byte
 	_, _ = rand.Read(r[:])
 	name := "sqsloop_test_" + hex.EncodeToString(r[:])
-	admin := func(sql string) error {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			return err
-		}
-		defer conn.Close(ctx)
-		_, err = conn.Exec(ctx, sql)
-		return err
-	}
-	if err := admin("CREATE DATABASE " + name); err != nil {
+	if err := Exec(dsn, "CREATE DATABASE "+name); err != nil {
 		t.Fatalf("creating database %s on PG_DSN: %v", name, err)
 	}
 	t.Cleanup(func() {
-		if err := admin("DROP DATABASE " + name + " WITH (FORCE)"); err != nil {
+		if err := Exec(dsn, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
 			t.Logf("dropping database %s: %v", name, err)
 		}
 	})
@@ -52,6 +54,43 @@ func FreshDatabase(t testing.TB) string {
 	}
 	u.Path = "/" + name
 	return u.String()
+}
+
+// Migrate migrates sqlmailbox's schema in the database dsn names
+// (postgres.Migrate), failing t on an error.
+func Migrate(t testing.TB, dsn string) {
+	t.Helper()
+	if err := migrate(dsn); err != nil {
+		t.Fatalf("migrating sqlmailbox's schema: %v", err)
+	}
+}
+
+// migrate migrates sqlmailbox's schema in the database dsn names.
+func migrate(dsn string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	_, err = postgres.Migrate(ctx, pool)
+	return err
+}
+
+// Exec runs sql, one or more statements, on a connection of its own to
+// the database dsn names, with a 30 s budget: for a test's administration
+// (databases, roles, grants).
+func Exec(dsn, sql string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
 }
 
 // PGServer is a PostgreSQL server of a test's own, on a temporary directory
@@ -65,8 +104,8 @@ type PGServer struct {
 
 // StartPGServer starts a server with the binaries in PG_BIN (set by
 // scripts/postgres.sh) or Debian's /usr/lib/postgresql/<version>/bin; it
-// skips t when there are none (fails it under CI=true). The server is
-// stopped when t ends.
+// skips t when there are none (fails it under CI=true). Its database has
+// sqlmailbox's schema migrated. The server is stopped when t ends.
 func StartPGServer(t testing.TB) *PGServer {
 	t.Helper()
 	bin := os.Getenv("PG_BIN")
@@ -116,6 +155,7 @@ func StartPGServer(t testing.TB) *PGServer {
 	if err := s.Start(); err != nil {
 		t.Fatalf("starting PostgreSQL: %v", err)
 	}
+	Migrate(t, s.DSN())
 	return s
 }
 

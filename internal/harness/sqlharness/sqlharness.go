@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -38,6 +39,7 @@ func features() mailboxtest.Features {
 		FIFOBatchesWithinGroup: true,
 		RedriveKeepsMessageID:  true,
 		OmitsUnaskedAttributes: true,
+		FIFODeleteExpires:      true,
 	}
 }
 
@@ -117,24 +119,40 @@ func (SQLite) NewQueue(ctx context.Context, t testing.TB, opts mailboxtest.Queue
 }
 
 // PGDSN returns PG_DSN, the PostgreSQL server the tests use
-// (scripts/postgres.sh starts one and sets it). Unset, it skips t, saying
-// how to get one, except under CI=true, where it fails t: a skipped suite
-// would hide that nothing was tested.
+// (scripts/postgres.sh starts one and sets it), with sqlmailbox's schema
+// migrated in its database (once per test binary). Unset, it skips t,
+// saying how to get one, except under CI=true, where it fails t: a skipped
+// suite would hide that nothing was tested. Call it from t's goroutine,
+// holding no lock: t.Skip and t.Fatal do not return.
 func PGDSN(t testing.TB) string {
 	t.Helper()
 	dsn := os.Getenv("PG_DSN")
-	if dsn != "" {
-		return dsn
+	if dsn == "" {
+		const how = "PG_DSN is unset, so there is no PostgreSQL server to test sqlmailbox/postgres on.\n" +
+			"*** ./scripts/test.sh starts one (scripts/postgres.sh: initdb and pg_ctl on a temporary directory, installing\n" +
+			"*** Debian's postgresql package if its binaries are missing); or run `eval \"$(scripts/postgres.sh start $$)\"` and test again."
+		if os.Getenv("CI") == "true" {
+			t.Fatal(how + " CI=true: a skipped suite would hide that nothing was tested.")
+		}
+		t.Skip("\n*** SKIPPING: " + how + " (CI=true makes this a failure.)")
 	}
-	const how = "PG_DSN is unset, so there is no PostgreSQL server to test sqlmailbox/postgres on.\n" +
-		"*** ./scripts/test.sh starts one (scripts/postgres.sh: initdb and pg_ctl on a temporary directory, installing\n" +
-		"*** Debian's postgresql package if its binaries are missing); or run `eval \"$(scripts/postgres.sh start $$)\"` and test again."
-	if os.Getenv("CI") == "true" {
-		t.Fatal(how + " CI=true: a skipped suite would hide that nothing was tested.")
+	if err := migrateOnce(dsn); err != nil {
+		t.Fatalf("migrating sqlmailbox's schema in PG_DSN's database: %v", err)
 	}
-	t.Skip("\n*** SKIPPING: " + how + " (CI=true makes this a failure.)")
-	return ""
+	return dsn
 }
+
+// migrateOnce migrates PG_DSN's database the first time it is called and
+// returns that migration's error every time.
+func migrateOnce(dsn string) error {
+	migrated.Do(func() { migrateErr = migrate(dsn) })
+	return migrateErr
+}
+
+var (
+	migrated   sync.Once
+	migrateErr error
+)
 
 // Postgres runs mailboxtest scenarios, and the end-to-end tests, on
 // sqlmailbox/postgres against a real server, on the wall clock, each

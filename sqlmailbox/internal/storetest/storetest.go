@@ -1,6 +1,6 @@
 // Package storetest holds the scenarios of what a sqlmailbox Store adds to
 // the Mailbox contract (queue management, the sweep, the audit and archive
-// tables, the worker registry), which the tests of sqlmailbox/sqlite (in
+// tables, the receiver registry), which the tests of sqlmailbox/sqlite (in
 // virtual time) and sqlmailbox/postgres (on a real server) run on their
 // databases, the way mailboxtest's scenarios run on every Mailbox.
 package storetest
@@ -15,6 +15,7 @@ import (
 	"github.com/sqsloop/sqsloop/internal/harness/sqlharness"
 	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/sqlmailbox"
+	"github.com/sqsloop/sqsloop/sqlmailbox/internal/driver"
 )
 
 // Env is what the scenarios run on.
@@ -32,14 +33,14 @@ type Env struct {
 // Run runs every scenario on env, each as a parallel subtest.
 func Run(t *testing.T, env Env) {
 	for name, f := range map[string]func(*testing.T, Env){
-		"QueueManagement":      queueManagement,
-		"SweepRecoversLapsed":  sweepRecoversLapsed,
-		"AuditAndRetention":    auditAndRetention,
-		"Archive":              archive,
-		"WorkerRegistry":       workerRegistry,
-		"WorkerRowsAfterClose": workerRowsAfterClose,
-		"WorkerSweptComesBack": workerSweptComesBack,
-		"QueueMessageSize":     queueMessageSize,
+		"QueueManagement":        queueManagement,
+		"SweepRecoversLapsed":    sweepRecoversLapsed,
+		"AuditAndRetention":      auditAndRetention,
+		"Archive":                archive,
+		"ReceiverRegistry":       receiverRegistry,
+		"ReceiverRowsAfterClose": receiverRowsAfterClose,
+		"ReceiverSweptComesBack": receiverSweptComesBack,
+		"QueueMessageSize":       queueMessageSize,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -162,10 +163,10 @@ func sweepRecoversLapsed(t *testing.T, env Env) {
 	if again := ok[sqlmailbox.SweepStats](t)(st.Sweep(ctx)); again.ExpiredFound != 0 {
 		t.Errorf("a second sweep found %d lapsed leases again", again.ExpiredFound)
 	}
-	kinds := map[string]int{}
-	reasons := map[string]string{ // one wording on both databases
-		sqlmailbox.AuditDeadLettered: sqlmailbox.DeadLetterReason(2, "sweep-dlq"),
-		sqlmailbox.AuditLeaseExpired: sqlmailbox.ReasonLeaseExpired,
+	kinds := map[sqlmailbox.AuditKind]int{}
+	reasons := map[sqlmailbox.AuditKind]string{ // one wording on both databases
+		sqlmailbox.AuditDeadLettered: driver.DeadLetterReason(2, "sweep-dlq"),
+		sqlmailbox.AuditLeaseExpired: driver.ReasonLeaseExpired,
 		sqlmailbox.AuditFailure:      "handler said no",
 	}
 	for _, r := range ok[[]sqlmailbox.AuditRecord](t)(st.Audit(ctx, "sweep", 100)) {
@@ -243,41 +244,41 @@ func archive(t *testing.T, env Env) {
 	}
 }
 
-// workerRegistry: a receiving Mailbox is listed alive with what it holds,
-// and stays alive while it only extends leases (each renews its row); one
-// that stops calling is shown dead after DeadAfterBeats heartbeats; a
-// closed one is gone. Every bound derives from the heartbeat. In virtual
-// time the worker is alive whenever it should be; on the wall clock, where a
-// stall between a renewal and the listing may make it dead, Alive is checked
-// against the rule (seen within DeadAfterBeats heartbeats) and the renewals
+// receiverRegistry: a receiving Mailbox is listed alive with what it
+// holds, and stays alive while it only extends leases (each renews its
+// row); one that stops calling is shown dead once Config.ReceiverTTL has
+// passed; a closed one is gone. Every bound derives from the TTL. In
+// virtual time the receiver is alive whenever it should be; on the wall
+// clock, where a stall between a renewal and the listing may make it dead,
+// Alive is checked against the rule (seen within the TTL) and the renewals
 // by the last-seen time they move on.
-func workerRegistry(t *testing.T, env Env) {
+func receiverRegistry(t *testing.T, env Env) {
 	ctx := t.Context()
-	const beat = time.Second
-	dead := sqlmailbox.DeadAfterBeats * beat
-	st := env.Open(t, sqlmailbox.Config{WorkerHeartbeat: beat})
-	mb := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "workers"}))
-	idle := ok[*sqlmailbox.Mailbox](t)(st.Queue(ctx, "workers"))
+	const ttl = 3 * time.Second
+	renewal := ttl / 3 // how often a Mailbox renews its row
+	st := env.Open(t, sqlmailbox.Config{ReceiverTTL: ttl})
+	mb := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "receivers"}))
+	idle := ok[*sqlmailbox.Mailbox](t)(st.Queue(ctx, "receivers"))
 	defer idle.Close()
-	alive := func(when string, w sqlmailbox.Worker) {
+	alive := func(when string, r sqlmailbox.Receiver) {
 		t.Helper()
-		if w.Alive != (w.SinceSeen < dead) || (env.VirtualTime && !w.Alive) {
-			t.Fatalf("%s: worker %+v: want it alive, as seen %v ago (shown dead after %v)", when, w, w.SinceSeen, dead)
+		if r.Alive != (r.SinceSeen < ttl) || (env.VirtualTime && !r.Alive) {
+			t.Fatalf("%s: receiver %+v: want it alive, as seen %v ago (shown dead after %v)", when, r, r.SinceSeen, ttl)
 		}
 	}
 	mailboxtest.SendBodies(ctx, t, mb, "a", "b")
 	held := mailboxtest.ReceiveN(ctx, t, mb, 2, 10*time.Second, time.Minute)
-	ws := ok[[]sqlmailbox.Worker](t)(st.Workers(ctx))
-	if len(ws) != 1 || ws[0].ID != mb.WorkerID() || ws[0].InFlight != 2 || ws[0].Queue != "workers" || ws[0].PID == 0 {
-		t.Fatalf("workers %+v: want one, holding 2", ws)
+	rs := ok[[]sqlmailbox.Receiver](t)(st.Receivers(ctx))
+	if len(rs) != 1 || rs[0].ID != mb.ReceiverID() || rs[0].InFlight != 2 || rs[0].Queue != "receivers" || rs[0].PID == 0 {
+		t.Fatalf("receivers %+v: want one, holding 2", rs)
 	}
-	alive("after its receive", ws[0])
-	registered := ws[0].LastSeen
+	alive("after its receive", rs[0])
+	registered := rs[0].LastSeen
 	// Busy with long jobs, it receives nothing, but extends their leases,
-	// a heartbeat apart, for longer than it takes to be shown dead: that
+	// a renewal apart, for longer than it takes to be shown dead: that
 	// keeps it alive.
-	for range sqlmailbox.DeadAfterBeats + 2 {
-		if err := sqlharness.Sleep(ctx, beat); err != nil {
+	for range 5 {
+		if err := sqlharness.Sleep(ctx, renewal); err != nil {
 			t.Fatal(err)
 		}
 		changes := []sqsloop.VisibilityChange{{ReceiptHandle: held[0].ReceiptHandle, Timeout: time.Minute}, {ReceiptHandle: held[1].ReceiptHandle, Timeout: time.Minute}}
@@ -285,71 +286,71 @@ func workerRegistry(t *testing.T, env Env) {
 			t.Fatalf("extend: %v %v", errs, err)
 		}
 	}
-	ws = ok[[]sqlmailbox.Worker](t)(st.Workers(ctx))
-	if len(ws) != 1 || ws[0].LastSeen.Sub(registered) < dead {
-		t.Fatalf("workers %+v after %d extensions and no receive: want it seen more than %v after it registered (%v)",
-			ws, sqlmailbox.DeadAfterBeats+2, dead, registered)
+	rs = ok[[]sqlmailbox.Receiver](t)(st.Receivers(ctx))
+	if len(rs) != 1 || rs[0].LastSeen.Sub(registered) < ttl {
+		t.Fatalf("receivers %+v after 5 extensions and no receive: want it seen more than %v after it registered (%v)",
+			rs, ttl, registered)
 	}
-	alive("after its extensions", ws[0])
-	if err := sqlharness.Sleep(ctx, dead+beat); err != nil {
+	alive("after its extensions", rs[0])
+	if err := sqlharness.Sleep(ctx, ttl+renewal); err != nil {
 		t.Fatal(err)
 	}
-	ws = ok[[]sqlmailbox.Worker](t)(st.Workers(ctx))
-	if len(ws) != 1 || ws[0].Alive || ws[0].SinceSeen < dead {
-		t.Fatalf("workers %+v after %v without a call: want it shown dead", ws, dead+beat)
+	rs = ok[[]sqlmailbox.Receiver](t)(st.Receivers(ctx))
+	if len(rs) != 1 || rs[0].Alive || rs[0].SinceSeen < ttl {
+		t.Fatalf("receivers %+v after %v without a call: want it shown dead", rs, ttl+renewal)
 	}
 	mb.Close()
-	if ws := ok[[]sqlmailbox.Worker](t)(st.Workers(ctx)); len(ws) != 0 {
-		t.Fatalf("workers %+v after Close: want none", ws)
+	if rs := ok[[]sqlmailbox.Receiver](t)(st.Receivers(ctx)); len(rs) != 0 {
+		t.Fatalf("receivers %+v after Close: want none", rs)
 	}
 }
 
-// workerRowsAfterClose: a Store closed without closing its Mailboxes
+// receiverRowsAfterClose: a Store closed without closing its Mailboxes
 // first (a worker that returns from main with only a deferred Store.Close)
-// leaves no worker row behind.
-func workerRowsAfterClose(t *testing.T, env Env) {
+// leaves no receiver row behind.
+func receiverRowsAfterClose(t *testing.T, env Env) {
 	ctx := t.Context()
 	st := env.Open(t, sqlmailbox.Config{})
 	mb := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "closing"}))
 	mailboxtest.SendBodies(ctx, t, mb, "a")
 	mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, time.Minute)
-	if ws := ok[[]sqlmailbox.Worker](t)(st.Workers(ctx)); len(ws) != 1 {
-		t.Fatalf("workers %+v after a receive: want one", ws)
+	if rs := ok[[]sqlmailbox.Receiver](t)(st.Receivers(ctx)); len(rs) != 1 {
+		t.Fatalf("receivers %+v after a receive: want one", rs)
 	}
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
 	other := env.Open(t, sqlmailbox.Config{})
-	if ws := ok[[]sqlmailbox.Worker](t)(other.Workers(ctx)); len(ws) != 0 {
-		t.Fatalf("workers %+v after Store.Close: want none", ws)
+	if rs := ok[[]sqlmailbox.Receiver](t)(other.Receivers(ctx)); len(rs) != 0 {
+		t.Fatalf("receivers %+v after Store.Close: want none", rs)
 	}
 }
 
-// workerSweptComesBack: a worker whose row a sweep deleted (not seen for
-// WorkerRetention: say its process was suspended) is listed again, alive,
-// once it renews. It waits out the hour: virtual time only.
-func workerSweptComesBack(t *testing.T, env Env) {
+// receiverSweptComesBack: a receiver whose row a sweep deleted (not seen
+// for ReceiverRetention: say its process was suspended) is listed again,
+// alive, once it renews. It waits out the hour: virtual time only.
+func receiverSweptComesBack(t *testing.T, env Env) {
 	if !env.VirtualTime {
-		t.Skip("waits out WorkerRetention (an hour): virtual time only")
+		t.Skip("waits out ReceiverRetention (an hour): virtual time only")
 	}
 	ctx := t.Context()
-	st := env.Open(t, sqlmailbox.Config{WorkerHeartbeat: time.Second})
+	st := env.Open(t, sqlmailbox.Config{ReceiverTTL: 3 * time.Second})
 	mb := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "swept"}))
 	defer mb.Close()
 	mailboxtest.SendBodies(ctx, t, mb, "long job")
-	held := mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, 2*sqlmailbox.WorkerRetention)[0]
-	if err := sqlharness.Sleep(ctx, sqlmailbox.WorkerRetention+time.Second); err != nil {
+	held := mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, 2*sqlmailbox.ReceiverRetention)[0]
+	if err := sqlharness.Sleep(ctx, sqlmailbox.ReceiverRetention+time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if stats := ok[sqlmailbox.SweepStats](t)(st.Sweep(ctx)); stats.WorkersRemoved != 1 {
-		t.Fatalf("sweep after an hour without a renewal: %+v, want 1 worker removed", stats)
+	if stats := ok[sqlmailbox.SweepStats](t)(st.Sweep(ctx)); stats.ReceiversRemoved != 1 {
+		t.Fatalf("sweep after an hour without a renewal: %+v, want 1 receiver removed", stats)
 	}
 	if errs, err := mb.ChangeVisibility(ctx, []sqsloop.VisibilityChange{{ReceiptHandle: held.ReceiptHandle, Timeout: time.Minute}}); err != nil || errs[0] != nil {
 		t.Fatalf("extend: %v %v", errs, err)
 	}
-	ws := ok[[]sqlmailbox.Worker](t)(st.Workers(ctx))
-	if len(ws) != 1 || ws[0].ID != mb.WorkerID() || !ws[0].Alive || ws[0].InFlight != 1 {
-		t.Fatalf("workers %+v after the swept worker extended a lease: want it listed again, alive, holding 1", ws)
+	rs := ok[[]sqlmailbox.Receiver](t)(st.Receivers(ctx))
+	if len(rs) != 1 || rs[0].ID != mb.ReceiverID() || !rs[0].Alive || rs[0].InFlight != 1 {
+		t.Fatalf("receivers %+v after the swept receiver extended a lease: want it listed again, alive, holding 1", rs)
 	}
 }
 

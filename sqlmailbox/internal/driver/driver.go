@@ -1,0 +1,363 @@
+// Package driver is sqlmailbox's driver interface: the half of sqlmailbox
+// that one database's package (sqlmailbox/sqlite, sqlmailbox/postgres)
+// implements and package sqlmailbox calls. Like River's riverdriver it is
+// not user API: it is internal, so user code can neither implement nor call
+// it, and it changes whenever sqlmailbox needs it to.
+//
+// What is here and what is there: package sqlmailbox checks every request
+// (sqsloop's request rules, the queue's own), rounds durations, makes
+// message IDs and receipt handles, encodes message attributes, maps
+// outcomes to errors, runs long polls and wakes those of its own process; a
+// Driver stores and finds rows, each method in one transaction, atomically,
+// reports what it found, and wakes the long polls of other processes where
+// its database can (postgres: NOTIFY). Times: now is the caller's clock; a
+// driver whose database several machines share (postgres) uses the
+// database's clock instead, so that every machine agrees on when a lease
+// ends. The durations of requests (visibility timeouts, delays) arrive
+// rounded to whole seconds; SweepArgs' retentions arrive as configured.
+package driver
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+// Driver is one database's half of sqlmailbox.
+//
+// Every method is safe for concurrent use. Errors: one wrapping
+// sqsloop.ErrQueueNotFound for a queue that does not exist where the
+// method names one; ctx's error when ctx ends first; anything else is the
+// database's, transient unless it wraps sqsloop.ErrAccessDenied.
+type Driver interface {
+	// Dialect names the database, "sqlite" or "postgres", for errors.
+	Dialect() string
+
+	// SchemaVersion returns the version of the database's sqlmailbox
+	// schema (0 when it has none) and the version this driver needs. It
+	// only reads: it takes no write lock and needs no privilege beyond
+	// SELECT on the schema's version table.
+	SchemaVersion(ctx context.Context) (have, want int, err error)
+
+	// DefaultPollInterval is how often a long poll looks at the database
+	// when nothing woke it, unless the Store's Config says otherwise: what
+	// bounds the delay of a message made visible by another process the
+	// driver cannot hear of.
+	DefaultPollInterval() time.Duration
+
+	// Close releases what the driver opened. Calls after Close fail.
+	Close() error
+
+	// CreateQueue inserts q (ID and CreatedAt unset) unless a queue of its
+	// name exists, and returns the stored queue either way (the caller
+	// compares the attributes).
+	CreateQueue(ctx context.Context, q QueueRecord) (QueueRecord, error)
+	// LoadQueue returns the queue of that name, or ErrQueueNotFound.
+	LoadQueue(ctx context.Context, name string) (QueueRecord, error)
+	// DeleteQueue deletes the queue and its messages; ErrQueueNotFound when
+	// it does not exist, sqlmailbox.ErrQueueInUse when another queue's
+	// redrive policy names it.
+	DeleteQueue(ctx context.Context, name string) error
+	// Exists reports whether the queue still exists.
+	Exists(ctx context.Context, q *QueueRecord) (bool, error)
+
+	// Send stores msgs (MessageID set by the caller; on a FIFO queue the
+	// deduplication ID too), each visible after its Delay, and returns one
+	// outcome per message: on a FIFO queue its sequence number, and a
+	// message whose deduplication ID was stored within
+	// sqlmailbox.DeduplicationWindow is not stored again and reports the
+	// first message's ID and sequence number as a duplicate, also within
+	// one call. It wakes the queue's long polls in other processes where
+	// the database can. ErrQueueNotFound when the queue was deleted.
+	Send(ctx context.Context, q *QueueRecord, now time.Time, msgs []NewMessage) ([]SendOutcome, error)
+
+	// Receive takes up to r.Max visible messages (a visibility deadline at
+	// or before now: never received, delayed until then, nacked, or whose
+	// lease lapsed), atomically, so that no two calls take one message:
+	// each taken message gets one more receive count, a lease until now +
+	// r.Visibility, its first receive time if it had none, and r.Receiver
+	// as its holder. On a FIFO queue it takes nothing from a message group
+	// with a message in flight, and from any other group only the visible
+	// messages at its head, in order, one group after another, oldest
+	// group first: as many of one group as it can before the next. A
+	// message already received q.Spec.MaxReceiveCount times (with a DLQ) is
+	// moved to the DLQ, keeping its row, ID and counts, and an audit row
+	// says so, instead of being taken; the DLQ's long polls in other
+	// processes are woken where the database can. When it takes nothing it
+	// reports, in the same statement or transaction, when to look again
+	// (ReceiveResult.NextVisible), or ErrQueueNotFound when the queue no
+	// longer exists.
+	Receive(ctx context.Context, q *QueueRecord, r ReceiveArgs) (ReceiveResult, error)
+
+	// Delete deletes the message of each ref whose row and receive count
+	// match (and, on a FIFO queue, whose lease has not ended: a FIFO
+	// receipt handle expires with its lease), in order, copying it to the
+	// archive table first when archive is true; deleted[i] reports whether
+	// refs[i] deleted one (a ref given twice deletes once). On a FIFO queue
+	// a delete may free its group: it wakes the queue's long polls in other
+	// processes where the database can.
+	Delete(ctx context.Context, q *QueueRecord, now time.Time, refs []Ref, archive bool) (deleted []bool, err error)
+
+	// ChangeVisibility applies the changes in order, each on the message as
+	// the changes before it left it: a change sets the lease of its
+	// message to now + Timeout when its row and receive count match, it is
+	// in flight, and the new deadline is not past 12 hours
+	// (sqsloop.MaxVisibilityTimeout) after the receive; a Timeout of 0
+	// makes it visible and no longer leased (and so no longer in flight for
+	// a later change). It reports each change's outcome, and sooner: some
+	// message's visibility deadline moved earlier (a nack, a shortened
+	// lease), which wakes the queue's long polls in other processes where
+	// the database can.
+	ChangeVisibility(ctx context.Context, q *QueueRecord, now time.Time, changes []Change) (out []ChangeOutcome, sooner bool, err error)
+
+	// Counts returns the queue's messages by state; ErrQueueNotFound when
+	// the queue was deleted. It only reads.
+	Counts(ctx context.Context, q *QueueRecord, now time.Time) (Counts, error)
+
+	// RecordFailure adds an audit row for the message of ref and marks it
+	// no longer leased (its visibility timeout is now a back-off, not a
+	// lease that may lapse). A ref that matches no message still adds the
+	// row.
+	RecordFailure(ctx context.Context, q *QueueRecord, now time.Time, ref Ref, rec AuditRow) error
+	// Audit returns the newest audit rows, newest first: of one queue, or
+	// of every queue when queue is "". It only reads.
+	Audit(ctx context.Context, queue string, limit int) ([]AuditRow, error)
+	// Archived returns the newest archived messages of the queue, newest
+	// first. It only reads.
+	Archived(ctx context.Context, queue string, limit int) ([]ArchivedRow, error)
+
+	// Sweep does, for every queue, what no receive does: leases that lapsed
+	// since the queue's last sweep are marked no longer leased and audited
+	// ("expired found"), and moved to the DLQ when their receive count has
+	// reached the redrive policy's; messages older than the queue's
+	// retention period are deleted (and audited); expired deduplication IDs
+	// are forgotten; audit and archive rows older than their retention and
+	// receiver rows not seen for a.ReceiverRetention are deleted.
+	Sweep(ctx context.Context, a SweepArgs) (SweepCounts, error)
+
+	// RegisterReceiver inserts the receiver row r or, when a row of its ID
+	// exists, sets that row's last-seen time (the renewal: a row a sweep
+	// deleted comes back); RemoveReceiver deletes it; Receivers lists every
+	// receiver row with the messages its receives hold in flight now (it
+	// only reads).
+	RegisterReceiver(ctx context.Context, r ReceiverRow) error
+	RemoveReceiver(ctx context.Context, id string) error
+	Receivers(ctx context.Context, now time.Time) ([]ReceiverRow, error)
+}
+
+// Notifier is implemented by a Driver whose database can wake a long poll
+// of one process when another process makes a message visible (postgres:
+// LISTEN/NOTIFY). A Store runs Listen on a goroutine of its own, from the
+// first long poll until Close, again after a failure (its long polls fall
+// back to polling every poll interval meanwhile).
+type Notifier interface {
+	// Listen calls wake with a queue's ID each time a message of that queue
+	// may have turned visible, until ctx ends (it then returns ctx's error)
+	// or the connection fails (it returns that error). It calls ready once
+	// it listens: a wake-up sent from then on reaches it.
+	Listen(ctx context.Context, ready func(), wake func(queueID int64)) error
+}
+
+// open is sqlmailbox's constructor of a Store, set by SetOpen.
+var open any
+
+// SetOpen registers f, package sqlmailbox's constructor of a Store, for
+// Open. Package sqlmailbox calls it once, from its init: it imports this
+// package, so this package cannot name it.
+func SetOpen[C, S any](f func(ctx context.Context, d Driver, cfg C) (S, error)) { open = f }
+
+// Open returns a Store on d with cfg (C is sqlmailbox.Config, S
+// *sqlmailbox.Store), through the constructor package sqlmailbox
+// registered: how sqlmailbox/sqlite and sqlmailbox/postgres make their
+// Stores. It closes d when it fails.
+func Open[C, S any](ctx context.Context, d Driver, cfg C) (S, error) {
+	return open.(func(context.Context, Driver, C) (S, error))(ctx, d, cfg)
+}
+
+// QueueRecord is a queue as the database stores it.
+type QueueRecord struct {
+	// ID is the database's key of the queue.
+	ID int64
+	// Spec holds the queue's attributes, with defaults applied
+	// (sqsloop.QueueSpec.WithDefaults); MaxReceiveCount is above 0 only with
+	// a dead-letter queue.
+	Spec sqsloop.QueueSpec
+	// DeadLetterQueueID and DeadLetterQueue are the dead-letter queue's ID
+	// and name; 0 and "" without a redrive policy.
+	DeadLetterQueueID int64
+	DeadLetterQueue   string
+	// Key signs the queue's receipt handles (HMAC-SHA-256), so that the
+	// queue tells a handle it issued from any other string: 32 random
+	// bytes, made when the queue is created.
+	Key []byte
+	// CreatedAt is when the queue was created.
+	CreatedAt time.Time
+}
+
+// NewMessage is a message for Driver.Send, checked and encoded.
+type NewMessage struct {
+	MessageID  string
+	Body       string
+	Attributes []byte // encoded message attributes; nil for none
+	GroupID    string // "" for none
+	DedupID    string // FIFO queues only
+	Delay      time.Duration
+}
+
+// SendOutcome is Driver.Send's result for one message.
+type SendOutcome struct {
+	// MessageID is the stored message's ID: the one sent, or the first
+	// message's for a duplicate.
+	MessageID string
+	// Duplicate reports a FIFO send deduplicated within the window.
+	Duplicate bool
+	// Seq is, on a FIFO queue, the stored message's row key (ReceivedRow.ID:
+	// its sequence number), or the first message's for a duplicate; 0 on a
+	// standard queue.
+	Seq int64
+}
+
+// ReceiveArgs are Driver.Receive's arguments.
+type ReceiveArgs struct {
+	Now        time.Time
+	Max        int           // 1–10
+	Visibility time.Duration // whole seconds, 0–12 h
+	Receiver   string        // receiver ID of the receiving Mailbox
+	// DeadLetterReason is the Reason of the audit row of a message moved to
+	// the DLQ: DeadLetterReason of the queue's redrive policy, made once per
+	// Mailbox.
+	DeadLetterReason string
+}
+
+// ReceiveResult is what Driver.Receive took.
+type ReceiveResult struct {
+	Rows []ReceivedRow
+	// DeadLettered counts the messages moved to the DLQ instead.
+	DeadLettered int
+	// NextVisible is, when Rows is empty, when a message may next be
+	// visible, on the caller's clock: the earliest visibility deadline
+	// after the receive, or soon after it when the receive skipped visible
+	// messages other receives were taking (their new deadlines are then
+	// known); zero when no message is hidden (or when Rows is not empty).
+	NextVisible time.Time
+}
+
+// ReceivedRow is one message taken by Driver.Receive, as it is after the
+// receive.
+type ReceivedRow struct {
+	ID              int64 // row key; the FIFO sequence number
+	MessageID       string
+	Body            string
+	Attributes      []byte
+	GroupID         string
+	DedupID         string
+	ReceiveCount    int
+	SentAt          time.Time
+	FirstReceivedAt time.Time
+}
+
+// Ref names one receive of one message: what a receipt handle carries.
+type Ref struct {
+	ID           int64
+	ReceiveCount int
+}
+
+// Change is one entry of Driver.ChangeVisibility.
+type Change struct {
+	Ref
+	Timeout time.Duration // whole seconds, 0–12 h
+}
+
+// ChangeOutcome is Driver.ChangeVisibility's result for one change.
+type ChangeOutcome uint8
+
+const (
+	// Changed: the lease was set.
+	Changed ChangeOutcome = iota
+	// Stale: no message in flight matches the ref (deleted, received again,
+	// no longer in flight, or nacked by an earlier change of the batch).
+	Stale
+	// PastCeiling: the new deadline lies past 12 hours after the receive;
+	// nothing changed.
+	PastCeiling
+)
+
+// Counts are a queue's messages by state.
+type Counts struct {
+	Visible  int // visibility deadline reached
+	InFlight int // received, deadline ahead
+	Delayed  int // never received, delay not ended
+}
+
+// AuditRow is one row of the audit table.
+type AuditRow struct {
+	Queue        string
+	MessageID    string
+	ReceiveCount int
+	Kind         string // a sqlmailbox.AuditKind
+	Reason       string
+	At           time.Time
+}
+
+// ArchivedRow is one row of the archive table: an acked message with its
+// attributes still encoded.
+type ArchivedRow struct {
+	Queue        string
+	MessageID    string
+	Body         string
+	Attributes   []byte
+	GroupID      string
+	ReceiveCount int
+	SentAt       time.Time
+	DeletedAt    time.Time
+}
+
+// ReceiverRow is one row of the receiver registry, with what Receivers
+// adds: how long ago it was seen, on the database's clock (postgres) or
+// the caller's (sqlite), and the messages it holds in flight.
+type ReceiverRow struct {
+	ID                  string
+	Queue               string
+	Host                string
+	PID                 int
+	StartedAt, LastSeen time.Time
+	SinceSeen           time.Duration
+	InFlight            int
+}
+
+// SweepArgs are Driver.Sweep's arguments.
+type SweepArgs struct {
+	Now               time.Time
+	AuditRetention    time.Duration
+	ArchiveRetention  time.Duration
+	ReceiverRetention time.Duration
+}
+
+// SweepCounts are what Driver.Sweep found and did (sqlmailbox.SweepStats
+// says what each counts).
+type SweepCounts struct {
+	Queues                          int
+	ExpiredFound, Recovered, Failed int
+	RetentionDeleted                int
+	DeduplicationIDsPruned          int
+	AuditTrimmed, ArchiveTrimmed    int
+	ReceiversRemoved                int
+}
+
+// ReasonLeaseExpired is the Reason of a lease-expired audit row.
+const ReasonLeaseExpired = "the visibility timeout ended without an ack or a nack: visible again"
+
+// DeadLetterReason returns the Reason of a dead-lettered audit row, the
+// same from Receive and from Sweep, on either database: the redrive
+// policy's maxReceiveCount and the dead-letter queue's name.
+func DeadLetterReason(maxReceiveCount int, deadLetterQueue string) string {
+	return fmt.Sprintf("reached maxReceiveCount %d: moved to dead-letter queue %q", maxReceiveCount, deadLetterQueue)
+}
+
+// RetentionReason returns the Reason of a retention audit row: the
+// queue's retention period.
+func RetentionReason(retention time.Duration) string {
+	return fmt.Sprintf("older than the queue's retention period (%v): deleted", retention)
+}

@@ -1,0 +1,16 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// MigrateTo migrates the schema of pool's database up to version to, for
+// the tests of a database an older sqsloop migrated.
+func MigrateTo(ctx context.Context, pool *pgxpool.Pool, to int) error {
+	d := newDriver(pool, false)
+	defer d.Close()
+	_, err := d.migrate(ctx, to)
+	return err
+}
