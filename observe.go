@@ -329,6 +329,10 @@ type DrainEvent struct {
 	// GivenBack counts messages given back, Finished handler runs that
 	// ended, Abandoned handlers abandoned.
 	GivenBack, Finished, Abandoned int
+	// AcksUnsent (DrainEnded) counts acks decided but not sent when the
+	// drain ended: the mailbox was slow or failing until the drain budget
+	// ran out. Those messages run again.
+	AcksUnsent int
 	// Took is the time since the drain began (for DrainInterrupted: how
 	// long the last round of give-backs took).
 	Took time.Duration

@@ -83,8 +83,30 @@ type Config struct {
 	// ShutdownTimeout is the drain budget: how long in-flight handlers may
 	// run after shutdown begins before their contexts are cancelled. After
 	// it, handlers get DrainGrace to return; then what they still hold is
-	// given back and Run returns. > 0; 0 means the default, 25 s.
+	// given back. What the handlers decided (acks, nacks, give-backs) is
+	// sent within what is left of the budget, at least 1 s, failed calls
+	// tried again meanwhile; then Run returns. > 0; 0 means the deadline
+	// of Shutdown's context when it has one (a lifecycle.LoopGroup with a
+	// GracePeriod gives each loop its share that way, so the platform's
+	// grace is set in one place), else 25 s. A deadline on Shutdown's
+	// context also cuts a longer ShutdownTimeout short.
 	ShutdownTimeout time.Duration
+
+	// ExitWhenIdle, when > 0, makes Run return nil on its own once every
+	// receive for that long came back empty (no error) while nothing was
+	// in flight (no handler running, no message held): for batch jobs (a
+	// Kubernetes CronJob, an ECS task per backlog, a CI step) that drain a
+	// queue and exit. It is checked as each receive comes back, so Run
+	// returns up to WaitTime after it is reached; a receive that fails
+	// starts the count again (a mailbox that does not answer is not an
+	// empty queue). A long poll comes back empty only when no message was
+	// visible while it waited, so "empty" is the consumer's own evidence;
+	// the queue's approximate counts are not consulted: SQS updates them
+	// about a minute late, and they include messages other consumers hold
+	// and messages waiting out a nack's back-off or a delay, which this run
+	// would then wait for. Those are left to the next run. 0 (the default)
+	// never exits; must be ≥ 0.
+	ExitWhenIdle time.Duration
 
 	// Middleware wraps the handler, Middleware[0] outermost, inside the
 	// consumer's own panic recovery.
@@ -159,6 +181,9 @@ func (c Config) Validate() error {
 	}
 	if d.ShutdownTimeout < 0 {
 		bad("ShutdownTimeout: must be > 0 (0 means %v), got %v", defaultShutdownTimeout, d.ShutdownTimeout)
+	}
+	if d.ExitWhenIdle < 0 {
+		bad("ExitWhenIdle: must be ≥ 0 (0: never), got %v", d.ExitWhenIdle)
 	}
 	for i, name := range d.MessageAttributeNames {
 		if name == "" {

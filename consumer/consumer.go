@@ -38,14 +38,20 @@ type Consumer struct {
 	st      counters
 	health  health
 	backoff receiveBackoff
+	pause   pauseSwitch // drain mode without exit (pause.go)
+	idle    idleClock   // Config.ExitWhenIdle (idle.go)
 
 	state        atomic.Int32
 	drainReq     chan struct{} // closed by Shutdown
 	drainOne     sync.Once
+	idleOnce     sync.Once     // logs the exit of ExitWhenIdle
 	cutShort     chan struct{} // closed when Shutdown's context ends before Run: the drain budget is spent
 	cutOne       sync.Once
-	receivesOver chan struct{} // closed once no receive call is in flight any more (the drain began)
-	done         chan struct{} // closed when Run returns
+	budget       drainBudget // when the drain budget ends (drain.go)
+	interrupted  context.Context
+	interrupt    context.CancelFunc // ends interrupted: Interrupt was called, the flush ends
+	receivesOver chan struct{}      // closed once no receive call is in flight any more (the drain began)
+	done         chan struct{}      // closed when Run returns
 
 	waiting   waiting  // FIFO sequences with messages waiting behind a running one
 	obs       observed // handlers running, with Config.Observer
@@ -72,11 +78,13 @@ func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	byContext := cfg.ShutdownTimeout == 0 // Shutdown's deadline, when it has one, is the budget
 	cfg = cfg.withDefaults()
 	leases, err := visibility.New(mb, cfg.Visibility, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
+	interrupted, interrupt := context.WithCancel(context.Background())
 	return &Consumer{
 		mb:           mb,
 		cfg:          cfg,
@@ -89,19 +97,29 @@ func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
 		cutShort:     make(chan struct{}),
 		receivesOver: make(chan struct{}),
 		done:         make(chan struct{}),
+		budget:       drainBudget{timeout: cfg.ShutdownTimeout, byContext: byContext, moved: make(chan struct{}, 1)},
+		interrupted:  interrupted,
+		interrupt:    interrupt,
 	}, nil
 }
 
 // Shutdown begins the drain and waits for Run to return, like
 // net/http.Server.Shutdown: receiving stops, unstarted messages are given
 // back once the receive calls in flight are back (at most 100 ms),
-// in-flight handlers finish. If ctx is done first, the drain budget is
-// spent: the in-flight handlers' contexts are cancelled (cause
-// ErrDrainTimeout; not before those receives are back), after DrainGrace
-// their messages are given back, and Shutdown returns ctx's error while
-// Run completes. Shutdown before Run makes a later Run return at once;
-// after Run it returns nil.
+// in-flight handlers finish. A deadline on ctx bounds the drain budget:
+// it is the budget when Config.ShutdownTimeout is left zero (a
+// lifecycle.LoopGroup with a GracePeriod gives each loop its share that
+// way), and shortens a ShutdownTimeout that ends later. If ctx is done
+// first, the drain budget is spent: the in-flight handlers' contexts are
+// cancelled (cause ErrDrainTimeout; not before those receives are back),
+// after DrainGrace their messages are given back, and Shutdown returns
+// ctx's error while Run completes. Shutdown before Run makes a later Run
+// return at once; after Run it returns nil. Only the first call's
+// deadline counts.
 func (c *Consumer) Shutdown(ctx context.Context) error {
+	if d, ok := ctx.Deadline(); ok {
+		c.budget.limit(d)
+	}
 	c.drainOne.Do(func() { close(c.drainReq) })
 	c.state.CompareAndSwap(stateRunning, stateDraining)
 	if c.state.Load() == stateNew {
@@ -141,6 +159,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	defer c.failures.Flush()
 
 	c.logStart()
+	c.idle.reset(time.Now())
 
 	// Handlers and the lease owner outlive ctx's cancellation (that is
 	// the drain), but keep its values.
@@ -148,9 +167,8 @@ func (c *Consumer) Run(ctx context.Context) error {
 	handlerCtx, cancelHandlers := context.WithCancelCause(base)
 	defer cancelHandlers(nil)
 
-	leaseCtx, stopLeases := context.WithCancel(base)
 	leasesDone := make(chan struct{})
-	go func() { defer close(leasesDone); _ = c.leases.Run(leaseCtx) }()
+	go func() { defer close(leasesDone); _ = c.leases.Run(base) }() // ended by stopLeases
 
 	checkCtx, stopCheck := context.WithCancel(ctx)
 	checkDone := make(chan struct{})
@@ -169,8 +187,8 @@ func (c *Consumer) Run(ctx context.Context) error {
 
 	c.giveBackUnstarted(handlers) // sequences submitted while the drain began
 	handlers.close()
-	drainErr := c.awaitHandlers(handlers, cancelHandlers, drainBegan, c.cfg.ShutdownTimeout-time.Since(drainBegan))
-	stopLeases()
+	drainErr := c.awaitHandlers(handlers, cancelHandlers, drainBegan)
+	c.stopLeases(drainBegan)
 	<-leasesDone
 	c.drainEnded(drainBegan, drainErr)
 	return errors.Join(runErr, drainErr)

@@ -28,10 +28,19 @@
 //     receive-ahead buffer, or behind a running one of their FIFO group) are
 //     given back (visibility 0) as soon as the receive calls in flight are
 //     back (within one round trip, at most 100 ms), so that none of them
-//     takes one again; in-flight handlers finish while
-//     their leases are kept, up to Config.ShutdownTimeout; then their
-//     contexts are cancelled and, after DrainGrace, what they still hold is
-//     given back, and Run returns.
+//     takes one again; in-flight handlers finish while their leases are
+//     kept, within the drain budget (Config.ShutdownTimeout, or the
+//     deadline of Shutdown's context); then their contexts are cancelled
+//     and, after DrainGrace, what they still hold is given back. The acks,
+//     nacks and give-backs decided are sent within what is left of the
+//     budget (at least 1 s), failed calls tried again meanwhile, and Run
+//     returns.
+//
+// Between the two, Pause puts the consumer in drain mode without exit:
+// receiving stops, the handlers finish what was received, and Run goes on,
+// not ready, until Resume (lifecycle.LoopGroup.DrainHandler serves it over
+// HTTP). For batch jobs, Config.ExitWhenIdle makes Run return nil once the
+// queue has been empty, with nothing in flight, for that long.
 //
 // On a FIFO queue, messages of one message group run one after another on
 // one handler goroutine, in the order SQS delivered them; if one fails, the

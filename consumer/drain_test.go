@@ -335,7 +335,7 @@ func TestDrainIsLoggedWithItsCounts(t *testing.T) {
 		out := logs.String()
 		for _, want := range []string{
 			`level=INFO msg="consumer: drain began; receiving stopped" in_flight=10`,
-			`level=INFO msg="consumer: drain ended" given_back=10 finished=10 abandoned=0 took=2s`,
+			`level=INFO msg="consumer: drain ended" given_back=10 finished=10 abandoned=0 acks_unsent=0 took=2s`,
 		} {
 			if !strings.Contains(out, want) {
 				t.Errorf("log lacks %q:\n%s", want, out)

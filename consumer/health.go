@@ -65,7 +65,7 @@ func (h *health) failing() (time.Duration, error) {
 // probe (lifecycle.LoopGroup asks every loop that has this method): nil
 // while Run is receiving and receives succeed, or have failed for less
 // than NotReadyAfter. Otherwise a non-nil error that says why: Run not
-// started, shutdown begun, the lease owner failed (wrapping its error,
+// started, shutdown begun, paused (Pause), the lease owner failed (wrapping its error,
 // e.g. sqsloop.ErrAccessDenied), or receives failing for longer than
 // NotReadyAfter (wrapping the last receive error; an endpoint that is down
 // stays a transient error: Run keeps retrying with back-off). Safe for
@@ -76,6 +76,9 @@ func (c *Consumer) Ready() error {
 		return errors.New("consumer: Run not started")
 	case stateDraining, stateStopped:
 		return errors.New("consumer: shutting down")
+	}
+	if paused, _ := c.pause.state(); paused {
+		return errors.New("consumer: paused (drain mode)")
 	}
 	if err := c.leases.Err(); err != nil {
 		return fmt.Errorf("consumer: %w", err)

@@ -23,11 +23,13 @@ import (
 // and by when the others reappear. Handlers go on running until the
 // process exits; what they decide is ignored. It returns when nothing is
 // left to send or ctx is done. Safe for concurrent use; a second call
-// finds nothing to give back.
+// finds nothing to give back. It also ends the drain's flush (Run no
+// longer sends what its handlers decide): the process is about to exit.
 func (c *Consumer) Interrupt(ctx context.Context) {
 	began := time.Now()
 	running := c.st.running.Load()
 	r := c.leases.Interrupt(ctx)
+	c.interrupt()
 	visible := "none"
 	if r.Failed > 0 {
 		visible = r.VisibleBy.Format(time.RFC3339)

@@ -135,7 +135,7 @@ func TestLogsSayWhatHappenedAndNoSecrets(t *testing.T) {
 			case msg == "consumer: started":
 				started++
 				if r["visibility_timeout"] != "5m0s" || r["interval"] != "1m0s" || r["extension"] != "5m0s" || r["wait_time"] != "1s" ||
-					r["shutdown_timeout"] != "25s" || r["concurrency"] != 6.0 || r["max_extension"] != "12h0m0s" || !strings.HasPrefix(r["backoff"].(string), "1h0m0s") {
+					r["shutdown_timeout"] != "Shutdown's deadline, else 25s" || r["concurrency"] != 6.0 || r["max_extension"] != "12h0m0s" || !strings.HasPrefix(r["backoff"].(string), "1h0m0s") {
 					t.Errorf("the start record misses the effective configuration: %v", r)
 				}
 			case strings.HasPrefix(msg, "visibility: a handler never beat its heartbeat"):

@@ -37,7 +37,8 @@ func (c *Consumer) logStart() {
 		duration("extension", v.Extension),
 		duration("max_extension", maxExt),
 		slog.String("backoff", describeBackoff(cfg.Backoff)),
-		duration("shutdown_timeout", cfg.ShutdownTimeout),
+		c.shutdownTimeoutAttr(),
+		duration("exit_when_idle", cfg.ExitWhenIdle),
 		duration("drain_grace", DrainGrace),
 		slog.Bool("cancel_on_lease_lost", v.CancelOnLeaseLost),
 	)
@@ -65,3 +66,13 @@ func describeBackoff(b func(int) time.Duration) string {
 // duration is a log attribute of d as text ("25s"): slog.Duration would
 // log nanoseconds under slog.JSONHandler.
 func duration(key string, d time.Duration) slog.Attr { return slog.String(key, d.String()) }
+
+// shutdownTimeoutAttr is the drain budget as the start line logs it:
+// "25s", or "Shutdown's deadline, else 25s" when ShutdownTimeout was left
+// zero.
+func (c *Consumer) shutdownTimeoutAttr() slog.Attr {
+	if c.budget.byContext {
+		return slog.String("shutdown_timeout", "Shutdown's deadline, else "+c.cfg.ShutdownTimeout.String())
+	}
+	return duration("shutdown_timeout", c.cfg.ShutdownTimeout)
+}

@@ -97,6 +97,6 @@ func (c *Consumer) observeDrain(phase sqsloop.DrainPhase, began time.Time, err e
 		Phase: phase, Running: int(c.st.running.Load()),
 		GivenBack: int(st.GivenBack - c.drainMark.GivenBack),
 		Finished:  int(st.Succeeded + st.Failed - c.drainMark.Succeeded - c.drainMark.Failed),
-		Abandoned: int(st.Abandoned), Took: time.Since(began), Err: err,
+		Abandoned: int(st.Abandoned), AcksUnsent: int(st.AckUnsent), Took: time.Since(began), Err: err,
 	})
 }

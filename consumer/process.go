@@ -185,6 +185,7 @@ func (c *Consumer) process(s *sequence) {
 		took := time.Since(began)
 		c.intake.handled(took)
 		c.st.running.Add(-1)
+		c.noteHandled()
 		var lost bool          // the lease was lost before the decision, which ends it
 		var lastBeat time.Time // before the beat below
 		if c.cfg.Observer != nil {

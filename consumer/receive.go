@@ -15,13 +15,21 @@ import (
 )
 
 // Back-off of failed receives: full jitter, doubling from receiveBackoffMin
-// (deniedBackoffMin when access is denied, to ride over an IAM change that
-// is still propagating) up to receiveBackoffMax, reset by a successful
-// receive.
+// up to receiveBackoffMax, reset by a successful receive. Access denied
+// backs off from deniedBackoffMin up to deniedBackoffMax instead, to ride
+// over an IAM change that is still propagating (visibility.MaxAccessDenied
+// denials in a row end Run): that is not a mailbox coming back, and
+// trying it every second would use up those denials in seconds.
 const (
 	receiveBackoffMin = 100 * time.Millisecond
+	// receiveBackoffMax is 1 s, so that receiving resumes within a second
+	// of the mailbox answering again (a database restarted, an endpoint
+	// back); while receives fail, one receive at a time goes out (a
+	// probe), so the outage costs at most one call a back-off, not one per
+	// receive loop.
+	receiveBackoffMax = time.Second
 	deniedBackoffMin  = time.Second
-	receiveBackoffMax = 10 * time.Second
+	deniedBackoffMax  = 10 * time.Second
 )
 
 // maxReceiveGrace bounds how long a receive call in flight when shutdown
@@ -53,8 +61,29 @@ const maxReceivers = 32
 // c.receiveGrace() to come back, so that messages SQS already handed out are
 // given back rather than left hidden for their visibility timeout; what
 // they bring is given back once they all have, and the caller then gives
-// back the messages that wait for a handler (giveBackUnstarted).
+// back the messages that wait for a handler (giveBackUnstarted). Pause
+// stops the loops the same way, but for the drain: the handlers go on
+// with what was received, and Resume starts the loops again.
 func (c *Consumer) receive(ctx, handlerCtx context.Context, handlers *pool) (drainBegan time.Time, err error) {
+	for {
+		paused, began, err := c.receiveUntil(ctx, handlerCtx, handlers)
+		if !paused {
+			return began, err
+		}
+		resumed, began, err := c.awaitResume(ctx)
+		if !resumed {
+			return began, err
+		}
+	}
+}
+
+// receiveUntil runs the receive loops until the drain begins (see
+// receive), or until Pause (paused true; at once if paused already).
+func (c *Consumer) receiveUntil(ctx, handlerCtx context.Context, handlers *pool) (paused bool, drainBegan time.Time, err error) {
+	on, pauseCh := c.pause.state()
+	if on {
+		return true, time.Time{}, nil
+	}
 	recvCtx, stopRecv := context.WithCancel(ctx)
 	defer stopRecv()
 	receivers, rctx := errgroup.WithContext(recvCtx)
@@ -63,19 +92,22 @@ func (c *Consumer) receive(ctx, handlerCtx context.Context, handlers *pool) (dra
 	receiversDone := make(chan struct{})
 	watchDone := make(chan struct{})
 	var leaseErr error
-	// drainBegan and leaseErr are set by the watcher; read after watchDone.
+	// paused, drainBegan and leaseErr are set by the watcher; read after
+	// watchDone.
 	go func() {
 		defer close(watchDone)
 		select {
 		case <-c.drainReq:
 		case <-rctx.Done():
+		case <-pauseCh:
+			paused = true
 		case <-c.leases.Failed():
 			leaseErr = c.leases.Err()
 			c.cfg.Logger.Error("consumer: the lease owner failed for good; draining", slog.Any("error", leaseErr))
 		}
-		c.state.CompareAndSwap(stateRunning, stateDraining) // Ready() reports it at once
-		drainBegan = time.Now()
-		c.drainStarted() // before anything is given back, so the counts at the end are the drain's
+		if !paused {
+			drainBegan = c.beginDrain() // before anything is given back, so the counts at the end are the drain's
+		}
 		stopRecv()
 		// Nothing is given back before the receives in flight have come
 		// back: a message given back while one of them still waits in its
@@ -103,7 +135,10 @@ func (c *Consumer) receive(ctx, handlerCtx context.Context, handlers *pool) (dra
 	<-watchDone
 	c.giveBack(late.msgs)
 	c.intake.release(len(late.msgs))
-	return drainBegan, errors.Join(err, leaseErr)
+	if paused && err != nil { // a loop failed for good as the pause came
+		paused, drainBegan = false, c.beginDrain()
+	}
+	return paused, drainBegan, errors.Join(err, leaseErr)
 }
 
 // receivers is how many receive loops run: maxReceivers, so that the
@@ -145,20 +180,25 @@ func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, tok
 			return nil
 		default:
 		}
-		n, ok := c.gather(recvCtx, token)
+		n, probe, ok := c.gather(recvCtx, token)
 		if !ok {
 			return nil
 		}
 		if recvCtx.Err() != nil {
+			c.backoff.answered(probe, nil, false)
 			c.intake.release(n)
 			return nil
 		}
 		c.st.receiveCalls.Add(1)
+		wait := c.cfg.WaitTime
+		if probe {
+			wait = 0 // a short poll: whether the mailbox answers again, known at once
+		}
 		began := time.Now()
 		msgs, err := c.mb.Receive(callCtx, sqsloop.ReceiveRequest{
 			MaxMessages:           n,
 			VisibilityTimeout:     c.cfg.VisibilityTimeout,
-			WaitTime:              c.cfg.WaitTime,
+			WaitTime:              wait,
 			MessageAttributeNames: c.cfg.MessageAttributeNames,
 		})
 		took := time.Since(began)
@@ -166,11 +206,9 @@ func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, tok
 		if c.cfg.Observer != nil {
 			c.observeReceive(callCtx, began, took, n, msgs, err)
 		}
-		if err != nil && recvCtx.Err() == nil {
-			// Before its room is given back, so no loop waiting for room
-			// sends a receive ahead of the back-off.
-			c.backoff.failed(errors.Is(err, sqsloop.ErrAccessDenied))
-		}
+		// Before its room is given back, so no loop waiting for room sends
+		// a receive ahead of the back-off.
+		c.backoff.answered(probe, err, recvCtx.Err() == nil)
 		if len(msgs) > n {
 			c.cfg.Logger.Error("consumer: the mailbox returned more messages than asked for; giving back the extra",
 				slog.Int("asked", n), slog.Int("got", len(msgs)))
@@ -193,6 +231,7 @@ func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, tok
 			return nil
 		}
 		c.health.received(err)
+		c.noteReceive(len(msgs), err)
 		if err != nil {
 			c.st.receiveErrors.Add(1)
 			if c.receiveFailed(err) {
@@ -200,7 +239,6 @@ func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, tok
 			}
 			continue
 		}
-		c.backoff.succeeded()
 		for _, s := range c.arrive(handlerCtx, msgs) {
 			handlers.submit(s)
 		}
@@ -227,73 +265,117 @@ func (c *Consumer) receiveFailed(err error) (fatal bool) {
 
 // gather takes the gathering token (one receive loop gathers at a time),
 // waits out the back-off of failed receives (so a failure holds back every
-// loop), and takes room for the next receive from the intake.
-func (c *Consumer) gather(ctx context.Context, token chan struct{}) (n int, ok bool) {
+// loop), and takes room for the next receive from the intake. probe
+// reports that receives are failing and this one is the probe the others
+// wait for: its answer must be given to c.backoff.answered.
+func (c *Consumer) gather(ctx context.Context, token chan struct{}) (n int, probe, ok bool) {
 	select {
 	case <-token:
 	case <-ctx.Done():
-		return 0, false
+		return 0, false, false
 	}
 	defer func() { token <- struct{}{} }()
 	if !c.backoff.wait(ctx) {
-		return 0, false
+		return 0, false, false
 	}
 	if n, ok = c.intake.gather(ctx); !ok {
-		return 0, false
+		return 0, false, false
 	}
-	// A receive may have failed while this one waited for room.
-	if !c.backoff.wait(ctx) {
-		c.intake.release(n)
-		return 0, false
+	// A receive may have failed while this one waited for room, or just
+	// now: send says so.
+	for {
+		if !c.backoff.wait(ctx) {
+			c.intake.release(n)
+			return 0, false, false
+		}
+		if probe, ok := c.backoff.send(); ok {
+			return n, probe, true
+		}
 	}
-	return n, true
 }
 
 // receiveBackoff spaces out receives after failures, for every receive
-// loop at once: full jitter, doubling from receiveBackoffMin
-// (deniedBackoffMin when access is denied) up to receiveBackoffMax, reset
-// by a successful receive. Safe for concurrent use.
+// loop at once: full jitter, doubling from receiveBackoffMin up to
+// receiveBackoffMax (from deniedBackoffMin up to deniedBackoffMax when
+// access is denied), reset by a successful receive. While receives fail,
+// one receive at a time goes out when the back-off ends (the probe, a
+// short poll: WaitTime 0, so that it answers at once, and Ready with it);
+// the other loops wait for its answer, and the first success lets every
+// loop go at once. Safe for concurrent use.
 type receiveBackoff struct {
-	mu    sync.Mutex
-	next  time.Duration // the next failure's ceiling; 0 before any
-	until time.Time     // no receive before this
+	mu      sync.Mutex
+	next    time.Duration // the next failure's ceiling; 0 while receives succeed
+	until   time.Time     // no receive before this
+	probing chan struct{} // while a probe is on the wire: closed when it is answered
 }
 
-// wait waits until receives may go on, or ctx is done (false).
+// wait waits until a receive may go out: the back-off has ended and no
+// probe is on the wire. It returns false when ctx is done first.
 func (b *receiveBackoff) wait(ctx context.Context) bool {
-	b.mu.Lock()
-	d := time.Until(b.until)
-	b.mu.Unlock()
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
+	for {
+		b.mu.Lock()
+		probing, d := b.probing, time.Until(b.until)
+		b.mu.Unlock()
+		switch {
+		case probing != nil:
+			select {
+			case <-probing:
+			case <-ctx.Done():
+				return false
+			}
+		case d > 0:
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return false
+			}
+		default:
+			return ctx.Err() == nil
+		}
 	}
 }
 
-// failed records a failed receive.
-func (b *receiveBackoff) failed(denied bool) {
+// send records that a receive goes out now, after wait, with the gathering
+// token held (so one probe at a time), and reports whether it is a probe:
+// receives are failing. ok is false when a failure was recorded since
+// wait returned: wait again.
+func (b *receiveBackoff) send() (probe, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.next = max(b.next, receiveBackoffMin)
-	if denied {
-		b.next = max(b.next, deniedBackoffMin)
+	switch {
+	case b.next == 0:
+		return false, true
+	case b.probing != nil || time.Now().Before(b.until):
+		return false, false
 	}
-	b.until = time.Now().Add(rand.N(b.next) + time.Millisecond)
-	b.next = min(2*b.next, receiveBackoffMax)
+	b.probing = make(chan struct{})
+	return true, true
 }
 
-// succeeded records a successful receive.
-func (b *receiveBackoff) succeeded() {
+// answered records a receive's outcome (unless record is false: the drain
+// began meanwhile) and, for a probe, lets the waiting loops go.
+func (b *receiveBackoff) answered(probe bool, err error, record bool) {
 	b.mu.Lock()
-	b.next = 0
-	b.mu.Unlock()
+	defer b.mu.Unlock()
+	switch {
+	case !record:
+	case err == nil:
+		b.next = 0
+	default:
+		lo, hi := receiveBackoffMin, receiveBackoffMax
+		if errors.Is(err, sqsloop.ErrAccessDenied) {
+			lo, hi = deniedBackoffMin, deniedBackoffMax
+		}
+		b.next = min(max(b.next, lo), hi)
+		b.until = time.Now().Add(max(rand.N(b.next), time.Millisecond))
+		b.next = min(2*b.next, hi)
+	}
+	if probe && b.probing != nil {
+		close(b.probing)
+		b.probing = nil
+	}
 }
 
 // giveBack hands msgs, received but never to be started, to the lease

@@ -30,6 +30,12 @@ type Stats struct {
 	// message may run again. AckFailed counts acks that failed for good;
 	// AckRetries failed ack attempts that were tried again.
 	Acked, LateAcked, AckFailed, AckRetries int64
+	// AckUnsent counts, among AckFailed, acks decided but still unsent
+	// when Run returned: the drain budget (at least 1 s after the
+	// handlers were done) ran out while the mailbox was slow or failing,
+	// or Interrupt cut it short. Those messages run again once their
+	// leases end; the drain's last log line reports them too.
+	AckUnsent int64
 	// Nacked counts failed messages made visible again after their
 	// back-off; GivenBack unstarted, interrupted or abandoned messages made
 	// visible at once; NackFailed those whose nack failed for good (they
@@ -57,14 +63,14 @@ type Stats struct {
 
 // LeaseStats returns the fields of Stats that the lease owner counts, from
 // its counters (visibility.Manager.Stats): the acks (Acked, LateAcked,
-// AckFailed, AckRetries), the nacks and give-backs (Nacked, GivenBack,
+// AckFailed, AckRetries, AckUnsent), the nacks and give-backs (Nacked, GivenBack,
 // NackFailed), the extensions (Extensions, ExtensionCalls,
 // LargestExtensionBatch) and the lost leases (LeasesLost,
 // LeasesLostNeverBeat); the other fields are 0. A Consumer's Stats are
 // made from it, and sqslambda's from its invocations' lease owners.
 func LeaseStats(ls visibility.Stats) Stats {
 	return Stats{
-		Acked: ls.Acked, LateAcked: ls.LateAcked, AckFailed: ls.AckFailed, AckRetries: ls.AckRetries,
+		Acked: ls.Acked, LateAcked: ls.LateAcked, AckFailed: ls.AckFailed, AckRetries: ls.AckRetries, AckUnsent: ls.AckUnsent,
 		Nacked: ls.Nacked, GivenBack: ls.GivenBack, NackFailed: ls.NackFailed,
 		Extensions: ls.Extended, ExtensionCalls: ls.ExtensionCalls, LargestExtensionBatch: ls.LargestExtensionBatch,
 		LeasesLost: ls.Lost, LeasesLostNeverBeat: ls.LostNeverBeat,

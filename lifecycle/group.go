@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // LoopGroup runs several [Runnable] loops under one coordinated shutdown:
@@ -41,6 +43,26 @@ type LoopGroup struct {
 	// on every further signal.
 	Exit func(code int)
 
+	// GracePeriod is the time the platform gives the process between its
+	// SIGTERM and its SIGKILL: ECS's stopTimeout, Kubernetes's
+	// terminationGracePeriodSeconds (30 s by default on both). Set it to
+	// the platform's number and it is the one place the drain budget is
+	// set: when shutdown begins, the loops get the budget, GracePeriod
+	// less a margin for what follows a drain (its last calls, flushing
+	// telemetry, the exit: a tenth of GracePeriod, at least 2 s, at most
+	// half of it; 27 s of 30 s), as a deadline on their Shutdown context
+	// (a consumer with its ShutdownTimeout left zero takes it as its
+	// budget); a [ClassBackground] loop a shorter one. Zero (the default): the
+	// group sets no budget; a loop that drains owns its own. Must be ≥ 0;
+	// Run reports a negative one (wrapping [ErrInvalidArgument]).
+	GracePeriod time.Duration
+
+	// Logger receives the group's records: shutdown began (why, the
+	// budget), each loop stopped (when, its budget, its error), the
+	// budget spent with loops still running, and the group stopped (the
+	// timeline: which loop finished when). Nil means slog.Default().
+	Logger *slog.Logger
+
 	// notify and stopNotify, when set, replace signal.Notify and
 	// signal.Stop, so tests can feed signals without sending them.
 	notify     func(c chan<- os.Signal, sig ...os.Signal)
@@ -48,20 +70,27 @@ type LoopGroup struct {
 
 	mu       sync.Mutex
 	loops    []*loop
-	started  bool   // Run was called
-	running  bool   // Run is in progress
-	stopping string // why shutdown began; empty until it has
+	started  bool      // Run was called
+	running  bool      // Run is in progress
+	stopping string    // why shutdown began; empty until it has
+	began    time.Time // when shutdown began
+	budget   time.Duration
 }
 
 // loop is one added Runnable and its state during Run.
 type loop struct {
 	name   string
 	r      Runnable
+	class  Class
+	budget time.Duration // Background's
 	cancel context.CancelCauseFunc
 
 	// Guarded by LoopGroup.mu.
-	finished bool // Run returned
-	asked    bool // the group asked it to stop before it returned
+	finished bool      // Run returned
+	asked    bool      // the group asked it to stop before it returned
+	askedAt  time.Time // when it was asked to stop
+	stopBy   time.Time // its deadline; zero: none
+	ended    time.Time // when its Run returned
 
 	// Written by the loop's Run goroutine (runErr) and its Shutdown call
 	// (shutdownErr) before they report to Run's goroutine, which reads them
@@ -69,13 +98,14 @@ type loop struct {
 	runErr, shutdownErr error
 }
 
-// Add registers r under name, to be started by Run. name must be non-empty
-// and unique in the group, since errors and probes report loops by name, and
-// r must be non-nil; otherwise Add returns an error naming the argument
-// ("lifecycle: name: want …, got …") that wraps [ErrInvalidArgument]. Once
-// Run has been called Add returns [ErrAlreadyRunning]: loops cannot join a
-// running group.
-func (g *LoopGroup) Add(name string, r Runnable) error {
+// Add registers r under name, to be started by Run, a [ClassCritical] loop
+// unless an option says otherwise ([Background], [Last]). name must be
+// non-empty and unique in the group, since errors and probes report loops
+// by name, r must be non-nil, and options valid; otherwise Add returns an
+// error naming the argument ("lifecycle: name: want …, got …") that wraps
+// [ErrInvalidArgument]. Once Run has been called Add returns
+// [ErrAlreadyRunning]: loops cannot join a running group.
+func (g *LoopGroup) Add(name string, r Runnable, opts ...LoopOption) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
@@ -91,7 +121,16 @@ func (g *LoopGroup) Add(name string, r Runnable) error {
 			return &invalidArgument{"name", "a name not yet in the group", strconv.Quote(name)}
 		}
 	}
-	g.loops = append(g.loops, &loop{name: name, r: r})
+	l := &loop{name: name, r: r}
+	for _, opt := range opts {
+		if opt == nil {
+			return &invalidArgument{"opts", fmt.Sprintf("non-nil options for loop %q", name), "nil"}
+		}
+		if err := opt(l); err != nil {
+			return err
+		}
+	}
+	g.loops = append(g.loops, l)
 	return nil
 }
 
@@ -103,15 +142,22 @@ func (g *LoopGroup) Add(name string, r Runnable) error {
 // Shutdown begins at the first of: a signal; ctx is done; any loop returns
 // (with an error or not). Readiness ([LoopGroup.Ready]) turns false at once,
 // before any loop is asked to stop; then every loop still running is asked,
-// all at once: a [Shutdowner] gets Shutdown(ctx) with a context that carries
-// ctx's values and no deadline, and its Run context is left alone (unless
-// Shutdown fails, which cancels it); any other loop has its Run context
-// cancelled. The cancelled context's [context.Cause] says why shutdown
-// began and wraps [context.Canceled]. The group sets no drain budget: a loop
-// that drains owns its own (a consumer's ShutdownTimeout), and a second
-// signal exits the process if one never returns. Run waits for every loop
-// and every Shutdown call, however long they take (an obvious blocked call
-// rather than a leaked goroutine), stops handling the signals, and returns.
+// all at once, but for [ClassLast] loops, which are asked once every other
+// loop has returned (so the health probes such a loop serves answer
+// through the drain). A [Shutdowner] gets Shutdown(ctx) with a context that carries
+// ctx's values and, as its deadline, its share of the budget: with a
+// GracePeriod, the group's budget (a [ClassBackground] loop's own when
+// that is shorter, a ClassLast loop at least 1 s); without one, none (a
+// ClassBackground loop's own). Its Run context is left alone (unless Shutdown fails, which
+// cancels it). Any other loop has its Run context cancelled. The cancelled
+// context's [context.Cause] says why shutdown began and wraps
+// [context.Canceled]. The group enforces no deadline: a loop that drains
+// returns on its own (a consumer within its budget), the group logs the
+// loops still running when its budget is spent, and a second signal exits
+// the process if one never returns. Run waits for every loop and every
+// Shutdown call, however long they take (an obvious blocked call rather
+// than a leaked goroutine), logs the timeline of the shutdown (see
+// [LoopGroup.Stats]), stops handling the signals, and returns.
 //
 // Signals are counted, not shutdowns: the first one Run receives begins
 // shutdown (or lets one begun for another reason go on, as for a deploy's
@@ -130,9 +176,9 @@ func (g *LoopGroup) Add(name string, r Runnable) error {
 // error. A panic in a loop's Run or Shutdown is recovered and reported as
 // its error, with the stack. An empty group waits for a signal or ctx and
 // returns nil. A second call returns [ErrAlreadyRunning] at once. If
-// Signals holds a nil entry, Run starts nothing and returns an error per
-// nil entry ("lifecycle: Signals[i]: want …, got nil"), joined, that wraps
-// [ErrInvalidArgument].
+// Signals holds a nil entry or GracePeriod is negative, Run starts nothing
+// and returns an error per problem ("lifecycle: Signals[i]: want …, got
+// nil"), joined, that wraps [ErrInvalidArgument].
 func (g *LoopGroup) Run(ctx context.Context) error {
 	signals, err := g.signals()
 	if err != nil {
@@ -164,7 +210,7 @@ func (g *LoopGroup) Run(ctx context.Context) error {
 		wg.Go(func() {
 			err := protect(func() error { return l.r.Run(lctx) })
 			g.mu.Lock()
-			l.finished, l.runErr = true, err
+			l.finished, l.runErr, l.ended = true, err, time.Now()
 			g.mu.Unlock()
 			returned <- l
 		})
@@ -172,7 +218,10 @@ func (g *LoopGroup) Run(ctx context.Context) error {
 
 	var cause error // set once shutdown has begun
 	running, shutdowns, signalled := len(loops), 0, 0
+	lastAsked := false
 	done := ctx.Done()
+	var spent <-chan time.Time // fires when the group's budget is spent
+	var spentTimer *time.Timer
 	for cause == nil || running > 0 || shutdowns > 0 {
 		var why string
 		select {
@@ -193,15 +242,32 @@ func (g *LoopGroup) Run(ctx context.Context) error {
 			if l.runErr != nil {
 				why = fmt.Sprintf("loop %q failed", l.name)
 			}
+			if cause != nil {
+				g.logStopped(l)
+			}
 		case <-shutdownDone:
 			shutdowns--
+		case <-spent:
+			spent = nil
+			g.logSpent()
 		}
 		if why != "" && cause == nil {
 			cause = stopCause(why)
-			shutdowns = g.stop(base, why, cause, &wg, shutdownDone)
+			if budget := g.begin(why); budget > 0 {
+				spentTimer = time.NewTimer(budget)
+				spent = spentTimer.C
+			}
+			shutdowns += g.stop(base, cause, &wg, shutdownDone, false)
+		}
+		if cause != nil && !lastAsked && g.othersDone() {
+			lastAsked = true
+			shutdowns += g.stop(base, cause, &wg, shutdownDone, true)
 		}
 	}
 
+	if spentTimer != nil {
+		spentTimer.Stop()
+	}
 	if len(signals) > 0 {
 		stopNotify(sigs)
 	}
@@ -212,20 +278,24 @@ func (g *LoopGroup) Run(ctx context.Context) error {
 	g.mu.Lock()
 	g.running = false
 	g.mu.Unlock()
+	g.logTimeline()
 	return collect(loops)
 }
 
 // signals returns the signals Run handles, or an error naming each nil
-// entry of Signals.
+// entry of Signals, and a negative GracePeriod.
 func (g *LoopGroup) signals() ([]os.Signal, error) {
-	if g.Signals == nil {
-		return []os.Signal{syscall.SIGTERM, os.Interrupt}, nil
-	}
 	var errs []error
+	if g.GracePeriod < 0 {
+		errs = append(errs, &invalidArgument{"GracePeriod", "0 (no budget) or the platform's grace, such as 30s", g.GracePeriod.String()})
+	}
 	for i, s := range g.Signals {
 		if s == nil {
 			errs = append(errs, &invalidArgument{fmt.Sprintf("Signals[%d]", i), "a signal such as syscall.SIGHUP", "nil"})
 		}
+	}
+	if g.Signals == nil {
+		return []os.Signal{syscall.SIGTERM, os.Interrupt}, errors.Join(errs...)
 	}
 	return g.Signals, errors.Join(errs...)
 }
@@ -243,17 +313,18 @@ func (g *LoopGroup) start() ([]*loop, error) {
 	return g.loops, nil
 }
 
-// stop begins shutdown for why: readiness turns false, then every loop
-// still running is asked to stop, a Shutdowner by a Shutdown(base) call on
-// a goroutine of wg that reports on done, any other loop by cancelling its
-// Run context with cause. It returns how many Shutdown calls it started.
-func (g *LoopGroup) stop(base context.Context, why string, cause error, wg *sync.WaitGroup, done chan<- struct{}) int {
+// stop asks every loop still running to stop, those of ClassLast if last
+// is set, the others if not: a Shutdowner by a Shutdown call, with its
+// deadline, on a goroutine of wg that reports on done; any other loop by
+// cancelling its Run context with cause. It returns how many Shutdown
+// calls it started.
+func (g *LoopGroup) stop(base context.Context, cause error, wg *sync.WaitGroup, done chan<- struct{}, last bool) int {
 	g.mu.Lock()
-	g.stopping = why
+	now := time.Now()
 	var toStop []*loop
 	for _, l := range g.loops {
-		if !l.finished {
-			l.asked = true
+		if !l.finished && (l.class == ClassLast) == last {
+			l.asked, l.askedAt, l.stopBy = true, now, g.deadline(l, now)
 			toStop = append(toStop, l)
 		}
 	}
@@ -267,7 +338,12 @@ func (g *LoopGroup) stop(base context.Context, why string, cause error, wg *sync
 		}
 		calls++
 		wg.Go(func() {
-			err := protect(func() error { return sd.Shutdown(base) })
+			ctx, cancel := base, context.CancelFunc(func() {})
+			if !l.stopBy.IsZero() {
+				ctx, cancel = context.WithDeadline(base, l.stopBy)
+			}
+			defer cancel()
+			err := protect(func() error { return sd.Shutdown(ctx) })
 			if err != nil {
 				l.cancel(cause) // Shutdown failed: fall back to the Run context
 			}
@@ -276,6 +352,18 @@ func (g *LoopGroup) stop(base context.Context, why string, cause error, wg *sync
 		})
 	}
 	return calls
+}
+
+// othersDone reports whether every loop not of ClassLast has returned.
+func (g *LoopGroup) othersDone() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, l := range g.loops {
+		if l.class != ClassLast && !l.finished {
+			return false
+		}
+	}
+	return true
 }
 
 // interrupt calls Interrupt on every loop still running that implements

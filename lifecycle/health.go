@@ -28,8 +28,8 @@ func (g *LoopGroup) live() bool {
 // Ready reports whether the group should be sent work: nil while Run is in
 // progress, shutdown has not begun (readiness turns false the moment it
 // begins, a signal included, before any loop is asked to stop), every
-// loop's Run is still running, and every loop implementing [ReadyReporter]
-// reports ready. Otherwise it returns an error saying why (naming the
+// loop's Run is still running, no loop implementing [Pauser] is paused
+// (drain mode), and every loop implementing [ReadyReporter] reports ready. Otherwise it returns an error saying why (naming the
 // loop), which wraps the loop's own error. It is an error before Run and
 // after it returns. Safe for concurrent use; it calls the loops' Ready
 // outside the group's lock.
@@ -47,6 +47,7 @@ func (g *LoopGroup) Ready() error {
 	type reporter struct {
 		name string
 		r    ReadyReporter
+		p    Pauser
 	}
 	var reporters []reporter
 	for _, l := range g.loops {
@@ -54,12 +55,22 @@ func (g *LoopGroup) Ready() error {
 			g.mu.Unlock()
 			return fmt.Errorf("lifecycle: loop %q returned", l.name)
 		}
-		if rr, ok := l.r.(ReadyReporter); ok {
-			reporters = append(reporters, reporter{l.name, rr})
+		rr, _ := l.r.(ReadyReporter)
+		p, _ := l.r.(Pauser)
+		if rr != nil || p != nil {
+			reporters = append(reporters, reporter{l.name, rr, p})
 		}
 	}
 	g.mu.Unlock()
 	for _, rr := range reporters {
+		if rr.p != nil {
+			if paused, _ := rr.p.Paused(); paused {
+				return fmt.Errorf("lifecycle: loop %q paused (drain mode)", rr.name)
+			}
+		}
+		if rr.r == nil {
+			continue
+		}
 		if err := rr.r.Ready(); err != nil {
 			return fmt.Errorf("lifecycle: loop %q not ready: %w", rr.name, err)
 		}
@@ -74,7 +85,10 @@ func (g *LoopGroup) Ready() error {
 // returns nil, else 503 "unavailable: " and the reason. Other methods get
 // 405, other paths 404. Paths are matched exactly; mount it under a prefix
 // with [http.StripPrefix]. It may be called before Run, and the handler
-// serves the probes before, during and after Run. The handler is safe for
+// serves the probes before, during and after Run. Serve it from a loop
+// added with [Last] ([HTTPServer]), so that the probes answer until every
+// other loop has returned: a server stopped when shutdown begins answers
+// neither probe during the drain. The handler is safe for
 // concurrent use and never blocks on the loops (beyond their Ready methods).
 func (g *LoopGroup) HealthHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

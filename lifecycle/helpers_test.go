@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"slices"
 	"sync"
@@ -194,7 +195,7 @@ func isClosed(ch <-chan struct{}) bool {
 // withFakeSignals to send some).
 func newGroup(t *testing.T, loops map[string]Runnable) (*LoopGroup, *fakeSignals) {
 	t.Helper()
-	g := &LoopGroup{}
+	g := &LoopGroup{Logger: slog.New(slog.DiscardHandler)}
 	f := withFakeSignals(g)
 	for name, r := range loops {
 		if err := g.Add(name, r); err != nil {

@@ -19,13 +19,16 @@ type Runnable interface {
 // request, in the style of [net/http.Server.Shutdown]: stop intake, wait for
 // in-flight work until ctx is done, and return ctx's error if it was done
 // first. When a loop implements it, [LoopGroup] calls Shutdown to begin the
-// drain, with a context that has no deadline and is never cancelled, and
-// leaves the loop's Run context alone until Run has returned (unless
-// Shutdown returns an error or panics: then it cancels the Run context). The
-// loop owns its drain budget and must return on its own, as a consumer does
-// within its ShutdownTimeout. The group waits for both Run and Shutdown to
-// return. Shutdown is called at most once, from a goroutine other than
-// Run's, while Run may still be running or may have just returned.
+// drain, with a context whose deadline is the loop's share of the group's
+// budget ([LoopGroup.GracePeriod], [Background]; none without either) and
+// that is never cancelled before it, and leaves the loop's Run context
+// alone until Run has returned (unless Shutdown returns an error or
+// panics: then it cancels the Run context). The loop drains within that
+// deadline, or owns its budget when there is none (a consumer: its
+// ShutdownTimeout), and must return on its own. The group waits for both
+// Run and Shutdown to return. Shutdown is called at most once, from a
+// goroutine other than Run's, while Run may still be running or may have
+// just returned.
 type Shutdowner interface {
 	Shutdown(ctx context.Context) error
 }

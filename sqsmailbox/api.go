@@ -2,7 +2,9 @@ package sqsmailbox
 
 import (
 	"context"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 )
 
@@ -43,8 +45,26 @@ var _ AdminAPI = (*sqs.Client)(nil)
 // on every call (the SDK only reads them; other API implementations may
 // ignore them): every call tags credential-provider failures
 // (tagCredentials), and ReceiveMessage also puts its zero values on the wire
-// (sendZeros).
+// (sendZeros) and waits at most 1 s between the SDK's retries
+// (capReceiveRetries).
 var (
-	receiveOptions = []func(*sqs.Options){sendZeros, tagCredentials}
+	receiveOptions = []func(*sqs.Options){sendZeros, tagCredentials, capReceiveRetries}
 	callOptions    = []func(*sqs.Options){tagCredentials}
 )
+
+// receiveRetryDelay is the longest the SDK's retryer waits between two
+// attempts of one ReceiveMessage call: 1 s, as the consumer's own back-off
+// of failed receives, so that receiving resumes within a second of the
+// endpoint answering again. The SDK's default retryer waits up to 2 s, then
+// 4 s, between its 3 attempts (20 s at most): after an outage a receive
+// could sleep 4 s in it while the endpoint was back.
+const receiveRetryDelay = time.Second
+
+// capReceiveRetries makes the client's retryer wait receiveRetryDelay at
+// most between the attempts of a ReceiveMessage call; its other decisions
+// (which errors, how many attempts, the retry quota) stand.
+func capReceiveRetries(o *sqs.Options) {
+	if o.Retryer != nil {
+		o.Retryer = retry.AddWithMaxBackoffDelay(o.Retryer, receiveRetryDelay)
+	}
+}

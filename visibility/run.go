@@ -120,15 +120,19 @@ loop:
 
 // Stop ends Run as the end of its context does, but with the flush
 // bounded by ctx instead of 1 s, in the manner of net/http's
-// Server.Shutdown: Run stops extending, sends the acks, nacks and
+// Server.Shutdown: Run stops extending and sends the acks, nacks and
 // give-backs already decided until they are sent or ctx is done, then
-// cancels the calls still on the wire and returns. A caller that must be
-// done by a deadline (sqslambda: the invocation's) bounds the flush with
-// it. Stop returns when Run has returned (at once if Run has not
+// cancels the calls still on the wire and returns. Each call is still
+// bounded by Config.Interval/2 (at most 10 s); one that fails or times
+// out transiently is tried again, with back-off, while ctx lasts. A
+// holder with a budget passes what is left of it: a consumer's drain
+// (what its handlers left of the drain budget, so that a mailbox slow at
+// that moment does not cost acks), sqslambda's invocation (its
+// deadline). Stop returns when Run has returned (at once if Run has not
 // started: when it does, it only flushes), with ctx.Err() if ctx ended
 // first (what was unsent then is abandoned, as after Run's 1 s: logged,
-// and counted failed), nil otherwise. Only the first call's ctx counts.
-// Safe for concurrent use.
+// counted failed, and acks also counted in Stats.AckUnsent), nil
+// otherwise. Only the first call's ctx counts. Safe for concurrent use.
 func (m *Manager) Stop(ctx context.Context) error {
 	m.stopOnce.Do(func() {
 		m.stopBy = ctx
@@ -156,6 +160,7 @@ func (m *Manager) abandon() {
 			return
 		case acking:
 			m.st.ackFailed.Add(1)
+			m.st.ackUnsent.Add(1)
 		case nacking, givenUp:
 			m.st.nackFailed.Add(1)
 		}

@@ -36,6 +36,11 @@ type Stats struct {
 	// unsent when Run returned); AckRetries failed attempts that were
 	// tried again (or would have been, had Run not returned).
 	DeleteCalls, Acked, LateAcked, AckFailed, AckRetries int64
+	// AckUnsent counts, among AckFailed, the acks decided but not sent
+	// when Run returned: never sent, or sent and failed (or cut off)
+	// without a retry that succeeded before the flush ended (see Stop).
+	// Their messages will run again once their leases end.
+	AckUnsent int64
 
 	// NackCalls is the number of ChangeMessageVisibilityBatch calls that
 	// nacked or gave back messages. Nacked counts failed messages made
@@ -52,7 +57,7 @@ type counters struct {
 	extendCalls, extended, failures, largest   atomic.Int64
 	lost, neverBeat                            atomic.Int64
 	deleteCalls, acked, lateAcked, ackFailed   atomic.Int64
-	ackRetries                                 atomic.Int64
+	ackRetries, ackUnsent                      atomic.Int64
 	changeCalls, nacked, givenBack, nackFailed atomic.Int64
 }
 
@@ -64,7 +69,7 @@ func (m *Manager) Stats() Stats {
 		ExtensionCalls: s.extendCalls.Load(), Extended: s.extended.Load(), ExtensionFailures: s.failures.Load(),
 		LargestExtensionBatch: s.largest.Load(), Lost: s.lost.Load(), LostNeverBeat: s.neverBeat.Load(),
 		DeleteCalls: s.deleteCalls.Load(), Acked: s.acked.Load(), LateAcked: s.lateAcked.Load(),
-		AckFailed: s.ackFailed.Load(), AckRetries: s.ackRetries.Load(),
+		AckFailed: s.ackFailed.Load(), AckRetries: s.ackRetries.Load(), AckUnsent: s.ackUnsent.Load(),
 		NackCalls: s.changeCalls.Load(), Nacked: s.nacked.Load(), GivenBack: s.givenBack.Load(), NackFailed: s.nackFailed.Load(),
 	}
 }
@@ -81,7 +86,7 @@ func (s Stats) Add(o Stats) Stats {
 		LargestExtensionBatch: max(s.LargestExtensionBatch, o.LargestExtensionBatch),
 		Lost:                  s.Lost + o.Lost, LostNeverBeat: s.LostNeverBeat + o.LostNeverBeat,
 		DeleteCalls: s.DeleteCalls + o.DeleteCalls, Acked: s.Acked + o.Acked, LateAcked: s.LateAcked + o.LateAcked,
-		AckFailed: s.AckFailed + o.AckFailed, AckRetries: s.AckRetries + o.AckRetries,
+		AckFailed: s.AckFailed + o.AckFailed, AckRetries: s.AckRetries + o.AckRetries, AckUnsent: s.AckUnsent + o.AckUnsent,
 		NackCalls: s.NackCalls + o.NackCalls, Nacked: s.Nacked + o.Nacked, GivenBack: s.GivenBack + o.GivenBack,
 		NackFailed: s.NackFailed + o.NackFailed,
 	}

@@ -54,6 +54,7 @@ func Run(ctx context.Context, c Config, group *lifecycle.LoopGroup, out io.Write
 		fmt.Fprintf(out, "enqueued %d jobs (%d files, 1 stuck, 1 failing, 1 malformed)\n", len(files)+3, len(files))
 	}
 
+	group.Logger = log // the shutdown's timeline at INFO stays out of the output; WARN (a budget spent) shows
 	observer := c.Observer
 	if c.MetricsAddr != "" {
 		srv, err := serve(c, group)
@@ -62,7 +63,10 @@ func Run(ctx context.Context, c Config, group *lifecycle.LoopGroup, out io.Write
 		}
 		defer srv.listener.Close() // closed already once the group ran it
 		fmt.Fprintf(out, "serving %s\n", srv)
-		if err := group.Add("http", srv); err != nil {
+		// Stopped last: the probes and the lease page answer through the
+		// drain (/livez 200, /readyz 503) until the consumer and the
+		// monitor have returned.
+		if err := group.Add("http", lifecycle.HTTPServer(srv.http, srv.listener), lifecycle.Last()); err != nil {
 			return sum, err
 		}
 		observer = sqsloop.Observers(observer, srv.page)

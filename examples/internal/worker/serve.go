@@ -1,8 +1,6 @@
 package worker
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -16,8 +14,7 @@ import (
 )
 
 // server is the HTTP server of -metrics-addr: the group's health probes,
-// the lease page, and the program's own handlers. A loop of the run's
-// group.
+// the lease page, and the program's own handlers.
 type server struct {
 	http     *http.Server
 	listener net.Listener
@@ -49,23 +46,4 @@ func serve(c Config, group *lifecycle.LoopGroup) (*server, error) {
 // /livez, /readyz)".
 func (s *server) String() string {
 	return fmt.Sprintf("http://%s (%s)", s.listener.Addr(), strings.Join(s.paths, ", "))
-}
-
-// Run serves until ctx is done (the group's shutdown begins), then stops
-// the server within a second.
-func (s *server) Run(ctx context.Context) error {
-	errc := make(chan error, 1)
-	go func() { errc <- s.http.Serve(s.listener) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	defer cancel()
-	err := s.http.Shutdown(sctx)
-	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
-		err = errors.Join(err, serr)
-	}
-	return err
 }
