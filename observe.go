@@ -10,8 +10,8 @@ import (
 // and lost leases of the lease owner (package visibility), and the phases
 // of a drain. Instrumentation lives beside the core, not inside it: package
 // otelsqsloop turns these events into OpenTelemetry spans and metrics, and
-// a live page can draw them; any other runner of handlers (an AWS Lambda
-// batch using a visibility.Manager) reports through the same methods.
+// a live page can draw them; package sqslambda reports an AWS Lambda
+// batch's handler runs and lease owner through the same methods.
 //
 // A nil Observer costs nothing: the core checks for nil before it builds
 // an event. Methods are called from the goroutines doing the work (receive
