@@ -84,7 +84,7 @@ func (c *Consumer) observeAbandoned() {
 
 // observeDrain reports a phase of the drain, with its counts since the
 // drain began.
-func (c *Consumer) observeDrain(phase sqsloop.DrainPhase, began time.Time, err error) {
+func (c *Consumer) observeDrain(phase string, began time.Time, err error) {
 	if c.cfg.Observer == nil {
 		return
 	}

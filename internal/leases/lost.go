@@ -64,7 +64,7 @@ func (m *Manager) report(r reports) {
 				duration("interval", m.cfg.Interval), duration("ran", time.Since(l.msg.ReceivedAt)))
 		} else {
 			attrs := []slog.Attr{slog.String("message_id", l.msg.ID), slog.Int("receive_count", l.msg.ReceiveCount),
-				slog.String("reason", reason.String())}
+				slog.String("reason", reason)}
 			if l.neverBeat {
 				attrs = append(attrs, slog.Bool("never_beat", true))
 			}
@@ -127,7 +127,7 @@ func leaseLost(id string, reason error) error {
 
 // lostReason classifies a lost lease's error, and returns the reason's own
 // error (without the lost-lease wrapping) to log.
-func lostReason(err error) (sqsloop.LeaseLostReason, error) {
+func lostReason(err error) (string, error) {
 	cause := err
 	if le, ok := err.(*lostError); ok {
 		cause = le.reason

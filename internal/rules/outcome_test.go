@@ -24,7 +24,7 @@ func TestRunEvent(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		got   sqsloop.ProcessEvent
-		want  sqsloop.Outcome
+		want  string
 		delay time.Duration
 		never bool
 	}{
