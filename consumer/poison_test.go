@@ -46,7 +46,7 @@ func receiveAll(t *testing.T, mb sqsloop.Mailbox) []*sqsloop.Message {
 // original deleted; the user's function never runs.
 func TestUndecodableBodyGoesToTheDLQAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := memmailbox.NewBroker()
+		b := new(memmailbox.Broker)
 		defer b.Close()
 		q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs", MaxReceiveCount: 5})
 		if err != nil {
@@ -183,7 +183,7 @@ func TestPoisonCopyComesBeforeTheDelete(t *testing.T) {
 	for _, copyFails := range []bool{false, true} {
 		t.Run(fmt.Sprint("copy fails ", copyFails), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				b := memmailbox.NewBroker()
+				b := new(memmailbox.Broker)
 				defer b.Close()
 				q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs", MaxReceiveCount: 5})
 				if err != nil {

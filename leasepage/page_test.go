@@ -59,7 +59,7 @@ type snapshot struct {
 // handle; once both return, nothing is in flight and the outcomes count.
 func TestPageFollowsAConsumer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := memmailbox.NewBroker()
+		b := new(memmailbox.Broker)
 		defer b.Close()
 		q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs"})
 		if err != nil {
