@@ -144,8 +144,9 @@ type ProcessEvent struct {
 	// Duration is how long the handler ran (until the drain abandoned it,
 	// for OutcomeAbandoned).
 	Duration time.Duration
-	// NeverBeat reports, for OutcomeLeaseLost, a handler that did not beat
-	// its heartbeat once while it ran: its lease lapsed for want of beats.
+	// NeverBeat reports, for OutcomeLeaseLost, that the lease lapsed for
+	// want of beats while the handler ran without beating once since it
+	// started: the same answer as the LeaseLostEvent of that lease.
 	NeverBeat bool
 }
 
@@ -244,10 +245,15 @@ type LeaseLostEvent struct {
 	// LostCallFailures or LostBeforeStart.
 	Reason string
 	// Err matches visibility.ErrLeaseLost and the reason's own error
-	// (errors.Is), as Lease.Err does.
+	// (errors.Is), as the cause of the handler's context does with
+	// visibility.Config.CancelOnLeaseLost.
 	Err error
-	// NeverBeat reports a lease lost for want of beats whose handler had
-	// started and never beat its heartbeat once.
+	// NeverBeat reports a lease lost for want of beats (LostNoBeats) while
+	// its handler ran, without a beat of the heartbeat since that handler
+	// started: the beats of an earlier message of its FIFO group, which
+	// shares the heartbeat, do not count, and a message still waiting for
+	// its handler has none that could have beaten. It is decided once per
+	// lease: the ProcessEvent of the run says the same.
 	NeverBeat bool
 }
 
