@@ -23,8 +23,9 @@ import (
 // [Runnable]) at most [InterruptTimeout] (1 s) for a last word.
 //
 // The zero value is ready to use: [LoopGroup.Add] the loops, then call Run
-// once. Set Signals and Exit, if at all, before Run and leave them alone
-// while it runs. All methods are safe for concurrent use. A LoopGroup must
+// once. Set its fields, if at all, before Run (AllowRemoteDrain before
+// DrainHandler serves a request) and leave them alone while it runs. All
+// methods are safe for concurrent use. A LoopGroup must
 // not be copied after first use.
 type LoopGroup struct {
 	// Signals begin shutdown while Run runs. Nil means SIGTERM (what
