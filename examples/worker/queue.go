@@ -110,7 +110,7 @@ func visible(ctx context.Context, mb sqsloop.Mailbox) (int, error) {
 
 // newMemQueue is the embedded default: a memmailbox queue with a DLQ.
 func newMemQueue(ctx context.Context) (*queue, error) {
-	b := memmailbox.NewBroker()
+	b := new(memmailbox.Broker)
 	q, err := b.CreateQueue(sqsloop.QueueSpec{Name: queueName, VisibilityTimeout: lease, MaxReceiveCount: maxReceiveCount})
 	if err != nil {
 		b.Close()

@@ -81,7 +81,7 @@ func run(ctx context.Context, o options, group *lifecycle.LoopGroup, out io.Writ
 	defer tel.close()
 	if tel.server != nil {
 		fmt.Fprintf(out, "serving http://%s%s, %s, %s and %s\n", tel.addr(), metricsPath, leasesPath, lifecycle.LivezPath, lifecycle.ReadyzPath)
-		if err := group.Add("telemetry", tel.loop(), lifecycle.Last()); err != nil {
+		if err := group.Add("telemetry", tel.loop(), lifecycle.LoopOption{Last: true}); err != nil {
 			return sum, err
 		}
 	}

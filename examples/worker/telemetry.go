@@ -112,7 +112,7 @@ func (t *telemetry) addr() string {
 }
 
 // loop is the server as a loop of the worker's group, stopped last
-// (lifecycle.Last): the probes, the metrics and the lease page answer
+// (lifecycle.LoopOption.Last): the probes, the metrics and the lease page answer
 // through the drain (/livez 200, /readyz 503) until the consumer and the
 // monitor have returned.
 func (t *telemetry) loop() lifecycle.Runnable { return lifecycle.HTTPServer(t.server, t.listener) }
