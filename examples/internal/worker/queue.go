@@ -123,7 +123,7 @@ func visible(ctx context.Context, mb sqsloop.Mailbox) (int, error) {
 // OpenMemory opens the embedded default: a memmailbox queue with a
 // dead-letter queue.
 func OpenMemory(ctx context.Context) (*Queue, error) {
-	b := memmailbox.NewBroker()
+	b := new(memmailbox.Broker)
 	q, err := b.CreateQueue(Spec(QueueName))
 	if err != nil {
 		b.Close()

@@ -66,7 +66,7 @@ func Run(ctx context.Context, c Config, group *lifecycle.LoopGroup, out io.Write
 		// Stopped last: the probes and the lease page answer through the
 		// drain (/livez 200, /readyz 503) until the consumer and the
 		// monitor have returned.
-		if err := group.Add("http", lifecycle.HTTPServer(srv.http, srv.listener), lifecycle.Last()); err != nil {
+		if err := group.Add("http", lifecycle.HTTPServer(srv.http, srv.listener), lifecycle.LoopOption{Last: true}); err != nil {
 			return sum, err
 		}
 		observer = sqsloop.Observers(observer, srv.page)
