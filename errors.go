@@ -44,7 +44,7 @@ var (
 
 	// ErrAlreadyRunning is wrapped by the error that a Run that may be
 	// called only once returns on every later call, even one made after
-	// the first returned: consumer.Consumer.Run and visibility.Manager.Run.
+	// the first returned: consumer.Consumer.Run.
 	ErrAlreadyRunning = errors.New("sqsloop: already running")
 
 	// ErrNoDeadLetterQueue means the queue has no redrive policy, so there

@@ -10,8 +10,8 @@ import (
 // and lost leases of the lease owner (package visibility), and the phases
 // of a drain. Instrumentation lives beside the core, not inside it: package
 // otelsqsloop turns these events into OpenTelemetry spans and metrics, and
-// a live page can draw them; any other runner of handlers (an AWS Lambda
-// batch using a visibility.Manager) reports through the same methods.
+// a live page can draw them; package sqslambda reports an AWS Lambda
+// batch's handler runs and lease owner through the same methods.
 //
 // A nil Observer costs nothing: the core checks for nil before it builds
 // an event. Methods are called from the goroutines doing the work (receive
@@ -98,51 +98,42 @@ type ReceiveEvent struct {
 	Held int
 }
 
-// Outcome is how a handler run ended.
-type Outcome uint8
-
+// How a handler run ended: ProcessEvent.Outcome, in the messaging
+// semantic conventions' snake case (the label otelsqsloop reports).
 const (
 	// OutcomeAcked: the handler returned nil; the message is acked.
-	OutcomeAcked Outcome = iota
+	OutcomeAcked = "acked"
 	// OutcomeNacked: the handler returned an error; the message is nacked
 	// after ProcessEvent.Delay.
-	OutcomeNacked
+	OutcomeNacked = "nacked"
 	// OutcomePanicked: the handler panicked; the message is nacked after
 	// ProcessEvent.Delay.
-	OutcomePanicked
+	OutcomePanicked = "panicked"
 	// OutcomeGivenBack: the drain budget (on AWS Lambda, the invocation's
 	// deadline) cancelled the handler's context and it returned an error;
 	// the message is given back at once (visibility 0), not nacked.
-	OutcomeGivenBack
+	OutcomeGivenBack = "given_back"
 	// OutcomeLeaseLost: the handler returned after its message's lease was
 	// lost, so its result is late: another worker may run the message
 	// again (ProcessEvent.Err is what it returned).
-	OutcomeLeaseLost
+	OutcomeLeaseLost = "lease_lost"
 	// OutcomeAbandoned: the handler still ran when the drain ended (on AWS
 	// Lambda, when the invocation stopped waiting for it); its message was
 	// given back (on Lambda, reported failed) and whatever it returns
 	// later is ignored.
-	OutcomeAbandoned
+	OutcomeAbandoned = "abandoned"
 	// OutcomeDeadLettered: the handler failed with an error that says the
 	// message can never succeed (consumer.Permanent); a copy was sent to
 	// the queue's dead-letter queue and the original is acked.
-	OutcomeDeadLettered
+	OutcomeDeadLettered = "dead_lettered"
 )
-
-var outcomeNames = [...]string{"acked", "nacked", "panicked", "given_back", "lease_lost", "abandoned", "dead_lettered"}
-
-// String returns the outcome's name in snake case: "acked", "nacked",
-// "panicked", "given_back", "lease_lost", "abandoned" or "dead_lettered".
-func (o Outcome) String() string {
-	if int(o) < len(outcomeNames) {
-		return outcomeNames[o]
-	}
-	return "unknown"
-}
 
 // ProcessEvent is the end of one handler run.
 type ProcessEvent struct {
-	Outcome Outcome
+	// Outcome is how the run ended: OutcomeAcked, OutcomeNacked,
+	// OutcomePanicked, OutcomeGivenBack, OutcomeLeaseLost,
+	// OutcomeAbandoned or OutcomeDeadLettered.
+	Outcome string
 	// Err is the handler's error (a panic turned into one), nil when it
 	// returned nil or was abandoned.
 	Err error
@@ -153,59 +144,39 @@ type ProcessEvent struct {
 	// Duration is how long the handler ran (until the drain abandoned it,
 	// for OutcomeAbandoned).
 	Duration time.Duration
-	// NeverBeat reports, for OutcomeLeaseLost, a handler that did not beat
-	// its heartbeat once while it ran: its lease lapsed for want of beats.
+	// NeverBeat reports, for OutcomeLeaseLost, that the lease lapsed for
+	// want of beats while the handler ran without beating once since it
+	// started: the same answer as the LeaseLostEvent of that lease.
 	NeverBeat bool
 }
 
-// SettleOp is the batch call a SettleEvent reports.
-type SettleOp uint8
-
+// The batch call a SettleEvent reports (SettleEvent.Op): the SQS
+// operations, in the messaging semantic conventions' snake case.
 const (
 	// OpDelete is DeleteMessageBatch: acks.
-	OpDelete SettleOp = iota
+	OpDelete = "delete"
 	// OpChangeVisibility is ChangeMessageVisibilityBatch: extensions,
 	// nacks and give-backs.
-	OpChangeVisibility
+	OpChangeVisibility = "change_visibility"
 )
 
-// String returns "delete" or "change_visibility" (the SQS operations, in
-// the messaging semantic conventions' snake case).
-func (o SettleOp) String() string {
-	if o == OpDelete {
-		return "delete"
-	}
-	return "change_visibility"
-}
-
-// SettleKind is what one entry of a batch call does to its message.
-type SettleKind uint8
-
+// What one entry of a batch call does to its message (SettleEntry.Kind).
 const (
 	// KindExtend keeps the message hidden: its handler beats.
-	KindExtend SettleKind = iota
+	KindExtend = "extend"
 	// KindAck deletes the message.
-	KindAck
+	KindAck = "ack"
 	// KindNack makes a failed message visible after its back-off.
-	KindNack
+	KindNack = "nack"
 	// KindGiveBack makes an unstarted or drained message visible at once.
-	KindGiveBack
+	KindGiveBack = "give_back"
 )
-
-var kindNames = [...]string{"extend", "ack", "nack", "give_back"}
-
-// String returns "extend", "ack", "nack" or "give_back".
-func (k SettleKind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return "unknown"
-}
 
 // SettleEvent is one DeleteMessageBatch or ChangeMessageVisibilityBatch
 // call of the lease owner.
 type SettleEvent struct {
-	Op SettleOp
+	// Op is the call: OpDelete or OpChangeVisibility.
+	Op string
 	// Start is when the call was made; Duration how long it took.
 	Start    time.Time
 	Duration time.Duration
@@ -225,7 +196,9 @@ type SettleEvent struct {
 // SettleEntry is one entry of a batch call.
 type SettleEntry struct {
 	Message *Message
-	Kind    SettleKind
+	// Kind is what the entry does: KindExtend, KindAck, KindNack or
+	// KindGiveBack.
+	Kind string
 	// Timeout is the visibility timeout asked for, counted from the call
 	// (OpChangeVisibility): Extension for an extension, the back-off for a
 	// nack, 0 for a give-back.
@@ -241,89 +214,73 @@ type SettleEntry struct {
 	Late bool
 }
 
-// LeaseLostReason is why a lease was lost.
-type LeaseLostReason uint8
-
+// Why a lease was lost (LeaseLostEvent.Reason).
 const (
 	// LostNoBeats: the handler did not beat since the previous extension
 	// (or extension is disabled), and the lease lapsed.
-	LostNoBeats LeaseLostReason = iota
+	LostNoBeats = "no_beats"
 	// LostReceiptHandleExpired: SQS said the receipt handle is stale
 	// (ErrReceiptHandleExpired): the message is visible again or was
 	// received by someone else.
-	LostReceiptHandleExpired
+	LostReceiptHandleExpired = "receipt_handle_expired"
 	// LostCeiling: the lease reached the 12-hour ceiling SQS puts on a
 	// message's visibility after its receive (ErrLeaseCeiling), or the
 	// configured MaxExtension.
-	LostCeiling
+	LostCeiling = "ceiling"
 	// LostCallFailures: the extensions (or an ack) kept failing until the
 	// deadline, or failed for good.
-	LostCallFailures
+	LostCallFailures = "call_failures"
 	// LostBeforeStart: the lease had lapsed before the message's handler
 	// could start, so it did not run: on AWS Lambda, a record received
 	// (its ApproximateFirstReceiveTimestamp) a visibility timeout or more
 	// before the invocation began (a throttled or delayed invocation, or
 	// an old event replayed, such as AWS's sample events). The message is
 	// visible again, or was received by someone else.
-	LostBeforeStart
+	LostBeforeStart = "lapsed_before_start"
 )
-
-var reasonNames = [...]string{"no_beats", "receipt_handle_expired", "ceiling", "call_failures", "lapsed_before_start"}
-
-// String returns "no_beats", "receipt_handle_expired", "ceiling",
-// "call_failures" or "lapsed_before_start".
-func (r LeaseLostReason) String() string {
-	if int(r) < len(reasonNames) {
-		return reasonNames[r]
-	}
-	return "unknown"
-}
 
 // LeaseLostEvent is a lost lease.
 type LeaseLostEvent struct {
-	Reason LeaseLostReason
+	// Reason is why: LostNoBeats, LostReceiptHandleExpired, LostCeiling,
+	// LostCallFailures or LostBeforeStart.
+	Reason string
 	// Err matches visibility.ErrLeaseLost and the reason's own error
-	// (errors.Is), as Lease.Err does.
+	// (errors.Is), as the cause of the handler's context does with
+	// visibility.Config.CancelOnLeaseLost.
 	Err error
-	// NeverBeat reports a lease lost for want of beats whose handler had
-	// started and never beat its heartbeat once.
+	// NeverBeat reports a lease lost for want of beats (LostNoBeats) while
+	// its handler ran, without a beat of the heartbeat since that handler
+	// started: the beats of an earlier message of its FIFO group, which
+	// shares the heartbeat, do not count, and a message still waiting for
+	// its handler has none that could have beaten. It is decided once per
+	// lease: the ProcessEvent of the run says the same.
 	NeverBeat bool
 }
 
-// DrainPhase is a step of a consumer's drain (see package consumer).
-type DrainPhase uint8
-
+// The steps of a consumer's drain (DrainEvent.Phase; see package
+// consumer).
 const (
 	// DrainBegan: receiving stopped; unstarted messages are given back.
-	DrainBegan DrainPhase = iota
+	DrainBegan = "began"
 	// DrainBudgetExhausted: the drain budget ran out; the contexts of the
 	// handlers still running are cancelled.
-	DrainBudgetExhausted
+	DrainBudgetExhausted = "budget_exhausted"
 	// DrainAbandoned: handlers still ran DrainGrace later; their messages
 	// are given back and they are abandoned.
-	DrainAbandoned
+	DrainAbandoned = "abandoned"
 	// DrainEnded: the drain is over; Run returns.
-	DrainEnded
+	DrainEnded = "ended"
 	// DrainInterrupted: a second signal; the leases still held are given
 	// back in one last round of calls and the process exits.
-	DrainInterrupted
+	DrainInterrupted = "interrupted"
 )
-
-var phaseNames = [...]string{"began", "budget_exhausted", "abandoned", "ended", "interrupted"}
-
-// String returns "began", "budget_exhausted", "abandoned", "ended" or
-// "interrupted".
-func (p DrainPhase) String() string {
-	if int(p) < len(phaseNames) {
-		return phaseNames[p]
-	}
-	return "unknown"
-}
 
 // DrainEvent is one phase of a drain. Counts are messages since the drain
 // began, as of the phase.
 type DrainEvent struct {
-	Phase DrainPhase
+	// Phase is the step: DrainBegan, DrainBudgetExhausted,
+	// DrainAbandoned, DrainEnded or DrainInterrupted.
+	Phase string
 	// Running is how many handlers were running.
 	Running int
 	// GivenBack counts messages given back, Finished handler runs that

@@ -1,8 +1,9 @@
 package consumer
 
 import (
-	"fmt"
 	"time"
+
+	"github.com/sqsloop/sqsloop/internal/rules"
 )
 
 // Defaults of the retry back-off of failed messages: 1 s after a first
@@ -35,22 +36,10 @@ func ExponentialBackoff(initial, max time.Duration) func(receiveCount int) time.
 	}
 }
 
-// nackError carries the delay a failed message is nacked with.
-type nackError struct {
-	delay time.Duration
-	err   error
-}
-
-func (e *nackError) Error() string { return fmt.Sprintf("%v (retry in %v)", e.err, e.delay) }
-func (e *nackError) Unwrap() error { return e.err }
-
 // NackAfter wraps err so that its message is nacked with delay (clamped to
 // 0–12 h, rounded up to whole seconds by SQS) instead of Config.Backoff; the
 // wrapped error still matches err with errors.Is and errors.As. A nil err
 // stays nil.
 func NackAfter(err error, delay time.Duration) error {
-	if err == nil {
-		return nil
-	}
-	return &nackError{delay: delay, err: err}
+	return rules.NackAfter(err, delay)
 }

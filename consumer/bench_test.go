@@ -15,7 +15,7 @@ func preload(b *testing.B, n int) *memmailbox.Queue {
 	b.Helper()
 	b.StopTimer()
 	defer b.StartTimer()
-	broker := memmailbox.NewBroker()
+	broker := new(memmailbox.Broker)
 	b.Cleanup(func() { broker.Close() })
 	q, err := broker.CreateQueue(sqsloop.QueueSpec{Name: "bench"})
 	if err != nil {

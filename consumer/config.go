@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/internal/leases"
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
@@ -35,8 +36,8 @@ const (
 // Timing rules: Visibility.Interval < Visibility.Extension/2 and
 // Visibility.Interval ≤ VisibilityTimeout/2, so every lease gets its first
 // extension with time to spare, and Visibility.MaxExtension 0 or at least
-// VisibilityTimeout, so that no extension shortens a lease
-// (visibility.Config.ForVisibilityTimeout). Left zero, Visibility.Extension is
+// VisibilityTimeout, so that no extension shortens a lease (see
+// visibility.Config). Left zero, Visibility.Extension is
 // VisibilityTimeout and Visibility.Interval is a fifth of the smaller of
 // the two, which keeps both rules (VisibilityTimeout 30 s: extended by 30 s,
 // looked at every 6 s, so handlers beat at least every 6 s).
@@ -150,7 +151,7 @@ func (c Config) withDefaults() Config {
 	if c.validVisibilityTimeout() {
 		// Else Validate reports VisibilityTimeout, and the lease owner
 		// keeps its own defaults rather than adding confusing errors.
-		c.Visibility, _ = c.Visibility.ForVisibilityTimeout(c.VisibilityTimeout) // its problems: see Validate
+		c.Visibility, _ = leases.ForVisibilityTimeout(c.Visibility, c.VisibilityTimeout) // its problems: see Validate
 	}
 	return c
 }
@@ -195,9 +196,9 @@ func (c Config) Validate() error {
 			bad("Middleware[%d]: must not be nil", i)
 		}
 	}
-	vis := d.Visibility.Validate()
+	vis := leases.Validate(d.Visibility)
 	if d.validVisibilityTimeout() {
-		_, vis = d.Visibility.ForVisibilityTimeout(d.VisibilityTimeout) // the visibility timeout is VisibilityTimeout
+		_, vis = leases.ForVisibilityTimeout(d.Visibility, d.VisibilityTimeout) // the visibility timeout is VisibilityTimeout
 	}
 	if vis != nil {
 		for _, e := range unjoin(vis) {

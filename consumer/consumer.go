@@ -10,7 +10,8 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/internal/failurelog"
-	"github.com/sqsloop/sqsloop/visibility"
+	"github.com/sqsloop/sqsloop/internal/leases"
+	"github.com/sqsloop/sqsloop/internal/rules"
 )
 
 // ErrDrainTimeout is the cause (context.Cause) of a handler context
@@ -33,7 +34,7 @@ type Consumer struct {
 	mb      sqsloop.Mailbox
 	cfg     Config
 	handler Handler
-	leases  *visibility.Manager
+	leases  *leases.Manager
 	intake  *intake
 	st      counters
 	health  health
@@ -57,8 +58,8 @@ type Consumer struct {
 	obs       observed // handlers running, with Config.Observer
 	drainMark Stats    // counts when the drain began: set by the receive watcher, read by Run after it ended
 
-	dead     *DeadLetters    // the dead-letter queue of Permanent failures (poison.go)
-	failures *failurelog.Log // the WARN lines of failed handler runs, rate-limited
+	dead     *rules.DeadLetters // the dead-letter queue of Permanent failures (poison.go)
+	failures *failurelog.Log    // the WARN lines of failed handler runs, rate-limited
 }
 
 // New returns a Consumer of mb that runs h for each message. It returns the
@@ -80,7 +81,7 @@ func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
 	}
 	byContext := cfg.ShutdownTimeout == 0 // Shutdown's deadline, when it has one, is the budget
 	cfg = cfg.withDefaults()
-	leases, err := visibility.New(mb, cfg.Visibility, cfg.Logger)
+	owner, err := leases.New(mb, cfg.Visibility, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -88,9 +89,9 @@ func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
 	return &Consumer{
 		mb:           mb,
 		cfg:          cfg,
-		handler:      Wrap(h, cfg.Logger, cfg.Middleware...),
-		leases:       leases,
-		dead:         NewDeadLetters(mb),
+		handler:      rules.Wrap(h, cfg.Logger, cfg.Middleware),
+		leases:       owner,
+		dead:         rules.NewDeadLetters(mb),
 		failures:     failurelog.New(cfg.Logger, "consumer"),
 		intake:       newIntake(cfg.Concurrency),
 		drainReq:     make(chan struct{}),
@@ -155,7 +156,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	}
 	defer close(c.done)
 	defer c.state.Store(stateStopped)
-	defer c.dead.close()
+	defer c.dead.Close()
 	defer c.failures.Flush()
 
 	c.logStart()
@@ -196,7 +197,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 
 // Stats returns the consumer's counters. Safe for concurrent use.
 func (c *Consumer) Stats() Stats {
-	s := LeaseStats(c.leases.Stats())
+	s := Stats{Stats: c.leases.Stats()}
 	s.Received, s.Redelivered = c.st.received.Load(), c.st.redelivered.Load()
 	s.Started, s.Succeeded, s.Failed = c.st.started.Load(), c.st.succeeded.Load(), c.st.failed.Load()
 	s.Panics, s.Abandoned = c.st.panics.Load(), c.st.abandoned.Load()

@@ -50,7 +50,7 @@
 // A message that can never succeed (a poison message) need not wait for
 // maxReceiveCount: a handler that returns Permanent(err) sends it to the
 // queue's dead-letter queue at once (a copy saying why, then the delete),
-// and JSON's typed handlers do so for a body that does not decode.
+// and JSONHandler's handlers do so for a body that does not decode.
 //
 // Delivery is at least once: a handler must tolerate seeing a message twice.
 package consumer

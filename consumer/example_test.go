@@ -17,7 +17,7 @@ import (
 // mailbox. Swap the queue for an sqsmailbox.Mailbox to consume real SQS.
 func Example() {
 	ctx := context.Background()
-	broker := memmailbox.NewBroker()
+	broker := new(memmailbox.Broker)
 	defer broker.Close()
 	queue, err := broker.CreateQueue(sqsloop.QueueSpec{Name: "jobs"})
 	if err != nil {

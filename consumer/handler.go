@@ -24,12 +24,3 @@ type Handler func(ctx context.Context, m *sqsloop.Message) error
 // Middleware wraps a Handler with behaviour of its own (logging, metrics,
 // tracing), the way the consumer's own panic recovery is built.
 type Middleware func(Handler) Handler
-
-// chain applies mws to h so that mws[0] is the outermost: it sees every call
-// first and every result last.
-func chain(h Handler, mws ...Middleware) Handler {
-	for i := len(mws) - 1; i >= 0; i-- {
-		h = mws[i](h)
-	}
-	return h
-}

@@ -6,8 +6,11 @@ import (
 	"testing"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/memmailbox"
 )
 
+// A Consumer's handler is its middleware in order, Middleware[0] first,
+// around the handler.
 func TestMiddlewareOrder(t *testing.T) {
 	var trace []string
 	mw := func(name string) Middleware {
@@ -18,8 +21,12 @@ func TestMiddlewareOrder(t *testing.T) {
 			}
 		}
 	}
-	h := chain(func(context.Context, *sqsloop.Message) error { trace = append(trace, "h"); return nil }, mw("a"), mw("b"))
-	h(context.Background(), &sqsloop.Message{})
+	c, err := New(&memmailbox.Queue{}, func(context.Context, *sqsloop.Message) error { trace = append(trace, "h"); return nil },
+		Config{Middleware: []Middleware{mw("a"), mw("b")}, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = c.handler(context.Background(), &sqsloop.Message{})
 	if got := strings.Join(trace, ","); got != "a,b,h" {
 		t.Fatalf("order %s, want a,b,h", got)
 	}

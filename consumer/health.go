@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/internal/rules"
 )
 
 // NotReadyAfter is how long receives may keep failing, with no success in
@@ -36,7 +36,7 @@ func (h *health) received(err error) {
 		h.failingSince = time.Now()
 	}
 	h.lastErr = err
-	if errors.Is(err, sqsloop.ErrAccessDenied) {
+	if rules.FaultOf(err) == rules.Denied {
 		h.denied++
 	} else {
 		h.denied = 0

@@ -36,7 +36,7 @@ func fast() Config {
 // name, on a broker of its own, closed at the end of the test.
 func newQueue(t *testing.T, spec sqsloop.QueueSpec) *memmailbox.Queue {
 	t.Helper()
-	b := memmailbox.NewBroker()
+	b := new(memmailbox.Broker)
 	t.Cleanup(func() { b.Close() })
 	if spec.Name == "" {
 		spec.Name = "jobs"

@@ -19,7 +19,7 @@ import (
 // has been empty, with nothing in flight, for ExitWhenIdle.
 func ExampleConfig_exitWhenIdle() {
 	ctx := context.Background()
-	broker := memmailbox.NewBroker()
+	broker := new(memmailbox.Broker)
 	defer broker.Close()
 	queue, err := broker.CreateQueue(sqsloop.QueueSpec{Name: "backlog"})
 	if err != nil {

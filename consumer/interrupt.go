@@ -15,7 +15,7 @@ import (
 // 1 s, and then exits). Left alone, the messages in flight would stay
 // hidden until their leases end, with one more receive count each.
 // Interrupt gives their leases back in one round of batch calls with ctx
-// (visibility.Manager.Interrupt: decided acks are still deleted, decided
+// (the lease owner's: decided acks are still deleted, decided
 // nacks keep their back-off, everything else becomes visible at once; a
 // lease whose call is on the wire is settled when that call comes back,
 // and a failed call is tried again while ctx lasts), then logs one WARN

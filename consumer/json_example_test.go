@@ -24,7 +24,7 @@ func ExampleJSONHandler() {
 	}
 	ctx, stop := context.WithTimeout(context.Background(), 3*time.Second)
 	defer stop()
-	broker := memmailbox.NewBroker()
+	broker := new(memmailbox.Broker)
 	defer broker.Close()
 	// A redrive policy gives the queue its dead-letter queue, "resize-dlq".
 	queue, err := broker.CreateQueue(sqsloop.QueueSpec{Name: "resize", MaxReceiveCount: 5})

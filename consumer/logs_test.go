@@ -59,7 +59,7 @@ func records(t *testing.T, out string) []map[string]any {
 // with counts; and never a receipt handle nor a body, at any level.
 func TestLogsSayWhatHappenedAndNoSecrets(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := memmailbox.NewBroker()
+		b := new(memmailbox.Broker)
 		defer b.Close()
 		q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs"})
 		if err != nil {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/visibility"
 )
 
 // logStart logs, at INFO, the configuration Run runs with: every value
@@ -20,7 +19,7 @@ func (c *Consumer) logStart() {
 	switch {
 	case v.Disabled:
 		extension = "disabled"
-	case v.Policy == visibility.FixedInterval:
+	case v.FixedInterval:
 		extension = "fixed-interval"
 	}
 	maxExt := v.MaxExtension

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/internal/rules"
 )
 
 // observed tracks, for the observer only (Config.Observer set), the
@@ -25,7 +26,6 @@ type run struct {
 	msg   *sqsloop.Message
 	ctx   context.Context // what ProcessStart returned
 	began time.Time
-	beat0 time.Time // the heartbeat's last beat when the run began
 }
 
 // observeReceive reports a receive call to the observer.
@@ -40,7 +40,7 @@ func (c *Consumer) observeReceive(ctx context.Context, began time.Time, took tim
 // returns the context it runs with.
 func (c *Consumer) processStart(ctx context.Context, s *sequence, m *sqsloop.Message, began time.Time) context.Context {
 	ctx = c.cfg.Observer.ProcessStart(ctx, m)
-	*s.run = run{msg: m, ctx: ctx, began: began, beat0: s.hb.LastBeat()}
+	*s.run = run{msg: m, ctx: ctx, began: began}
 	o := &c.obs
 	o.mu.Lock()
 	if o.running == nil {
@@ -51,11 +51,10 @@ func (c *Consumer) processStart(ctx context.Context, s *sequence, m *sqsloop.Mes
 	return ctx
 }
 
-// processEnd reports the end of the handler running for s, which returned
-// err after took, unless the drain abandoned it (and reported it) already.
-// ctx is the handler's context; lastBeat is its heartbeat's last beat when
-// it returned, lost tells a lease lost by then; d is what failed decided.
-func (c *Consumer) processEnd(ctx context.Context, s *sequence, lastBeat time.Time, lost bool, err error, took time.Duration, d failure) {
+// processEnd reports r, the end of the handler running for s, unless the
+// drain abandoned it (and reported it) already. ctx is the handler's
+// context: a run it cut short (the drain budget) is r's CutShort.
+func (c *Consumer) processEnd(ctx context.Context, s *sequence, r rules.Run) {
 	o := &c.obs
 	o.mu.Lock()
 	_, ok := o.running[s]
@@ -64,11 +63,8 @@ func (c *Consumer) processEnd(ctx context.Context, s *sequence, lastBeat time.Ti
 	if !ok {
 		return // abandoned: reported by the drain
 	}
-	r := s.run
-	c.cfg.Observer.ProcessEnd(r.ctx, r.msg, HandlerRun{
-		Err: err, Took: took, LeaseLost: lost, Beat0: r.beat0, LastBeat: lastBeat,
-		CutShort: errors.Is(context.Cause(ctx), ErrDrainTimeout), DeadLettered: d.deadLettered, Delay: d.delay,
-	}.Event())
+	r.CutShort = errors.Is(context.Cause(ctx), ErrDrainTimeout)
+	c.cfg.Observer.ProcessEnd(s.run.ctx, s.run.msg, r.Event())
 }
 
 // observeAbandoned reports every handler still running as abandoned: the
@@ -88,7 +84,7 @@ func (c *Consumer) observeAbandoned() {
 
 // observeDrain reports a phase of the drain, with its counts since the
 // drain began.
-func (c *Consumer) observeDrain(phase sqsloop.DrainPhase, began time.Time, err error) {
+func (c *Consumer) observeDrain(phase string, began time.Time, err error) {
 	if c.cfg.Observer == nil {
 		return
 	}

@@ -15,19 +15,19 @@ import (
 type outcomes struct {
 	sqsloop.NopObserver
 	mu  sync.Mutex
-	got map[string][]sqsloop.Outcome
+	got map[string][]string
 }
 
 func (o *outcomes) ProcessEnd(_ context.Context, m *sqsloop.Message, e sqsloop.ProcessEvent) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.got == nil {
-		o.got = map[string][]sqsloop.Outcome{}
+		o.got = map[string][]string{}
 	}
 	o.got[m.Body] = append(o.got[m.Body], e.Outcome)
 }
 
-func (o *outcomes) of(body string) []sqsloop.Outcome {
+func (o *outcomes) of(body string) []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.got[body]
@@ -40,7 +40,7 @@ func TestPermanentFailureOutcome(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		spec sqsloop.QueueSpec
-		want sqsloop.Outcome
+		want string
 	}{
 		{"with a DLQ", sqsloop.QueueSpec{Name: "jobs", MaxReceiveCount: 5}, sqsloop.OutcomeDeadLettered},
 		{"without", sqsloop.QueueSpec{Name: "jobs"}, sqsloop.OutcomeNacked},

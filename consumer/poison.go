@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"maps"
-	"strconv"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/visibility"
+	"github.com/sqsloop/sqsloop/internal/leases"
+	"github.com/sqsloop/sqsloop/internal/rules"
 )
 
 // ErrPermanent is matched (errors.Is) by the errors Permanent returns.
@@ -36,7 +33,7 @@ var ErrPermanent = errors.New("consumer: permanent failure")
 // Mailbox that cannot name it, or a copy that failed) the message is
 // nacked like any failure, with a WARN naming the queue and the reason.
 // Package sqslambda does the same on AWS Lambda (with its optional SQS
-// client; see its package doc), through DeadLetters.
+// client; see its package doc).
 //
 // The error keeps err in its chain (errors.Is and errors.As reach it) and
 // matches ErrPermanent. Permanent(nil) is nil.
@@ -63,20 +60,20 @@ func (e *permanentError) ErrorType() string { return "permanent" }
 // receive count when it failed (1: the first delivery). They are added when
 // the message has room for them (at most 7 attributes of its own, SQS's
 // limit being 10, and 1 MiB in all); else the copy carries its own only,
-// and the WARN line has them.
+// and the WARN line has them. Package sqslambda's copies carry the same.
 const (
-	AttrPoisonReason       = "sqsloop.poison.reason"
-	AttrPoisonMessageID    = "sqsloop.poison.message-id"
-	AttrPoisonReceiveCount = "sqsloop.poison.receive-count"
+	AttrPoisonReason       = rules.AttrPoisonReason       // "sqsloop.poison.reason"
+	AttrPoisonMessageID    = rules.AttrPoisonMessageID    // "sqsloop.poison.message-id"
+	AttrPoisonReceiveCount = rules.AttrPoisonReceiveCount // "sqsloop.poison.receive-count"
 
 	// MaxPoisonReason bounds AttrPoisonReason: 1,024 bytes.
-	MaxPoisonReason = 1024
+	MaxPoisonReason = rules.MaxPoisonReason
 )
 
 // deadLetter moves a message whose handler failed with a Permanent error
 // to the dead-letter queue (copy, then ack) and reports true; it reports
 // false, after a WARN, when it could not, for the caller to nack it.
-func (c *Consumer) deadLetter(ctx context.Context, m *sqsloop.Message, lease *visibility.Lease, err error) bool {
+func (c *Consumer) deadLetter(ctx context.Context, m *sqsloop.Message, lease *leases.Lease, err error) bool {
 	if !errors.Is(err, ErrPermanent) {
 		return false
 	}
@@ -90,52 +87,4 @@ func (c *Consumer) deadLetter(ctx context.Context, m *sqsloop.Message, lease *vi
 		slog.String("message_id", m.ID), slog.Int("receive_count", m.ReceiveCount), slog.Any("error", err))
 	lease.Ack()
 	return true
-}
-
-// poisonCopy is m as it goes to the dead-letter queue, failed with err.
-func poisonCopy(m *sqsloop.Message, err error) sqsloop.OutgoingMessage {
-	out := sqsloop.OutgoingMessage{Body: m.Body, MessageGroupID: m.MessageGroupID}
-	if m.Attributes[sqsloop.AttrSequenceNumber] != "" { // FIFO
-		out.DeduplicationID = m.Attributes[sqsloop.AttrMessageDeduplicationID]
-	}
-	own := m.MessageAttributes
-	if len(own)+3 > sqsloop.MaxMessageAttributes {
-		out.MessageAttributes = maps.Clone(own)
-		return out
-	}
-	with := make(map[string]sqsloop.MessageAttribute, len(own)+3)
-	maps.Copy(with, own)
-	with[AttrPoisonReason] = sqsloop.MessageAttribute{DataType: "String", StringValue: reason(err)}
-	with[AttrPoisonMessageID] = sqsloop.MessageAttribute{DataType: "String", StringValue: m.ID}
-	with[AttrPoisonReceiveCount] = sqsloop.MessageAttribute{DataType: "Number", StringValue: strconv.Itoa(m.ReceiveCount)}
-	if m.ID == "" { // no empty String attribute in SQS
-		delete(with, AttrPoisonMessageID)
-	}
-	out.MessageAttributes = with
-	if out.Size() > sqsloop.MaxMessageSize { // seldom: no room left in 1 MiB
-		out.MessageAttributes = maps.Clone(own)
-	}
-	return out
-}
-
-// reason is err's text as an attribute value: the characters SQS takes
-// (others become '?'), at most MaxPoisonReason bytes, never empty.
-func reason(err error) string {
-	s := strings.Map(func(r rune) rune {
-		switch {
-		case r == '\t', r == '\n', r == '\r':
-			return r
-		case r < 0x20, r >= 0xD800 && r < 0xE000, r == 0xFFFE, r == 0xFFFF, r == utf8.RuneError:
-			return '?'
-		}
-		return r
-	}, err.Error())
-	for len(s) > MaxPoisonReason {
-		_, n := utf8.DecodeLastRuneInString(s)
-		s = s[:len(s)-n]
-	}
-	if s == "" {
-		s = "?"
-	}
-	return s
 }

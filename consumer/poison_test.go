@@ -46,7 +46,7 @@ func receiveAll(t *testing.T, mb sqsloop.Mailbox) []*sqsloop.Message {
 // original deleted; the user's function never runs.
 func TestUndecodableBodyGoesToTheDLQAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := memmailbox.NewBroker()
+		b := new(memmailbox.Broker)
 		defer b.Close()
 		q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs", MaxReceiveCount: 5})
 		if err != nil {
@@ -183,7 +183,7 @@ func TestPoisonCopyComesBeforeTheDelete(t *testing.T) {
 	for _, copyFails := range []bool{false, true} {
 		t.Run(fmt.Sprint("copy fails ", copyFails), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				b := memmailbox.NewBroker()
+				b := new(memmailbox.Broker)
 				defer b.Close()
 				q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs", MaxReceiveCount: 5})
 				if err != nil {
@@ -207,45 +207,5 @@ func TestPoisonCopyComesBeforeTheDelete(t *testing.T) {
 				}
 			})
 		})
-	}
-}
-
-// A FIFO message's copy keeps its message group and deduplication ID; a
-// message with no room for the poison attributes keeps its own only.
-func TestPoisonCopy(t *testing.T) {
-	m := &sqsloop.Message{ID: "id-1", Body: "b", ReceiveCount: 3, MessageGroupID: "g",
-		Attributes: map[string]string{sqsloop.AttrSequenceNumber: "18", sqsloop.AttrMessageDeduplicationID: "d-1"}}
-	out := poisonCopy(m, errors.New("bad\x00input"))
-	if out.MessageGroupID != "g" || out.DeduplicationID != "d-1" || out.Body != "b" {
-		t.Errorf("copy %+v, want group g, dedup d-1", out)
-	}
-	if r := out.MessageAttributes[AttrPoisonReason].StringValue; r != "bad?input" {
-		t.Errorf("reason %q, want the characters SQS takes", r)
-	}
-	if errs, err := sqsloop.ValidateSend([]sqsloop.OutgoingMessage{out}); err != nil || errs[0] != nil {
-		t.Errorf("the copy breaks SQS's rules: %v %v", err, errs[0])
-	}
-	full := map[string]sqsloop.MessageAttribute{}
-	for i := range 8 {
-		full[fmt.Sprint("a", i)] = sqsloop.MessageAttribute{DataType: "String", StringValue: "v"}
-	}
-	out = poisonCopy(&sqsloop.Message{ID: "id-2", Body: "b", MessageAttributes: full}, errors.New("x"))
-	if len(out.MessageAttributes) != 8 || out.MessageGroupID != "" || out.DeduplicationID != "" {
-		t.Errorf("copy of a message with 8 attributes: %+v, want its own 8 only", out)
-	}
-	own := map[string]sqsloop.MessageAttribute{"a": {DataType: "String", StringValue: "v"}}
-	big := &sqsloop.Message{ID: "id-3", Body: strings.Repeat("b", sqsloop.MaxMessageSize-10), MessageAttributes: own}
-	if out = poisonCopy(big, errors.New("x")); len(out.MessageAttributes) != 1 || out.MessageAttributes["a"].StringValue != "v" {
-		t.Errorf("copy of a message with no room left in 1 MiB has attributes %v, want its own only", out.MessageAttributes)
-	}
-	out.MessageAttributes["a"] = sqsloop.MessageAttribute{DataType: "String", StringValue: "changed"}
-	if own["a"].StringValue != "v" {
-		t.Error("the copy shares the message's attributes")
-	}
-	if out = poisonCopy(&sqsloop.Message{ID: "id-4", Body: "b", MessageAttributes: own}, errors.New("x")); len(out.MessageAttributes) != 4 || len(own) != 1 {
-		t.Errorf("copy with attributes %v (message's now %v), want its own and the 3 poison ones, the message's untouched", out.MessageAttributes, own)
-	}
-	if r := reason(errors.New(strings.Repeat("é", 600))); len(r) > MaxPoisonReason {
-		t.Errorf("reason of %d bytes, want at most %d", len(r), MaxPoisonReason)
 	}
 }

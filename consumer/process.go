@@ -8,7 +8,8 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/heartbeat"
-	"github.com/sqsloop/sqsloop/visibility"
+	"github.com/sqsloop/sqsloop/internal/leases"
+	"github.com/sqsloop/sqsloop/internal/rules"
 )
 
 // sequence is what one handler goroutine works through in order: one
@@ -20,7 +21,7 @@ import (
 // once.
 type sequence struct {
 	msgs    []*sqsloop.Message
-	leases  []*visibility.Lease
+	leases  []*leases.Lease
 	hb      *heartbeat.Heartbeat // shared by the messages, beaten by their handlers; made when it starts
 	ctx     context.Context      // the handlers' context
 	ctxs    []context.Context    // per message, with Visibility.CancelOnLeaseLost
@@ -59,7 +60,7 @@ func (s *sequence) rest() (first, end int) {
 // beats. ctx is the handlers' context.
 func (c *Consumer) arrive(ctx context.Context, msgs []*sqsloop.Message) []*sequence {
 	seqs := sequences(msgs)
-	leases := make([]*visibility.Lease, len(msgs)) // one allocation for the receive
+	leases := make([]*leases.Lease, len(msgs)) // one allocation for the receive
 	var runs []run
 	if c.cfg.Observer != nil {
 		runs = make([]run, len(seqs)) // one allocation for the receive
@@ -99,9 +100,7 @@ func (s *sequence) done() {
 }
 
 // sequences splits msgs into sequences: one per message group on a FIFO
-// queue, one per message otherwise (a standard queue's MessageGroupId, for
-// fair queues, orders nothing). SQS marks FIFO messages with a
-// SequenceNumber.
+// queue, one per message otherwise (rules.FIFO).
 func sequences(msgs []*sqsloop.Message) []*sequence {
 	// One allocation for every sequence of the receive (never more
 	// sequences than messages, so the pointers stay valid).
@@ -113,7 +112,7 @@ func sequences(msgs []*sqsloop.Message) []*sequence {
 	}
 	var index map[string]int
 	for i, m := range msgs {
-		if m.MessageGroupID == "" || m.Attributes[sqsloop.AttrSequenceNumber] == "" {
+		if !rules.FIFO(m) {
 			add(i)
 			continue
 		}
@@ -163,12 +162,12 @@ func (c *Consumer) process(s *sequence) {
 			return
 		}
 		m, lease := s.msgs[i], s.leases[i]
-		if lease.Err() != nil {
-			lease.GiveBack() // lapsed while waiting: nothing to give back, it ends the lease
-			continue
-		}
 		if s.ctx.Err() != nil {
 			lease.GiveBack() // the drain budget ran out before this one started
+			continue
+		}
+		if lease.Begin() != nil {
+			lease.GiveBack() // lapsed while waiting: nothing to give back, it ends the lease
 			continue
 		}
 		mctx := hctx
@@ -186,12 +185,8 @@ func (c *Consumer) process(s *sequence) {
 		c.intake.handled(took)
 		c.st.running.Add(-1)
 		c.noteHandled()
-		var lost bool          // the lease was lost before the decision, which ends it
-		var lastBeat time.Time // before the beat below
-		if c.cfg.Observer != nil {
-			lost, lastBeat = lease.Err() != nil, s.hb.LastBeat()
-		}
-		s.hb.Beat() // a finished message is progress for the ones waiting
+		lost, neverBeat := lease.Returned() // before the beat below and the decision, which ends the lease
+		s.hb.Beat()                         // a finished message is progress for the ones waiting
 		var d failure
 		if err == nil {
 			c.st.succeeded.Add(1)
@@ -200,7 +195,8 @@ func (c *Consumer) process(s *sequence) {
 			d = c.failed(mctx, m, lease, err)
 		}
 		if c.cfg.Observer != nil {
-			c.processEnd(mctx, s, lastBeat, lost, err, took, d)
+			c.processEnd(mctx, s, rules.Run{Err: err, Took: took, LeaseLost: lost != nil, NeverBeat: neverBeat,
+				DeadLettered: d.deadLettered, Delay: d.delay})
 		}
 		if err != nil {
 			s.giveBack() // keep the group's order for the next receiver
@@ -213,10 +209,10 @@ func (c *Consumer) process(s *sequence) {
 // count); at once when the drain interrupted it. A Permanent error sends
 // the message to the dead-letter queue instead, when it can. It returns
 // what it decided.
-func (c *Consumer) failed(ctx context.Context, m *sqsloop.Message, lease *visibility.Lease, err error) failure {
+func (c *Consumer) failed(ctx context.Context, m *sqsloop.Message, lease *leases.Lease, err error) failure {
 	c.st.failed.Add(1)
-	var pe *panicError
-	if errors.As(err, &pe) {
+	panicked := rules.IsPanic(err)
+	if panicked {
 		c.st.panics.Add(1)
 	}
 	if errors.Is(context.Cause(ctx), ErrDrainTimeout) {
@@ -227,7 +223,7 @@ func (c *Consumer) failed(ctx context.Context, m *sqsloop.Message, lease *visibi
 		return failure{deadLettered: true}
 	}
 	delay := c.nackDelay(m, err)
-	if pe == nil && !errors.Is(err, ErrPermanent) { // a panic, a Permanent have lines of their own
+	if !panicked && !errors.Is(err, ErrPermanent) { // a panic, a Permanent have lines of their own
 		c.failures.Failed("consumer: handler failed; the message is nacked, to be received again after its back-off",
 			m, err, duration("retry_in", delay))
 	}
@@ -245,7 +241,7 @@ type failure struct {
 // nackDelay is the nack delay of m, whose handler failed with err: the
 // delay err asks for (NackAfter), else Backoff(receive count).
 func (c *Consumer) nackDelay(m *sqsloop.Message, err error) time.Duration {
-	return RetryDelay(err, m.ReceiveCount, c.cfg.Backoff)
+	return rules.RetryDelay(err, m.ReceiveCount, c.cfg.Backoff)
 }
 
 // waiting tracks the sequences with messages waiting behind a running

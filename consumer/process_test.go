@@ -19,7 +19,7 @@ import (
 // maxReceiveCount, moved to the dead-letter queue by SQS semantics.
 func TestFailingMessageGoesToTheDLQ(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := memmailbox.NewBroker()
+		b := new(memmailbox.Broker)
 		defer b.Close()
 		q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs", MaxReceiveCount: 3})
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/internal/rules"
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
@@ -249,10 +250,10 @@ func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, tok
 // the mailbox is closed, the queue is gone, the request itself is wrong,
 // or access was denied visibility.MaxAccessDenied times in a row.
 func (c *Consumer) receiveFailed(err error) (fatal bool) {
-	switch {
-	case errors.Is(err, sqsloop.ErrMailboxClosed), errors.Is(err, sqsloop.ErrQueueNotFound), errors.Is(err, sqsloop.ErrInvalidArgument):
+	switch rules.FaultOf(err) {
+	case rules.QueueGone, rules.Invalid:
 		fatal = true
-	case errors.Is(err, sqsloop.ErrAccessDenied):
+	case rules.Denied:
 		fatal = c.health.deniedInARow() >= visibility.MaxAccessDenied
 	}
 	if fatal {
@@ -365,7 +366,7 @@ func (b *receiveBackoff) answered(probe bool, err error, record bool) {
 		b.next = 0
 	default:
 		lo, hi := receiveBackoffMin, receiveBackoffMax
-		if errors.Is(err, sqsloop.ErrAccessDenied) {
+		if rules.FaultOf(err) == rules.Denied {
 			lo, hi = deniedBackoffMin, deniedBackoffMax
 		}
 		b.next = min(max(b.next, lo), hi)

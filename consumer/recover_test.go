@@ -2,7 +2,6 @@ package consumer
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -33,15 +32,6 @@ func TestPanicIsAFailureAndTheLoopGoesOn(t *testing.T) {
 			t.Fatalf("stats %+v: want one panic nacked, then both acked", st)
 		}
 	})
-}
-
-func TestRecoverMakesAPanicError(t *testing.T) {
-	h := recoverPanics(quiet)(func(context.Context, *sqsloop.Message) error { panic(errors.New("inner")) })
-	err := h(context.Background(), &sqsloop.Message{ID: "m"})
-	var pe *panicError
-	if !errors.As(err, &pe) || len(pe.stack) == 0 || pe.Unwrap() == nil {
-		t.Fatalf("err = %v, want a *panicError with a stack", err)
-	}
 }
 
 // A panic is a failure like an error: the next delivery waits

@@ -52,7 +52,7 @@ func chromium(t *testing.T) string {
 // (leasepage.png; go test -artifacts keeps it).
 func TestLeasePageInChromium(t *testing.T) {
 	browser := chromium(t)
-	b := memmailbox.NewBroker()
+	b := new(memmailbox.Broker)
 	defer b.Close()
 	q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs"})
 	if err != nil {

@@ -18,19 +18,22 @@ import (
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
-// A consumer satisfies every lifecycle interface by its method set.
+// A consumer has every method a lifecycle loop may have (see
+// lifecycle.Runnable) by its method set.
 var _ interface {
 	lifecycle.Runnable
-	lifecycle.Shutdowner
-	lifecycle.ReadyReporter
-	lifecycle.Interrupter
-	lifecycle.Pauser
+	Shutdown(context.Context) error
+	Ready() error
+	Interrupt(context.Context)
+	Pause()
+	Resume()
+	Paused() (bool, int)
 } = (*consumer.Consumer)(nil)
 
 // Priority shutdown under one budget, with real consumers on every
 // backend: one LoopGroup with a GracePeriod of 20 s (an 18 s budget), a
 // critical consumer of long jobs (6 s; 2 handlers) and a background
-// consumer of short ones (bgJob; 4 handlers, Background(2 s)). Shutdown
+// consumer of short ones (bgJob; 4 handlers, LoopOption.Background 2 s). Shutdown
 // begins 1 s in. With short jobs (300 ms) the background consumer is done
 // first, within its 2 s, and the critical one finishes its two jobs 5 s
 // later, inside the group's budget: Run returns nil. With jobs longer than
@@ -84,7 +87,7 @@ func priorityShutdown(t *testing.T, h mailboxtest.Harness, bgJob time.Duration) 
 	if err := group.Add("orders", critical); err != nil {
 		t.Fatal(err)
 	}
-	if err := group.Add("thumbnails", background, lifecycle.Background(2*time.Second)); err != nil {
+	if err := group.Add("thumbnails", background, lifecycle.LoopOption{Background: 2 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	runCtx, stop := context.WithCancel(context.Background())
@@ -132,8 +135,7 @@ func priorityShutdown(t *testing.T, h mailboxtest.Harness, bgJob time.Duration) 
 			t.Errorf("Run = %v, want nil: every loop drained within its budget", err)
 		}
 	} else {
-		var le *lifecycle.LoopError
-		if !errors.As(err, &le) || le.Name != "thumbnails" || !errors.Is(err, consumer.ErrDrainTimeout) || strings.Contains(err.Error(), `"orders"`) {
+		if !errors.Is(bg.Err, consumer.ErrDrainTimeout) || crit.Err != nil || !errors.Is(err, consumer.ErrDrainTimeout) || strings.Contains(err.Error(), `"orders"`) {
 			t.Errorf("Run = %v, want the background loop's drain timeout alone", err)
 		}
 	}

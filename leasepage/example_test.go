@@ -20,7 +20,7 @@ var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // Mounting the page on a debug server, beside OpenTelemetry.
 func Example() {
-	broker := memmailbox.NewBroker()
+	broker := new(memmailbox.Broker)
 	defer broker.Close()
 	q, _ := broker.CreateQueue(sqsloop.QueueSpec{Name: "jobs"})
 	page := leasepage.New(leasepage.Options{Title: "jobs"})

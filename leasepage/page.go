@@ -65,8 +65,8 @@ type Page struct {
 
 	mu                                        sync.Mutex
 	leases                                    map[*sqsloop.Message]*lease
-	outcomes                                  map[sqsloop.Outcome]int64
-	lost                                      map[sqsloop.LeaseLostReason]int64
+	outcomes                                  map[string]int64 // by sqsloop.ProcessEvent.Outcome
+	lost                                      map[string]int64 // by sqsloop.LeaseLostEvent.Reason
 	receives, receiveErrors, extensions, late int64
 	ahead, held                               int
 	drain                                     *sqsloop.DrainEvent
@@ -103,7 +103,7 @@ func New(opts Options) *Page {
 		opts.Refresh = DefaultRefresh
 	}
 	return &Page{opts: opts, now: time.Now, leases: map[*sqsloop.Message]*lease{},
-		outcomes: map[sqsloop.Outcome]int64{}, lost: map[sqsloop.LeaseLostReason]int64{}}
+		outcomes: map[string]int64{}, lost: map[string]int64{}}
 }
 
 // Received adds the messages received as waiting for a handler.
@@ -142,7 +142,7 @@ func (p *Page) ProcessEnd(_ context.Context, m *sqsloop.Message, e sqsloop.Proce
 	defer p.mu.Unlock()
 	p.outcomes[e.Outcome]++
 	if e.Err != nil && e.Outcome != sqsloop.OutcomeAcked {
-		p.note("handler of "+m.ID+" ("+e.Outcome.String()+")", e.Err, m.ReceiptHandle)
+		p.note("handler of "+m.ID+" ("+e.Outcome+")", e.Err, m.ReceiptHandle)
 	}
 	delete(p.leases, m)
 }
@@ -163,7 +163,7 @@ func (p *Page) Settled(e sqsloop.SettleEvent) {
 	for _, en := range e.Entries {
 		l := p.leases[en.Message]
 		if en.Err != nil && e.Err == nil {
-			p.note(e.Op.String()+" ("+en.Kind.String()+") of "+en.Message.ID, en.Err, en.Message.ReceiptHandle)
+			p.note(e.Op+" ("+en.Kind+") of "+en.Message.ID, en.Err, en.Message.ReceiptHandle)
 		}
 		switch {
 		case l == nil:
@@ -189,14 +189,14 @@ func (p *Page) LeaseLost(m *sqsloop.Message, e sqsloop.LeaseLostEvent) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.lost[e.Reason]++
-	p.note("lease of "+m.ID+" lost ("+e.Reason.String()+")", e.Err, m.ReceiptHandle)
+	p.note("lease of "+m.ID+" lost ("+e.Reason+")", e.Err, m.ReceiptHandle)
 	l := p.leases[m]
 	switch {
 	case l == nil:
 	case l.started.IsZero():
 		delete(p.leases, m)
 	default:
-		l.lost = e.Reason.String()
+		l.lost = e.Reason
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/heartbeat"
+	"github.com/sqsloop/sqsloop/internal/rules"
 	"github.com/sqsloop/sqsloop/leasepage"
 	"github.com/sqsloop/sqsloop/memmailbox"
 	"github.com/sqsloop/sqsloop/visibility"
@@ -58,7 +59,7 @@ type snapshot struct {
 // handle; once both return, nothing is in flight and the outcomes count.
 func TestPageFollowsAConsumer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := memmailbox.NewBroker()
+		b := new(memmailbox.Broker)
 		defer b.Close()
 		q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs"})
 		if err != nil {
@@ -184,22 +185,23 @@ func TestPageHidesReceiptHandlesInErrors(t *testing.T) {
 
 // Every outcome a handler run can end with is counted and shown, the last
 // one added (dead_lettered) too, and every reason a lease can be lost for:
-// the page keeps no table of its own that a new one could fall off.
+// the page keeps no table of its own that a new one could fall off (the
+// one it reads, rules', is checked against the root's constants).
 func TestPageCountsEveryOutcomeAndReason(t *testing.T) {
 	page := leasepage.New(leasepage.Options{})
 	var outcomes, reasons []string
-	for o := sqsloop.OutcomeAcked; o.String() != "unknown"; o++ {
-		m := &sqsloop.Message{ID: "m-" + o.String(), ReceivedAt: time.Now(), VisibilityTimeout: time.Minute}
+	for _, o := range rules.Outcomes {
+		m := &sqsloop.Message{ID: "m-" + o, ReceivedAt: time.Now(), VisibilityTimeout: time.Minute}
 		page.Received(context.Background(), sqsloop.ReceiveEvent{Messages: []*sqsloop.Message{m}})
 		page.ProcessEnd(page.ProcessStart(context.Background(), m), m, sqsloop.ProcessEvent{Outcome: o})
-		outcomes = append(outcomes, o.String())
+		outcomes = append(outcomes, o)
 	}
-	for r := sqsloop.LostNoBeats; r.String() != "unknown"; r++ {
-		m := &sqsloop.Message{ID: "m-" + r.String()}
+	for _, r := range rules.LeaseLostReasons {
+		m := &sqsloop.Message{ID: "m-" + r}
 		page.LeaseLost(m, sqsloop.LeaseLostEvent{Reason: r, Err: errors.New("lost")})
-		reasons = append(reasons, r.String())
+		reasons = append(reasons, r)
 	}
-	if !slices.Contains(outcomes, sqsloop.OutcomeDeadLettered.String()) {
+	if !slices.Contains(outcomes, sqsloop.OutcomeDeadLettered) {
 		t.Fatalf("outcomes %v lack dead_lettered", outcomes)
 	}
 	var s snapshot

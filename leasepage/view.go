@@ -3,10 +3,11 @@ package leasepage
 import (
 	"cmp"
 	"encoding/json"
-	"math"
 	"net/http"
 	"slices"
 	"time"
+
+	"github.com/sqsloop/sqsloop/internal/rules"
 )
 
 // view is one snapshot of the page, for HTML and JSON alike.
@@ -65,13 +66,13 @@ func (p *Page) view() view {
 	defer p.mu.Unlock()
 	now := p.now()
 	v := view{
-		Now: now, Outcomes: byName(p.outcomes), LeasesLost: byName(p.lost),
+		Now: now, Outcomes: byName(rules.Outcomes, p.outcomes), LeasesLost: byName(rules.LeaseLostReasons, p.lost),
 		Receives: p.receives, ReceiveErrors: p.receiveErrors, Extensions: p.extensions, LateExtensions: p.late,
 		ReceiveAhead: p.ahead, Held: p.held, Drain: drainView{State: "running"},
 		InFlight: []leaseView{}, Errors: []errorView{},
 	}
 	if d := p.drain; d != nil {
-		v.Drain = drainView{State: d.Phase.String(), Since: p.drainAt, Running: d.Running, GivenBack: d.GivenBack, Finished: d.Finished, Abandoned: d.Abandoned}
+		v.Drain = drainView{State: d.Phase, Since: p.drainAt, Running: d.Running, GivenBack: d.GivenBack, Finished: d.Finished, Abandoned: d.Abandoned}
 	}
 	for _, e := range slices.Backward(p.errs) {
 		v.Errors = append(v.Errors, errorView{At: e.at, What: e.what, Error: e.err})
@@ -112,23 +113,15 @@ func (p *Page) view() view {
 	return v
 }
 
-// byName gives the counts of n by name, with every value of the
-// enumeration (sqsloop.Outcome, sqsloop.LeaseLostReason: values from 0 up,
-// String "unknown" past the last) named, at 0 when not counted; a value
-// the enumeration does not name is counted under "unknown".
-func byName[E interface {
-	~uint8
-	String() string
-}](n map[E]int64) map[string]int64 {
-	out := map[string]int64{}
-	for e := E(0); e.String() != "unknown"; e++ {
-		out[e.String()] = 0
-		if e == math.MaxUint8 {
-			break
-		}
+// byName gives the counts of n by name, every name of all at 0 when not
+// counted.
+func byName(all []string, n map[string]int64) map[string]int64 {
+	out := make(map[string]int64, len(all))
+	for _, name := range all {
+		out[name] = 0
 	}
-	for e, c := range n {
-		out[e.String()] += c
+	for name, c := range n {
+		out[name] += c
 	}
 	return out
 }

@@ -12,34 +12,34 @@
 // platform's grace between SIGTERM and SIGKILL (ECS stopTimeout,
 // Kubernetes terminationGracePeriodSeconds). The group gives each loop its
 // share as the deadline of its Shutdown context: critical loops (the
-// default) the whole budget, [Background] loops a shorter one, so they are
-// done first; [Last] loops, which serve the others (the health probes,
-// metrics), are asked to stop only once every other loop has returned.
-// Without a GracePeriod the group sets no budget: a loop that implements
-// [Shutdowner] drains on its own terms (a consumer within its
-// ShutdownTimeout), any other loop has its context cancelled. Run logs
-// which loop finished when, and [LoopGroup.Stats] says it too.
+// default) the whole budget, background loops ([LoopOption].Background) a
+// shorter one, so they are done first; last loops ([LoopOption].Last),
+// which serve the others (the health probes, metrics), are asked to stop
+// only once every other loop has returned. Without a GracePeriod the group
+// sets no budget: a loop with a Shutdown method drains on its own terms (a
+// consumer within its ShutdownTimeout), any other loop has its context
+// cancelled. Run logs which loop finished when, and [LoopGroup.Stats] says
+// it too.
 //
-// Drain mode without exit: [LoopGroup.Pause] (or POST /drain to
-// [LoopGroup.DrainHandler], off unless mounted, loopback clients only by
-// default) makes every loop that implements [Pauser] stop taking new work
-// and finish what it has in flight, and stay up, not ready, until
-// [LoopGroup.Resume].
+// Drain mode without exit: POST /drain to [LoopGroup.DrainHandler] (off
+// unless mounted, loopback clients only by default) makes every loop that
+// can pause (a consumer can) stop taking new work and finish what it has in
+// flight, and stay up, not ready, until POST /resume.
 //
 // The package imports no other package of the project: a consumer satisfies
-// [Runnable] (and [Shutdowner], [ReadyReporter], [Interrupter], [Pauser])
-// by its method set alone.
+// [Runnable], and has its optional methods (Shutdown, Ready, Interrupt,
+// Pause, Resume, Paused), by its method set alone.
 //
 // A typical main:
 //
 //	group := &lifecycle.LoopGroup{GracePeriod: 30 * time.Second} // the platform's; SIGTERM/SIGINT drain, a second one exits
-//	_ = group.Add("orders", ordersConsumer)                                    // critical: the group's budget
-//	_ = group.Add("thumbnails", thumbsConsumer, lifecycle.Background(5*time.Second)) // done first
+//	_ = group.Add("orders", ordersConsumer)                                                      // critical: the group's budget
+//	_ = group.Add("thumbnails", thumbsConsumer, lifecycle.LoopOption{Background: 5 * time.Second}) // done first
 //	mux := http.NewServeMux()
 //	mux.Handle(lifecycle.LivezPath, group.HealthHandler())
 //	mux.Handle(lifecycle.ReadyzPath, group.HealthHandler())
 //	srv := &http.Server{Addr: ":8081", Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-//	_ = group.Add("http", lifecycle.HTTPServer(srv, nil), lifecycle.Last()) // answers through the drain
+//	_ = group.Add("http", lifecycle.HTTPServer(srv, nil), lifecycle.LoopOption{Last: true}) // answers through the drain
 //	err := group.Run(ctx) // returns once every loop has stopped
 //	flushTelemetry()      // nothing is sending any more
 //

@@ -19,12 +19,13 @@ import (
 // at the first SIGTERM or SIGINT, when its context is done, or when any loop
 // returns, then stops every loop and waits for all of them. A second signal
 // during that drain exits the process at once, as users expect from Ctrl+C
-// twice, after giving the loops that implement [Interrupter] at most
-// [InterruptTimeout] (1 s) for a last word.
+// twice, after giving the loops that have an Interrupt method (see
+// [Runnable]) at most [InterruptTimeout] (1 s) for a last word.
 //
 // The zero value is ready to use: [LoopGroup.Add] the loops, then call Run
-// once. Set Signals and Exit, if at all, before Run and leave them alone
-// while it runs. All methods are safe for concurrent use. A LoopGroup must
+// once. Set its fields, if at all, before Run (AllowRemoteDrain before
+// DrainHandler serves a request) and leave them alone while it runs. All
+// methods are safe for concurrent use. A LoopGroup must
 // not be copied after first use.
 type LoopGroup struct {
 	// Signals begin shutdown while Run runs. Nil means SIGTERM (what
@@ -57,6 +58,12 @@ type LoopGroup struct {
 	// Run reports a negative one (wrapping [ErrInvalidArgument]).
 	GracePeriod time.Duration
 
+	// AllowRemoteDrain lets any client call [LoopGroup.DrainHandler].
+	// False (the default): only clients on a loopback address
+	// (127.0.0.0/8, ::1) or a Unix socket; others get 403. Behind a proxy
+	// on the same host every client looks local: guard the route there.
+	AllowRemoteDrain bool
+
 	// Logger receives the group's records: shutdown began (why, the
 	// budget), each loop stopped (when, its budget, its error), the
 	// budget spent with loops still running, and the group stopped (the
@@ -81,8 +88,8 @@ type LoopGroup struct {
 type loop struct {
 	name   string
 	r      Runnable
-	class  Class
-	budget time.Duration // Background's
+	class  string        // ClassCritical, ClassBackground or ClassLast
+	budget time.Duration // LoopOption.Background
 	cancel context.CancelCauseFunc
 
 	// Guarded by LoopGroup.mu.
@@ -92,14 +99,15 @@ type loop struct {
 	stopBy   time.Time // its deadline; zero: none
 	ended    time.Time // when its Run returned
 
-	// Written by the loop's Run goroutine (runErr) and its Shutdown call
-	// (shutdownErr) before they report to Run's goroutine, which reads them
-	// after.
+	// Written under LoopGroup.mu by the loop's Run goroutine (runErr) and
+	// its Shutdown call (shutdownErr), before they report to Run's
+	// goroutine.
 	runErr, shutdownErr error
 }
 
 // Add registers r under name, to be started by Run, a [ClassCritical] loop
-// unless an option says otherwise ([Background], [Last]). name must be
+// unless an option says otherwise ([LoopOption]; the last one given
+// counts). name must be
 // non-empty and unique in the group, since errors and probes report loops
 // by name, r must be non-nil, and options valid; otherwise Add returns an
 // error naming the argument ("lifecycle: name: want …, got …") that wraps
@@ -121,12 +129,9 @@ func (g *LoopGroup) Add(name string, r Runnable, opts ...LoopOption) error {
 			return &invalidArgument{"name", "a name not yet in the group", strconv.Quote(name)}
 		}
 	}
-	l := &loop{name: name, r: r}
+	l := &loop{name: name, r: r, class: ClassCritical}
 	for _, opt := range opts {
-		if opt == nil {
-			return &invalidArgument{"opts", fmt.Sprintf("non-nil options for loop %q", name), "nil"}
-		}
-		if err := opt(l); err != nil {
+		if err := opt.apply(l); err != nil {
 			return err
 		}
 	}
@@ -144,7 +149,7 @@ func (g *LoopGroup) Add(name string, r Runnable, opts ...LoopOption) error {
 // before any loop is asked to stop; then every loop still running is asked,
 // all at once, but for [ClassLast] loops, which are asked once every other
 // loop has returned (so the health probes such a loop serves answer
-// through the drain). A [Shutdowner] gets Shutdown(ctx) with a context that carries
+// through the drain). A loop with a Shutdown method (see [Runnable]) gets Shutdown(ctx) with a context that carries
 // ctx's values and, as its deadline, its share of the budget: with a
 // GracePeriod, the group's budget (a [ClassBackground] loop's own when
 // that is shorter, a ClassLast loop at least 1 s); without one, none (a
@@ -162,7 +167,7 @@ func (g *LoopGroup) Add(name string, r Runnable, opts ...LoopOption) error {
 // Signals are counted, not shutdowns: the first one Run receives begins
 // shutdown (or lets one begun for another reason go on, as for a deploy's
 // SIGTERM while a failed loop brings the group down); the second gives the
-// loops that implement [Interrupter] their Interrupt call (waiting
+// loops that have an Interrupt method their Interrupt call (waiting
 // [InterruptTimeout] at most), then calls Exit; every later one calls Exit.
 //
 // A loop whose Run returns nil on its own (not asked to stop) is done, not
@@ -170,11 +175,13 @@ func (g *LoopGroup) Add(name string, r Runnable, opts ...LoopOption) error {
 // how a finite job ends a group; a loop that must never end should return
 // an error when it does.
 //
-// Run returns nil if every loop stopped cleanly, else the [*LoopError] of
-// each failing loop joined with [errors.Join]: a Run error other than
-// [context.Canceled] after the group asked the loop to stop, or a Shutdown
-// error. A panic in a loop's Run or Shutdown is recovered and reported as
-// its error, with the stack. An empty group waits for a signal or ctx and
+// Run returns nil if every loop stopped cleanly, else an error per failing
+// loop, joined with [errors.Join], that reads "lifecycle: loop NAME: ERR"
+// and wraps ERR (errors.Is and errors.As see through it): a Run error
+// other than [context.Canceled] after the group asked the loop to stop, or
+// a Shutdown error. [LoopGroup.Stats] gives each loop's error by name
+// (LoopStats.Err). A panic in a loop's Run or Shutdown is recovered and
+// reported as its error, with the stack. An empty group waits for a signal or ctx and
 // returns nil. A second call returns [ErrAlreadyRunning] at once. If
 // Signals holds a nil entry or GracePeriod is negative, Run starts nothing
 // and returns an error per problem ("lifecycle: Signals[i]: want …, got
@@ -314,7 +321,7 @@ func (g *LoopGroup) start() ([]*loop, error) {
 }
 
 // stop asks every loop still running to stop, those of ClassLast if last
-// is set, the others if not: a Shutdowner by a Shutdown call, with its
+// is set, the others if not: one with a Shutdown method by a Shutdown call, with its
 // deadline, on a goroutine of wg that reports on done; any other loop by
 // cancelling its Run context with cause. It returns how many Shutdown
 // calls it started.
@@ -331,7 +338,7 @@ func (g *LoopGroup) stop(base context.Context, cause error, wg *sync.WaitGroup, 
 	g.mu.Unlock()
 	calls := 0
 	for _, l := range toStop {
-		sd, ok := l.r.(Shutdowner)
+		sd, ok := l.r.(shutdowner)
 		if !ok {
 			l.cancel(cause)
 			continue
@@ -347,7 +354,9 @@ func (g *LoopGroup) stop(base context.Context, cause error, wg *sync.WaitGroup, 
 			if err != nil {
 				l.cancel(cause) // Shutdown failed: fall back to the Run context
 			}
+			g.mu.Lock()
 			l.shutdownErr = err
+			g.mu.Unlock()
 			done <- struct{}{}
 		})
 	}
@@ -367,16 +376,16 @@ func (g *LoopGroup) othersDone() bool {
 }
 
 // interrupt calls Interrupt on every loop still running that implements
-// Interrupter, at once, with a context that ends after InterruptTimeout,
+// an Interrupt method, at once, with a context that ends after InterruptTimeout,
 // and waits for them until then at most: the process exits next. A panic
 // in Interrupt is recovered and ignored. A call still running at the
 // deadline is left to the process's exit (or, with an Exit that returns, to
 // finish on its own).
 func (g *LoopGroup) interrupt(base context.Context) {
 	g.mu.Lock()
-	var ints []Interrupter
+	var ints []interrupter
 	for _, l := range g.loops {
-		if i, ok := l.r.(Interrupter); ok && !l.finished {
+		if i, ok := l.r.(interrupter); ok && !l.finished {
 			ints = append(ints, i)
 		}
 	}
@@ -416,22 +425,29 @@ func protect(f func() error) (err error) {
 func collect(loops []*loop) error {
 	var errs []error
 	for _, l := range loops {
-		var why []error
-		if l.runErr != nil && !(l.asked && errors.Is(l.runErr, context.Canceled)) {
-			why = append(why, l.runErr)
-		}
-		if l.shutdownErr != nil {
-			why = append(why, fmt.Errorf("shutdown: %w", l.shutdownErr))
-		}
-		switch len(why) {
-		case 0:
-		case 1:
-			errs = append(errs, &LoopError{Name: l.name, Err: why[0]})
-		default:
-			errs = append(errs, &LoopError{Name: l.name, Err: errors.Join(why...)})
+		if err := l.err(); err != nil {
+			errs = append(errs, fmt.Errorf("lifecycle: loop %q: %w", l.name, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// err is what went wrong with l: its Run error (unless it stopped cleanly:
+// nil, or context.Canceled once the group had asked it to stop) and its
+// Shutdown error, joined; nil when nothing did. Called with g.mu held, or
+// once every loop and Shutdown call has returned.
+func (l *loop) err() error {
+	var why []error
+	if l.runErr != nil && !(l.asked && errors.Is(l.runErr, context.Canceled)) {
+		why = append(why, l.runErr)
+	}
+	if l.shutdownErr != nil {
+		why = append(why, fmt.Errorf("shutdown: %w", l.shutdownErr))
+	}
+	if len(why) == 1 {
+		return why[0]
+	}
+	return errors.Join(why...)
 }
 
 // stopCause is the cause of the loops' cancelled contexts: why shutdown

@@ -56,8 +56,13 @@ func TestLoopFailureBringsOthersDown(t *testing.T) {
 		if len(les) != 1 || les["failing"] == nil {
 			t.Fatalf("loop errors = %v, want only %q", les, "failing")
 		}
-		if les["failing"].Err != errBoom {
-			t.Errorf("LoopError.Err = %v, want errBoom itself", les["failing"].Err)
+		if les["failing"] != errBoom {
+			t.Errorf("the loop's error %v, want errBoom itself", les["failing"])
+		}
+		for _, l := range g.Stats().Loops {
+			if (l.Name == "failing") != (l.Err != nil) || l.Name == "failing" && l.Err != errBoom {
+				t.Errorf("Stats: loop %s's Err %v, want errBoom for failing only", l.Name, l.Err)
+			}
 		}
 		if !strings.Contains(err.Error(), `loop "failing"`) {
 			t.Errorf("error %q does not name the loop", err)
@@ -337,12 +342,5 @@ func TestAddValidation(t *testing.T) {
 		if !errors.Is(err, ErrInvalidArgument) || err.Error() != tc.want {
 			t.Errorf("Add(%q) = %v, want ErrInvalidArgument reading %q", tc.name, err, tc.want)
 		}
-	}
-}
-
-func TestNilLoopErrorIsSafe(t *testing.T) {
-	var le *LoopError
-	if le.Unwrap() != nil || le.Error() == "" {
-		t.Errorf("nil LoopError: Unwrap = %v, Error = %q", le.Unwrap(), le.Error())
 	}
 }

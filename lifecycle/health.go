@@ -28,8 +28,9 @@ func (g *LoopGroup) live() bool {
 // Ready reports whether the group should be sent work: nil while Run is in
 // progress, shutdown has not begun (readiness turns false the moment it
 // begins, a signal included, before any loop is asked to stop), every
-// loop's Run is still running, no loop implementing [Pauser] is paused
-// (drain mode), and every loop implementing [ReadyReporter] reports ready. Otherwise it returns an error saying why (naming the
+// loop's Run is still running, no loop that can pause is paused (drain
+// mode), and every loop with a Ready method (see [Runnable]) reports
+// ready. Otherwise it returns an error saying why (naming the
 // loop), which wraps the loop's own error. It is an error before Run and
 // after it returns. Safe for concurrent use; it calls the loops' Ready
 // outside the group's lock.
@@ -46,8 +47,8 @@ func (g *LoopGroup) Ready() error {
 	}
 	type reporter struct {
 		name string
-		r    ReadyReporter
-		p    Pauser
+		r    readyReporter
+		p    pauser
 	}
 	var reporters []reporter
 	for _, l := range g.loops {
@@ -55,8 +56,8 @@ func (g *LoopGroup) Ready() error {
 			g.mu.Unlock()
 			return fmt.Errorf("lifecycle: loop %q returned", l.name)
 		}
-		rr, _ := l.r.(ReadyReporter)
-		p, _ := l.r.(Pauser)
+		rr, _ := l.r.(readyReporter)
+		p, _ := l.r.(pauser)
 		if rr != nil || p != nil {
 			reporters = append(reporters, reporter{l.name, rr, p})
 		}
@@ -86,7 +87,7 @@ func (g *LoopGroup) Ready() error {
 // 405, other paths 404. Paths are matched exactly; mount it under a prefix
 // with [http.StripPrefix]. It may be called before Run, and the handler
 // serves the probes before, during and after Run. Serve it from a loop
-// added with [Last] ([HTTPServer]), so that the probes answer until every
+// added with LoopOption.Last ([HTTPServer]), so that the probes answer until every
 // other loop has returned: a server stopped when shutdown begins answers
 // neither probe during the drain. The handler is safe for
 // concurrent use and never blocks on the loops (beyond their Ready methods).

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -212,22 +214,23 @@ func runAsync(ctx context.Context, g *LoopGroup) <-chan error {
 	return res
 }
 
-// loopErrors returns the *LoopError of each failing loop, by name.
-func loopErrors(err error) map[string]*LoopError {
-	out := map[string]*LoopError{}
-	var walk func(error)
-	walk = func(err error) {
-		var le *LoopError
-		if errors.As(err, &le) && err == error(le) {
-			out[le.Name] = le
-			return
+// loopErrors returns the error of each failing loop in Run's err, by
+// name: each reads "lifecycle: loop NAME: …" and wraps the loop's own.
+func loopErrors(err error) map[string]error {
+	out := map[string]error{}
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return out
+	}
+	for _, e := range j.Unwrap() {
+		rest, ok := strings.CutPrefix(e.Error(), "lifecycle: loop ")
+		if !ok {
+			continue
 		}
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			for _, e := range j.Unwrap() {
-				walk(e)
-			}
+		if q, err := strconv.QuotedPrefix(rest); err == nil {
+			name, _ := strconv.Unquote(q)
+			out[name] = errors.Unwrap(e)
 		}
 	}
-	walk(err)
 	return out
 }

@@ -47,8 +47,8 @@ func ExampleLoopGroup_DrainHandler() {
 	}
 
 	mux := http.NewServeMux()
-	mux.Handle(lifecycle.DrainPath, group.DrainHandler(lifecycle.DrainHandlerOptions{})) // loopback clients only
-	mux.Handle(lifecycle.ResumePath, group.DrainHandler(lifecycle.DrainHandlerOptions{}))
+	mux.Handle(lifecycle.DrainPath, group.DrainHandler()) // loopback clients only
+	mux.Handle(lifecycle.ResumePath, group.DrainHandler())
 	srv := httptest.NewServer(mux) // on 127.0.0.1
 	defer srv.Close()
 	call := func(method, path string) {

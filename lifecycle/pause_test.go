@@ -12,7 +12,7 @@ import (
 	"testing/synctest"
 )
 
-// pauseLoop is a Pauser: paused, it reports inFlight.
+// pauseLoop can pause: paused, it reports inFlight.
 type pauseLoop struct {
 	*blockingLoop
 	mu       sync.Mutex
@@ -41,7 +41,7 @@ func (p *pauseLoop) Paused() (bool, int) {
 func (p *pauseLoop) set(inFlight int) { p.mu.Lock(); p.inFlight = inFlight; p.mu.Unlock() }
 
 // call makes a request of h from remote (host:port), with header h set.
-func call(h http.Handler, method, path, remote string, header map[string]string) (int, DrainState, string) {
+func call(h http.Handler, method, path, remote string, header map[string]string) (int, drainView, string) {
 	req := httptest.NewRequest(method, path, nil)
 	req.RemoteAddr = remote
 	for k, v := range header {
@@ -49,13 +49,13 @@ func call(h http.Handler, method, path, remote string, header map[string]string)
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
-	var st DrainState
+	var st drainView
 	_ = json.Unmarshal(rec.Body.Bytes(), &st)
 	return rec.Code, st, rec.Body.String()
 }
 
 // Drain mode over HTTP, as an operator uses it: POST /drain pauses the
-// group's Pausers (202), /readyz turns 503 and /livez stays 200, GET /drain
+// group's loops that can pause (202), /readyz turns 503 and /livez stays 200, GET /drain
 // says "draining" while work is in flight and "drained" once none is; POST
 // /resume takes work again, and it works again and again. Only loopback
 // clients, no cross-origin browser request, no POST once shutdown began.
@@ -63,7 +63,7 @@ func TestDrainHandler(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a := &pauseLoop{blockingLoop: newBlockingLoop()}
 		g, f := newGroup(t, map[string]Runnable{"orders": a, "reaper": newBlockingLoop()})
-		h, health := g.DrainHandler(DrainHandlerOptions{}), g.HealthHandler()
+		h, health := g.DrainHandler(), g.HealthHandler()
 		res := runAsync(context.Background(), g)
 		synctest.Wait()
 		const local = "127.0.0.1:5000"
@@ -74,7 +74,7 @@ func TestDrainHandler(t *testing.T) {
 		for round := range 3 {
 			a.set(2)
 			c, st, body := call(h, "POST", DrainPath, local, nil)
-			if c != 202 || st.State != StateDraining || len(st.Loops) != 1 || st.Loops[0] != (LoopDrainState{"orders", StateDraining, 2}) {
+			if c != 202 || st.State != StateDraining || len(st.Loops) != 1 || st.Loops[0] != (loopDrain{"orders", StateDraining, 2}) {
 				t.Fatalf("round %d: POST /drain = %d %s, want 202 draining, orders with 2 in flight", round, c, body)
 			}
 			if code(health, ReadyzPath) != 503 || code(health, LivezPath) != 200 {
@@ -116,8 +116,9 @@ func TestDrainHandler(t *testing.T) {
 		if paused, _ := a.Paused(); paused {
 			t.Error("a refused request paused the loop")
 		}
-		if c, _, _ := call(g.DrainHandler(DrainHandlerOptions{AllowRemote: true}), "GET", DrainPath, "10.0.0.7:5000", nil); c != 200 {
-			t.Errorf("GET /drain from a remote client with AllowRemote = %d, want 200", c)
+		g.AllowRemoteDrain = true
+		if c, _, _ := call(g.DrainHandler(), "GET", DrainPath, "10.0.0.7:5000", nil); c != 200 {
+			t.Errorf("GET /drain from a remote client with AllowRemoteDrain = %d, want 200", c)
 		}
 
 		f.send(t, syscall.SIGTERM)

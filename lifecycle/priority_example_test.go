@@ -44,25 +44,25 @@ func (j *jobs) Shutdown(ctx context.Context) error {
 // Priority shutdown under one budget: the platform's grace is set once
 // (GracePeriod), a background loop of short jobs gets a shorter budget and
 // is done first, the critical loop gets the rest, and the server of the
-// probes (Last) stops after both, so /readyz says 503 and /livez 200 until
+// probes (LoopOption.Last) stops after both, so /readyz says 503 and /livez 200 until
 // then. Stats (and the log) say which loop finished when.
-func ExampleBackground() {
+func ExampleLoopOption() {
 	group := &lifecycle.LoopGroup{
 		GracePeriod: 30 * time.Second, // ECS stopTimeout, Kubernetes terminationGracePeriodSeconds
 		Signals:     []os.Signal{},    // this example ends the group through Run's context
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	short, long := make(chan struct{}), make(chan struct{})
-	close(short)                                                                                  // short jobs: done as soon as asked
-	_ = group.Add("orders", newJobs(long))                                                        // critical: long jobs
-	_ = group.Add("thumbnails", newJobs(short), lifecycle.Background(5*time.Second))              // done first
-	probes := httptest.NewUnstartedServer(group.HealthHandler())                                  // /livez, /readyz
-	_ = group.Add("http", lifecycle.HTTPServer(probes.Config, probes.Listener), lifecycle.Last()) // stopped last
+	close(short)                                                                                                  // short jobs: done as soon as asked
+	_ = group.Add("orders", newJobs(long))                                                                        // critical: long jobs
+	_ = group.Add("thumbnails", newJobs(short), lifecycle.LoopOption{Background: 5 * time.Second})                // done first
+	probes := httptest.NewUnstartedServer(group.HealthHandler())                                                  // /livez, /readyz
+	_ = group.Add("http", lifecycle.HTTPServer(probes.Config, probes.Listener), lifecycle.LoopOption{Last: true}) // stopped last
 
 	ctx, shutdown := context.WithCancel(context.Background())
 	go func() {
 		shutdown() // as SIGTERM does
-		for group.DrainState().State != lifecycle.StateStopping {
+		for group.Stats().State != lifecycle.StateStopping {
 			time.Sleep(time.Millisecond)
 		}
 		for _, path := range []string{lifecycle.ReadyzPath, lifecycle.LivezPath} {

@@ -13,12 +13,12 @@ import (
 // called (http.ErrServerClosed is a clean stop), else Serve's error (a
 // nil srv: an error wrapping [ErrInvalidArgument]); its Shutdown is
 // srv.Shutdown: it stops accepting and waits for the requests in progress
-// until ctx is done. Add it with [Last], so that it serves the health
+// until ctx is done. Add it with LoopOption{Last: true}, so that it serves the health
 // probes ([LoopGroup.HealthHandler]) and whatever else it serves (metrics,
 // the lease page) until every other loop has returned:
 //
 //	srv := &http.Server{Addr: ":8081", Handler: group.HealthHandler(), ReadHeaderTimeout: 5 * time.Second}
-//	_ = group.Add("http", lifecycle.HTTPServer(srv, nil), lifecycle.Last())
+//	_ = group.Add("http", lifecycle.HTTPServer(srv, nil), lifecycle.LoopOption{Last: true})
 func HTTPServer(srv *http.Server, ln net.Listener) Runnable {
 	return &httpServer{srv: srv, ln: ln}
 }

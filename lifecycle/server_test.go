@@ -27,7 +27,7 @@ func TestHTTPServerServesProbesThroughTheDrain(t *testing.T) {
 	if err := g.Add("consumer", drainUntil{drain}); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.Add("http", HTTPServer(srv, ln), Last()); err != nil {
+	if err := g.Add("http", HTTPServer(srv, ln), LoopOption{Last: true}); err != nil {
 		t.Fatal(err)
 	}
 	res := runAsync(context.Background(), g)
@@ -52,7 +52,7 @@ func TestHTTPServerServesProbesThroughTheDrain(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	f.send(t, syscall.SIGTERM)
-	for g.DrainState().State != StateStopping {
+	for g.Stats().State != StateStopping {
 		time.Sleep(time.Millisecond)
 	}
 	if c, body := get(LivezPath); c != 200 {

@@ -2,72 +2,62 @@ package lifecycle
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"time"
 )
 
-// Class says when a loop of a [LoopGroup] is asked to stop, and with what
-// budget.
-type Class uint8
-
+// The classes of a loop (LoopStats.Class): when a [LoopGroup] asks it to
+// stop, and with what budget. [LoopOption] sets it.
 const (
 	// ClassCritical (the default) is asked to stop when shutdown begins and
 	// drains with the group's whole budget: a consumer of long jobs.
-	ClassCritical Class = iota
+	ClassCritical = "critical"
 	// ClassBackground is asked to stop when shutdown begins, like
-	// ClassCritical, but with a shorter budget of its own ([Background]):
-	// work that can be cut short (a consumer of short or cheap jobs, a
-	// poller, a reaper). It is done first and leaves the rest of the
-	// budget, and the machine, to the critical loops.
-	ClassBackground
-	// ClassLast is asked to stop only once every other loop has
-	// returned: it serves the others to the end (the health probes, so
-	// that /livez answers 200 and /readyz 503 through the drain; metrics;
-	// the lease page). See [Last] and [HTTPServer].
-	ClassLast
+	// ClassCritical, but with a shorter budget of its own
+	// (LoopOption.Background): work that can be cut short (a consumer of
+	// short or cheap jobs, a poller, a reaper). It is done first and leaves
+	// the rest of the budget, and the machine, to the critical loops.
+	ClassBackground = "background"
+	// ClassLast is asked to stop only once every other loop has returned
+	// (LoopOption.Last): it serves the others to the end (the health
+	// probes, so that /livez answers 200 and /readyz 503 through the drain;
+	// metrics; the lease page). See [HTTPServer].
+	ClassLast = "last"
 )
 
-var classNames = [...]string{"critical", "background", "last"}
-
-// String returns "critical", "background" or "last".
-func (c Class) String() string {
-	if int(c) < len(classNames) {
-		return classNames[c]
-	}
-	return "unknown"
-}
-
 // LoopOption sets how a [LoopGroup] stops one loop; pass it to
-// [LoopGroup.Add].
-type LoopOption func(*loop) error
+// [LoopGroup.Add]. The zero LoopOption makes a [ClassCritical] loop: asked
+// to stop when shutdown begins, with the group's whole budget.
+type LoopOption struct {
+	// Background, when > 0, makes a [ClassBackground] loop: when shutdown
+	// begins it is asked to stop at once, with Background as the deadline
+	// of its Shutdown context (never later than the group's own, with a
+	// GracePeriod). Must be ≥ 0.
+	Background time.Duration
 
-// Background makes a loop of class [ClassBackground]: when shutdown begins it
-// is asked to stop at once, with budget as the deadline of its Shutdown
-// context (never later than the group's own, with a GracePeriod). budget
-// must be > 0 (else Add's error wraps [ErrInvalidArgument]).
-func Background(budget time.Duration) LoopOption {
-	return func(l *loop) error {
-		if budget <= 0 {
-			return &invalidArgument{"Background(budget)", fmt.Sprintf("a budget > 0 for loop %q", l.name), budget.String()}
-		}
-		l.class, l.budget = ClassBackground, budget
-		return nil
-	}
+	// Last makes a [ClassLast] loop: asked to stop only once every other
+	// loop has returned, with what is left of the group's budget (at least
+	// 1 s) as the deadline of its Shutdown context, or none without a
+	// GracePeriod. Serve the health probes from such a loop ([HTTPServer]),
+	// so that they answer through the drain. Not with Background.
+	Last bool
 }
 
-// Last makes a loop of class [ClassLast]: asked to stop only once every other
-// loop has returned, with what is left of the group's budget (at least
-// lastGrace, 1 s) as the deadline of its Shutdown context, or none
-// without a GracePeriod. Serve the health probes from such a loop
-// ([HTTPServer]), so that they answer through the drain.
-func Last() LoopOption {
-	return func(l *loop) error {
+// apply sets l's class and budget from o, or returns why o is wrong.
+func (o LoopOption) apply(l *loop) error {
+	switch {
+	case o.Background < 0:
+		return &invalidArgument{"LoopOption.Background", fmt.Sprintf("a budget > 0 for loop %q", l.name), o.Background.String()}
+	case o.Background > 0 && o.Last:
+		return &invalidArgument{"LoopOption", fmt.Sprintf("Background or Last for loop %q, not both", l.name), "both"}
+	case o.Background > 0:
+		l.class, l.budget = ClassBackground, o.Background
+	case o.Last:
 		l.class = ClassLast
-		return nil
 	}
+	return nil
 }
 
 // lastGrace is the least a ClassLast loop gets to stop (an HTTP server to
@@ -136,7 +126,7 @@ func (g *LoopGroup) logStopped(l *loop) {
 	s := g.loopStats(l)
 	g.mu.Unlock()
 	level := slog.LevelInfo
-	attrs := []slog.Attr{slog.String("loop", s.Name), slog.String("class", s.Class.String()), duration("after", s.Returned)}
+	attrs := []slog.Attr{slog.String("loop", s.Name), slog.String("class", s.Class), duration("after", s.Returned)}
 	if s.Budget > 0 {
 		attrs = append(attrs, duration("budget", s.Budget))
 		if s.Returned > s.Budget {
@@ -191,22 +181,29 @@ func (g *LoopGroup) logTimeline() {
 		slog.String("loops", b.String()))
 }
 
-// GroupStats is what a group's shutdown did: see [LoopGroup.Stats].
+// GroupStats is the state of a group and of its loops: what its shutdown
+// did, which loop failed, and its drain mode. See [LoopGroup.Stats].
 type GroupStats struct {
 	// ShutdownBegan is when shutdown began (zero before), and Cause why.
 	ShutdownBegan time.Time
 	Cause         string
 	// Budget is the loops' budget from GracePeriod (0: none).
 	Budget time.Duration
+	// State is the group's drain mode: StateStopping once shutdown has
+	// begun; else StateRunning while no loop is paused, StateDrained when
+	// every loop that can pause is paused with nothing in flight, and
+	// StateDraining otherwise.
+	State string
 	// Loops are the group's loops, in the order they were added.
 	Loops []LoopStats
 }
 
-// LoopStats is one loop's part in a shutdown. Times are counted from when
-// shutdown began.
+// LoopStats is one loop's state. Times are counted from when shutdown
+// began.
 type LoopStats struct {
-	Name  string
-	Class Class
+	Name string
+	// Class is ClassCritical, ClassBackground or ClassLast.
+	Class string
 	// Budget is the deadline of its Shutdown context (0: none, or not
 	// asked yet).
 	Budget time.Duration
@@ -215,28 +212,41 @@ type LoopStats struct {
 	// Done reports that it has.
 	Asked, Returned time.Duration
 	Done            bool
-	// Err is its Run error as Run reports it (nil for a clean stop),
-	// once it has returned.
+	// Err is what went wrong with the loop, as [LoopGroup.Run]'s error
+	// reports it (nil for a clean stop): its Run error, once it has
+	// returned, and its Shutdown error ("shutdown: …"), joined.
 	Err error
+	// State is the loop's drain mode, for a loop that can pause (see
+	// Runnable): StateRunning, StateDraining (paused, with work in
+	// flight) or StateDrained (paused, nothing in flight); "" for a loop
+	// that cannot. InFlight is the work it still has in flight then.
+	State    string
+	InFlight int
 }
 
-// Stats returns what the group's shutdown did so far: when it began, and
-// for each loop when it was asked to stop and when it returned, against
-// its budget. Run logs the same timeline when it returns. Safe for
-// concurrent use.
+// Stats returns the state of the group and of its loops: when shutdown
+// began, and for each loop when it was asked to stop and when it
+// returned, against its budget (Run logs the same timeline when it
+// returns), its error, and the drain mode. Safe for concurrent use; it
+// asks the loops that can pause whether they are, outside the group's
+// lock.
 func (g *LoopGroup) Stats() GroupStats {
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	st := GroupStats{ShutdownBegan: g.began, Cause: g.stopping, Budget: g.budget}
-	for _, l := range g.loops {
+	ps := make([]pauser, len(g.loops))
+	for i, l := range g.loops {
 		st.Loops = append(st.Loops, g.loopStats(l))
+		ps[i], _ = l.r.(pauser)
 	}
+	g.mu.Unlock()
+	drainStates(&st, ps)
 	return st
 }
 
-// loopStats returns l's stats. Called with g.mu held.
+// loopStats returns l's stats, but for its drain state. Called with g.mu
+// held.
 func (g *LoopGroup) loopStats(l *loop) LoopStats {
-	s := LoopStats{Name: l.name, Class: l.class, Done: l.finished}
+	s := LoopStats{Name: l.name, Class: l.class, Done: l.finished, Err: l.err()}
 	since := func(t time.Time) time.Duration {
 		if t.IsZero() || g.began.IsZero() {
 			return 0
@@ -249,9 +259,6 @@ func (g *LoopGroup) loopStats(l *loop) LoopStats {
 	}
 	if l.finished {
 		s.Returned = since(l.ended)
-		if l.runErr != nil && !(l.asked && errors.Is(l.runErr, context.Canceled)) {
-			s.Err = l.runErr
-		}
 	}
 	return s
 }

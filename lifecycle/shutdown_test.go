@@ -44,15 +44,15 @@ func TestPriorityShutdownUnderOneBudget(t *testing.T) {
 		var askedLast time.Time
 		var criticalDoneWhenAsked bool
 		server := &serverLoop{linger: 0, closed: make(chan struct{})}
-		last := &shutdownHook{Runnable: server, Shutdowner: server, hook: func() {
+		last := &shutdownHook{Runnable: server, shutdowner: server, hook: func() {
 			askedLast, criticalDoneWhenAsked = time.Now(), isClosed(critical.returned)
 		}}
 		g := &LoopGroup{GracePeriod: 30 * time.Second, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 		f := withFakeSignals(g)
 		for _, add := range []error{
 			g.Add("orders", critical),
-			g.Add("thumbnails", background, Background(5*time.Second)),
-			g.Add("http", last, Last()),
+			g.Add("thumbnails", background, LoopOption{Background: 5 * time.Second}),
+			g.Add("http", last, LoopOption{Last: true}),
 		} {
 			if add != nil {
 				t.Fatal(add)
@@ -104,13 +104,13 @@ func TestPriorityShutdownUnderOneBudget(t *testing.T) {
 // shutdownHook calls hook when it is asked to Shutdown.
 type shutdownHook struct {
 	Runnable
-	Shutdowner
+	shutdowner
 	hook func()
 }
 
 func (s *shutdownHook) Shutdown(ctx context.Context) error {
 	s.hook()
-	return s.Shutdowner.Shutdown(ctx)
+	return s.shutdowner.Shutdown(ctx)
 }
 
 // A loop past the budget is logged with the loops still running, and a
@@ -130,7 +130,7 @@ func TestBudgetSpentAndNoBudget(t *testing.T) {
 		g := &LoopGroup{GracePeriod: 10 * time.Second, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 		f := withFakeSignals(g)
 		_ = g.Add("slow", slow)
-		_ = g.Add("http", last, Last())
+		_ = g.Add("http", last, LoopOption{Last: true})
 		res := runAsync(context.Background(), g)
 		synctest.Wait()
 		t0 := time.Now()
@@ -152,7 +152,7 @@ func TestBudgetSpentAndNoBudget(t *testing.T) {
 		crit, bg := newBudgetLoop(time.Second), newBudgetLoop(time.Second)
 		g, _ := newGroup(t, nil)
 		_ = g.Add("crit", crit)
-		_ = g.Add("bg", bg, Background(3*time.Second))
+		_ = g.Add("bg", bg, LoopOption{Background: 3 * time.Second})
 		ctx, cancel := context.WithCancel(context.Background())
 		res := runAsync(ctx, g)
 		synctest.Wait()
@@ -184,8 +184,8 @@ func TestShutdownBudget(t *testing.T) {
 func TestPriorityOptionsValidation(t *testing.T) {
 	var g LoopGroup
 	for _, err := range []error{
-		g.Add("a", newBlockingLoop(), Background(0)),
-		g.Add("b", newBlockingLoop(), nil),
+		g.Add("a", newBlockingLoop(), LoopOption{Background: -time.Second}),
+		g.Add("b", newBlockingLoop(), LoopOption{Background: time.Second, Last: true}),
 	} {
 		if !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("Add = %v, want ErrInvalidArgument", err)

@@ -15,16 +15,13 @@ import (
 const deduplicationInterval = 5 * time.Minute
 
 // Broker holds named queues in memory, like one SQS account and region. The
-// zero value is an empty Broker, ready to use (as NewBroker's). Safe for
-// concurrent use; a Broker must not be copied after first use.
+// zero value is an empty Broker, ready to use: new(memmailbox.Broker).
+// Safe for concurrent use; a Broker must not be copied after first use.
 type Broker struct {
 	mu     sync.Mutex
 	queues map[string]*queueState
 	closed bool
 }
-
-// NewBroker returns an empty Broker (the same as new(Broker)).
-func NewBroker() *Broker { return new(Broker) }
 
 // CreateQueue sets up the queue spec describes and returns a handle to it:
 // with spec.MaxReceiveCount above 0, first its dead-letter queue

@@ -13,7 +13,7 @@ import (
 )
 
 func TestCreateQueueRejectsBadInput(t *testing.T) {
-	b := memmailbox.NewBroker()
+	b := new(memmailbox.Broker)
 	defer b.Close()
 	for _, spec := range []sqsloop.QueueSpec{
 		{},
@@ -34,7 +34,7 @@ func TestCreateQueueRejectsBadInput(t *testing.T) {
 }
 
 func TestCreateQueueIsIdempotent(t *testing.T) {
-	b := memmailbox.NewBroker()
+	b := new(memmailbox.Broker)
 	defer b.Close()
 	q1, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs", MaxReceiveCount: 3})
 	if err != nil {
@@ -61,7 +61,7 @@ func TestCreateQueueIsIdempotent(t *testing.T) {
 }
 
 func TestCreateQueueWithDeadLetterQueue(t *testing.T) {
-	b := memmailbox.NewBroker()
+	b := new(memmailbox.Broker)
 	defer b.Close()
 	ctx := context.Background()
 	q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs.fifo", FIFO: true, VisibilityTimeout: time.Minute, MaxMessageSize: 2048, MaxReceiveCount: 3})
@@ -141,7 +141,7 @@ func TestQueueMaxMessageSize(t *testing.T) {
 }
 
 func TestMissingQueueBehavesLikeOne(t *testing.T) {
-	b := memmailbox.NewBroker()
+	b := new(memmailbox.Broker)
 	defer b.Close()
 	q := b.Queue("ghost")
 	ctx := context.Background()
@@ -239,7 +239,7 @@ func TestCanceledContextFailsEveryCall(t *testing.T) {
 }
 
 func TestMissingQueueHandleStaysMissing(t *testing.T) {
-	b := memmailbox.NewBroker()
+	b := new(memmailbox.Broker)
 	defer b.Close()
 	early := b.Queue("late")
 	if _, err := b.CreateQueue(sqsloop.QueueSpec{Name: "late"}); err != nil {
@@ -251,7 +251,7 @@ func TestMissingQueueHandleStaysMissing(t *testing.T) {
 }
 
 func TestQueueAttributesAfterBrokerClose(t *testing.T) {
-	b := memmailbox.NewBroker()
+	b := new(memmailbox.Broker)
 	q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "attrs"})
 	if err != nil {
 		t.Fatal(err)

@@ -94,7 +94,7 @@ func TestConcurrentReceiversGetEachMessageOnce(t *testing.T) {
 // Receivers race with nacks, lapses and acks; at the end every message is
 // accounted for.
 func TestConcurrentChurnLosesNothing(t *testing.T) {
-	b := memmailbox.NewBroker()
+	b := new(memmailbox.Broker)
 	defer b.Close()
 	q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs", MaxReceiveCount: 3})
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 // receives), and ack it.
 func Example() {
 	ctx := context.Background()
-	broker := memmailbox.NewBroker()
+	broker := new(memmailbox.Broker)
 	defer broker.Close()
 
 	q, err := broker.CreateQueue(sqsloop.QueueSpec{Name: "orders"})
@@ -49,7 +49,7 @@ func Example() {
 // MaxReceiveCount receives.
 func ExampleBroker_CreateQueue_redrive() {
 	ctx := context.Background()
-	broker := memmailbox.NewBroker()
+	broker := new(memmailbox.Broker)
 	defer broker.Close()
 
 	// The dead-letter queue "orders-dlq" and the redrive policy come with it.
@@ -84,7 +84,7 @@ func ExampleBroker_CreateQueue_redrive() {
 // of a group while one of its messages is in flight.
 func ExampleQueue_Receive_fifo() {
 	ctx := context.Background()
-	broker := memmailbox.NewBroker()
+	broker := new(memmailbox.Broker)
 	defer broker.Close()
 
 	q, _ := broker.CreateQueue(sqsloop.QueueSpec{Name: "payments.fifo", FIFO: true, ContentBasedDeduplication: true})

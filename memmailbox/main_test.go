@@ -19,7 +19,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // the end of the test.
 func newQueue(t testing.TB, spec sqsloop.QueueSpec) (*memmailbox.Broker, *memmailbox.Queue) {
 	t.Helper()
-	b := memmailbox.NewBroker()
+	b := new(memmailbox.Broker)
 	t.Cleanup(func() { _ = b.Close() })
 	q, err := b.CreateQueue(spec)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 // memmailbox has no priorities, as SQS has none: a spec asking for them
 // is refused, not served in another order.
 func TestCreateQueueRefusesPriority(t *testing.T) {
-	b := memmailbox.NewBroker()
+	b := new(memmailbox.Broker)
 	defer b.Close()
 	q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "ranked", Priority: true})
 	if q != nil {

@@ -9,7 +9,7 @@ import (
 )
 
 func TestRedriveAfterMaxReceiveCount(t *testing.T) {
-	b := memmailbox.NewBroker()
+	b := new(memmailbox.Broker)
 	defer b.Close()
 	q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs", MaxReceiveCount: 2})
 	if err != nil {
@@ -43,7 +43,7 @@ func TestRedriveAfterMaxReceiveCount(t *testing.T) {
 }
 
 func TestRedriveOnlyWhatIsDue(t *testing.T) {
-	b := memmailbox.NewBroker()
+	b := new(memmailbox.Broker)
 	defer b.Close()
 	q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs", MaxReceiveCount: 1})
 	if err != nil {
@@ -61,7 +61,7 @@ func TestRedriveOnlyWhatIsDue(t *testing.T) {
 }
 
 func TestRedriveFIFOKeepsGroups(t *testing.T) {
-	b := memmailbox.NewBroker()
+	b := new(memmailbox.Broker)
 	defer b.Close()
 	q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs.fifo", FIFO: true, ContentBasedDeduplication: true, MaxReceiveCount: 1})
 	if err != nil {

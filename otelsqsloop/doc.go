@@ -23,7 +23,7 @@
 //     context (not parented on it: the conventions' default), with
 //     messaging.message.id, sqsloop.receive_count and, at its end,
 //     sqsloop.outcome ("acked", "nacked", "panicked", "given_back",
-//     "lease_lost", "abandoned", "dead_lettered": sqsloop.Outcome),
+//     "lease_lost", "abandoned", "dead_lettered": sqsloop.ProcessEvent.Outcome),
 //     sqsloop.nack_delay (seconds until a nacked or panicked message is
 //     visible again; absent when nothing nacks it, as on AWS Lambda without
 //     a client) and, on failure, error.type and an error status;
@@ -34,7 +34,7 @@
 //     actions in the conventions' snake case. They carry
 //     messaging.batch.message_count and three attributes of our own under
 //     aws.sqs.*: aws.sqs.settle.kind (what the entries do: "extend", "ack",
-//     "nack", "give_back", sqsloop.SettleKind's names, comma-separated in
+//     "nack", "give_back", sqsloop.SettleEntry.Kind, comma-separated in
 //     that order when a batch mixes them; a delete batch holds acks only),
 //     aws.sqs.visibility_timeout (the seconds asked for, when every
 //     entry asks the same) and aws.sqs.batch.failed_count (entries that
@@ -71,7 +71,7 @@
 // with less than a quarter of the lease owner's interval left before the
 // deadline), sqsloop.lease.lost ({lease}; by sqsloop.lease.lost_reason:
 // "no_beats", "receipt_handle_expired", "ceiling", "call_failures",
-// "lapsed_before_start" (sqsloop.LeaseLostReason), and
+// "lapsed_before_start" (sqsloop.LeaseLostEvent.Reason), and
 // sqsloop.never_beat), sqsloop.process.late_results ({message}; handlers
 // that returned after their lease was lost, by sqsloop.never_beat),
 // sqsloop.settled.messages ({message}; entries of delete and visibility

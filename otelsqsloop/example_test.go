@@ -16,7 +16,7 @@ import (
 // global providers unless Config names others; a producer injects the
 // creation context its consumer links to.
 func Example() {
-	broker := memmailbox.NewBroker()
+	broker := new(memmailbox.Broker)
 	defer broker.Close()
 	q, err := broker.CreateQueue(sqsloop.QueueSpec{Name: "jobs"})
 	if err != nil {

@@ -197,7 +197,7 @@ func TestProcessErrorType(t *testing.T) {
 	obs := tel.observer(t, "jobs")
 	apiErr := &smithy.GenericAPIError{Code: "ProvisionedThroughputExceededException"}
 	cases := []struct {
-		outcome sqsloop.Outcome
+		outcome string
 		err     error
 		want    string
 	}{

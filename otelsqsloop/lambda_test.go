@@ -165,7 +165,7 @@ func TestSpansOfALambdaBatchWithAClient(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tel := newTelemetry(t)
 		obs := tel.observer(t, "jobs")
-		broker := memmailbox.NewBroker()
+		broker := new(memmailbox.Broker)
 		t.Cleanup(func() { broker.Close() })
 		q, err := broker.CreateQueue(sqsloop.QueueSpec{Name: "jobs", VisibilityTimeout: 2 * time.Second})
 		if err != nil {

@@ -2,7 +2,6 @@ package otelsqsloop
 
 import (
 	"context"
-	"math"
 	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -10,6 +9,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/internal/rules"
 )
 
 // durationBuckets are the bucket boundaries, in seconds, the messaging
@@ -101,11 +101,11 @@ func (o *Observer) operation(name string, opType attribute.KeyValue) *operation 
 }
 
 // settleOp is the operation of the batch call op.
-func (o *Observer) settleOp(op sqsloop.SettleOp) *operation {
+func (o *Observer) settleOp(op string) *operation {
 	if so, ok := o.settle[op]; ok {
 		return so
 	}
-	return o.operation(op.String(), semconv.MessagingOperationTypeSettle)
+	return o.operation(op, semconv.MessagingOperationTypeSettle)
 }
 
 // spanAttrs returns op's span attributes, with room for extra more.
@@ -117,31 +117,28 @@ func (op *operation) spanAttrs(extra int) []attribute.KeyValue {
 // made once: an attribute set made at every measurement cost a third of
 // the Observer's time.
 type measurements struct {
-	plain      metric.MeasurementOption                     // system and destination: extensions, late extensions, the gauges
-	outcome    map[sqsloop.Outcome]metric.MeasurementOption // handler runs, by outcome
-	entry      map[entryKey]metric.MeasurementOption        // settled entries, by call and kind
-	lateResult map[bool]metric.MeasurementOption            // late results, by never_beat
+	plain      metric.MeasurementOption              // system and destination: extensions, late extensions, the gauges
+	outcome    map[string]metric.MeasurementOption   // handler runs, by outcome
+	entry      map[entryKey]metric.MeasurementOption // settled entries, by call and kind
+	lateResult map[bool]metric.MeasurementOption     // late results, by never_beat
 }
 
-type entryKey struct {
-	op   sqsloop.SettleOp
-	kind sqsloop.SettleKind
-}
+type entryKey struct{ op, kind string }
 
 // measurements makes o's operations and measurement options.
 func (o *Observer) measurements() {
 	o.receive = o.operation("receive", semconv.MessagingOperationTypeReceive)
 	o.process = o.operation("process", semconv.MessagingOperationTypeProcess)
-	o.settle = map[sqsloop.SettleOp]*operation{}
-	o.opts = measurements{plain: measure(o.base, ""), outcome: map[sqsloop.Outcome]metric.MeasurementOption{},
+	o.settle = map[string]*operation{}
+	o.opts = measurements{plain: measure(o.base, ""), outcome: map[string]metric.MeasurementOption{},
 		entry: map[entryKey]metric.MeasurementOption{}, lateResult: map[bool]metric.MeasurementOption{}}
-	for _, out := range known[sqsloop.Outcome]() {
-		o.opts.outcome[out] = measure(o.process.attrs, "", keyOutcome.String(out.String()))
+	for _, out := range rules.Outcomes {
+		o.opts.outcome[out] = measure(o.process.attrs, "", keyOutcome.String(out))
 	}
-	for _, op := range []sqsloop.SettleOp{sqsloop.OpDelete, sqsloop.OpChangeVisibility} {
-		o.settle[op] = o.operation(op.String(), semconv.MessagingOperationTypeSettle)
-		for _, kind := range known[sqsloop.SettleKind]() {
-			o.opts.entry[entryKey{op, kind}] = measure(o.settle[op].attrs, "", keySettleKind.String(kind.String()))
+	for _, op := range []string{sqsloop.OpDelete, sqsloop.OpChangeVisibility} {
+		o.settle[op] = o.operation(op, semconv.MessagingOperationTypeSettle)
+		for _, kind := range rules.SettleKinds {
+			o.opts.entry[entryKey{op, kind}] = measure(o.settle[op].attrs, "", keySettleKind.String(kind))
 		}
 	}
 	for _, never := range []bool{false, true} {
@@ -150,20 +147,20 @@ func (o *Observer) measurements() {
 }
 
 // outcomeOpt is the measurement option of a handler run.
-func (o *Observer) outcomeOpt(out sqsloop.Outcome, errType string) metric.MeasurementOption {
+func (o *Observer) outcomeOpt(out, errType string) metric.MeasurementOption {
 	if opt, ok := o.opts.outcome[out]; ok && errType == "" {
 		return opt
 	}
-	return measure(o.process.attrs, errType, keyOutcome.String(out.String()))
+	return measure(o.process.attrs, errType, keyOutcome.String(out))
 }
 
 // entryOpt is the measurement option of settled entries of kind in a call
 // of op.
-func (o *Observer) entryOpt(op sqsloop.SettleOp, kind sqsloop.SettleKind, errType string) metric.MeasurementOption {
+func (o *Observer) entryOpt(op, kind, errType string) metric.MeasurementOption {
 	if opt, ok := o.opts.entry[entryKey{op, kind}]; ok && errType == "" {
 		return opt
 	}
-	return measure(o.settleOp(op).attrs, errType, keySettleKind.String(kind.String()))
+	return measure(o.settleOp(op).attrs, errType, keySettleKind.String(kind))
 }
 
 // measure is the measurement option of attrs and extra, with error.type
@@ -175,20 +172,4 @@ func measure(attrs []attribute.KeyValue, errType string, extra ...attribute.KeyV
 		kv = append(kv, semconv.ErrorTypeKey.String(errType))
 	}
 	return metric.WithAttributeSet(attribute.NewSet(kv...))
-}
-
-// known returns the values of an sqsloop enumeration (Outcome, SettleKind),
-// from 0 up to the last one its String names ("unknown" past it).
-func known[E interface {
-	~uint8
-	String() string
-}]() []E {
-	var out []E
-	for e := E(0); e.String() != "unknown"; e++ {
-		out = append(out, e)
-		if e == math.MaxUint8 {
-			break
-		}
-	}
-	return out
 }

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/internal/rules"
 )
 
 // Received makes the receive span and records the call's duration, the
@@ -61,7 +62,7 @@ func (o *Observer) ProcessStart(ctx context.Context, m *sqsloop.Message) context
 // its duration (and a late result).
 func (o *Observer) ProcessEnd(ctx context.Context, _ *sqsloop.Message, e sqsloop.ProcessEvent) {
 	span := trace.SpanFromContext(ctx)
-	span.SetAttributes(keyOutcome.String(e.Outcome.String()))
+	span.SetAttributes(keyOutcome.String(e.Outcome))
 	if e.Delay > 0 {
 		span.SetAttributes(keyNackDelay.Float64(e.Delay.Seconds()))
 	}
@@ -135,7 +136,7 @@ func (o *Observer) Settled(e sqsloop.SettleEvent) {
 // entryGroup counts the entries of one kind and error.type ("": none) in a
 // batch call.
 type entryGroup struct {
-	kind    sqsloop.SettleKind
+	kind    string // sqsloop.SettleEntry.Kind
 	errType string
 	n       int64
 }
@@ -164,19 +165,27 @@ func group(groups []entryGroup, e sqsloop.SettleEvent) ([]entryGroup, int64) {
 		groups[i].n++
 	}
 	slices.SortFunc(groups, func(a, b entryGroup) int {
-		return cmp.Or(cmp.Compare(a.kind, b.kind), strings.Compare(a.errType, b.errType))
+		return cmp.Or(cmp.Compare(kindOrder(a.kind), kindOrder(b.kind)), strings.Compare(a.kind, b.kind), strings.Compare(a.errType, b.errType))
 	})
 	return groups, late
 }
 
+// kindOrder is kind's place in rules.SettleKinds; a kind not there (one
+// added to sqsloop later) comes after them.
+func kindOrder(kind string) int {
+	if i := slices.Index(rules.SettleKinds, kind); i >= 0 {
+		return i
+	}
+	return len(rules.SettleKinds)
+}
+
 // kinds names the kinds of groups (sorted by kind), each once,
-// comma-separated in the order of sqsloop.SettleKind
-// ("extend,nack,give_back").
+// comma-separated in the order of kindOrder ("extend,nack,give_back").
 func kinds(groups []entryGroup) string {
 	var names []string
 	for i, g := range groups {
 		if i == 0 || g.kind != groups[i-1].kind {
-			names = append(names, g.kind.String())
+			names = append(names, g.kind)
 		}
 	}
 	return strings.Join(names, ",")
@@ -198,7 +207,7 @@ func sameTimeout(entries []sqsloop.SettleEntry) (time.Duration, bool) {
 
 // LeaseLost counts the lost lease by reason.
 func (o *Observer) LeaseLost(_ *sqsloop.Message, e sqsloop.LeaseLostEvent) {
-	o.inst.lost.Add(context.Background(), 1, measure(o.base, "", keyLostReason.String(e.Reason.String()), keyNeverBeat.Bool(e.NeverBeat)))
+	o.inst.lost.Add(context.Background(), 1, measure(o.base, "", keyLostReason.String(e.Reason), keyNeverBeat.Bool(e.NeverBeat)))
 }
 
 // Drain does nothing: a drain's phases are in the consumer's log and on the

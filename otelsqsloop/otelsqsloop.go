@@ -55,7 +55,7 @@ type Observer struct {
 
 	// Made once in New, read only after.
 	receive, process *operation
-	settle           map[sqsloop.SettleOp]*operation
+	settle           map[string]*operation // by sqsloop.SettleEvent.Op
 	opts             measurements
 
 	held, ahead atomic.Int64 // the gauges' last samples

@@ -321,7 +321,7 @@ func TestSpansAndMetricsOnMemmailbox(t *testing.T) {
 // jobsQueue is a memmailbox queue "jobs", closed with the test.
 func jobsQueue(t *testing.T) *memmailbox.Queue {
 	t.Helper()
-	b := memmailbox.NewBroker()
+	b := new(memmailbox.Broker)
 	t.Cleanup(func() { b.Close() })
 	q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs"})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/internal/rules"
 )
 
 // dispatch is the Producer's one loop: it forms batches and starts their
@@ -138,7 +139,7 @@ func (p *Producer) failed(it *item, err error, now time.Time, jitter float64) {
 	switch {
 	case it.dead:
 		p.finish(it, it.err) // not sent, or not known to be
-	case permanent(err):
+	case rules.Permanent(err): // the producer fails a denied send at once, unlike a receive loop (see rules.Fault)
 		p.conclude(it, Result{}, err)
 	case p.aborted != nil:
 		p.conclude(it, Result{}, fmt.Errorf("%w; the last attempt: %w", p.aborted, err))
@@ -148,12 +149,6 @@ func (p *Producer) failed(it *item, err error, now time.Time, jitter float64) {
 		it.due = now.Add(time.Duration(float64(backoff(it.attempts)) * jitter))
 		heap.Push(&p.q.retry, it)
 	}
-}
-
-// permanent reports whether a failure will not heal by retrying.
-func permanent(err error) bool {
-	return errors.Is(err, sqsloop.ErrInvalidArgument) || errors.Is(err, sqsloop.ErrAccessDenied) ||
-		errors.Is(err, sqsloop.ErrQueueNotFound) || errors.Is(err, sqsloop.ErrMailboxClosed)
 }
 
 // backoff is the delay before attempt n+1: MinRetryDelay doubling to

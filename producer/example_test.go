@@ -15,7 +15,7 @@ import (
 // up to 10 (3 calls for 25 messages) and returns each one's result.
 func Example() {
 	ctx := context.Background()
-	broker := memmailbox.NewBroker()
+	broker := new(memmailbox.Broker)
 	defer broker.Close()
 	queue, err := broker.CreateQueue(sqsloop.QueueSpec{Name: "jobs"})
 	if err != nil {
@@ -49,7 +49,7 @@ func Example() {
 // Send makes one call per message: use SendAll.)
 func ExampleProducer_Send() {
 	ctx := context.Background()
-	broker := memmailbox.NewBroker()
+	broker := new(memmailbox.Broker)
 	defer broker.Close()
 	queue, err := broker.CreateQueue(sqsloop.QueueSpec{Name: "jobs"})
 	if err != nil {
@@ -82,7 +82,7 @@ func ExampleProducer_Send() {
 // it into the same type on the receiving side.
 func ExampleProducer_SendJSON() {
 	ctx := context.Background()
-	broker := memmailbox.NewBroker()
+	broker := new(memmailbox.Broker)
 	defer broker.Close()
 	queue, _ := broker.CreateQueue(sqsloop.QueueSpec{Name: "resize"})
 	p, _ := producer.New(queue, producer.Config{})
@@ -105,7 +105,7 @@ func ExampleProducer_SendJSON() {
 // sends them as SendAll does.
 func ExampleSendAllJSON() {
 	ctx := context.Background()
-	broker := memmailbox.NewBroker()
+	broker := new(memmailbox.Broker)
 	defer broker.Close()
 	queue, _ := broker.CreateQueue(sqsloop.QueueSpec{Name: "resize"})
 	p, _ := producer.New(queue, producer.Config{})

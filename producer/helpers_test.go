@@ -20,7 +20,7 @@ func newQueue(t *testing.T, spec sqsloop.QueueSpec) *memmailbox.Queue {
 			spec.Name += sqsloop.FIFOSuffix
 		}
 	}
-	b := memmailbox.NewBroker()
+	b := new(memmailbox.Broker)
 	t.Cleanup(func() { b.Close() })
 	q, err := b.CreateQueue(spec)
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/heartbeat"
+	"github.com/sqsloop/sqsloop/internal/leases"
+	"github.com/sqsloop/sqsloop/internal/rules"
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
@@ -23,9 +25,9 @@ type batch struct {
 	h       *Handler
 	recs    []events.SQSMessage
 	msgs    []*sqsloop.Message
-	leases  []*visibility.Lease     // nil where the record's queue has no lease owner
-	dead    []*consumer.DeadLetters // the record's queue's dead-letter queue; nil where it has no lease owner (all: none has)
-	ctxs    []context.Context       // each record's handler context, before its heartbeat
+	leases  []*leases.Lease      // nil where the record's queue has no lease owner
+	dead    []*rules.DeadLetters // the record's queue's dead-letter queue; nil where it has no lease owner (all: none has)
+	ctxs    []context.Context    // each record's handler context, before its heartbeat
 	cancels []context.CancelCauseFunc
 	seqs    [][]int  // record indexes: one FIFO message group, or one record
 	owners  []*owner // the invocation's lease owners, one per queue with a client
@@ -63,7 +65,7 @@ const (
 
 // owner is one queue's lease owner for the length of an invocation.
 type owner struct {
-	m    *visibility.Manager
+	m    *leases.Manager
 	done chan struct{} // closed when its Run has returned
 }
 
@@ -74,7 +76,7 @@ func (h *Handler) newBatch(ctx context.Context, recs []events.SQSMessage, start 
 	n := len(recs)
 	b := &batch{
 		h: h, recs: recs,
-		msgs: make([]*sqsloop.Message, n), leases: make([]*visibility.Lease, n), ctxs: make([]context.Context, n),
+		msgs: make([]*sqsloop.Message, n), leases: make([]*leases.Lease, n), ctxs: make([]context.Context, n),
 		state: make([]recState, n),
 	}
 	if h.cfg.Observer != nil {
@@ -92,7 +94,7 @@ func (h *Handler) newBatch(ctx context.Context, recs []events.SQSMessage, start 
 	type queueRun struct {
 		o    *owner // nil: no client
 		vt   time.Duration
-		dead *consumer.DeadLetters
+		dead *rules.DeadLetters
 	}
 	queues := map[string]queueRun{} // by eventSourceARN
 	for i := range recs {
@@ -129,7 +131,7 @@ func (h *Handler) newBatch(ctx context.Context, recs []events.SQSMessage, start 
 		}
 		b.leases[i] = qr.o.m.Hold(m, nil, cancel) // waits for its handler: kept alive for one Extension
 		if b.dead == nil {
-			b.dead = make([]*consumer.DeadLetters, n)
+			b.dead = make([]*rules.DeadLetters, n)
 		}
 		b.dead[i] = qr.dead
 	}
@@ -161,8 +163,8 @@ func (b *batch) lapsedBeforeStart(i int, start time.Time, vt time.Duration) {
 }
 
 // startOwner starts a lease owner over mb for one invocation.
-func (h *Handler) startOwner(ctx context.Context, mb visibility.Mailbox, lc visibility.Config) *owner {
-	m, err := visibility.New(mb, lc, h.cfg.Logger)
+func (h *Handler) startOwner(ctx context.Context, mb leases.Mailbox, lc visibility.Config) *owner {
+	m, err := leases.New(mb, lc, h.cfg.Logger)
 	if err != nil {
 		// lc passed Validate when the queue was checked: unreachable but
 		// for a bug, and then the records run without a lease owner.
@@ -183,7 +185,7 @@ func sequences(msgs []*sqsloop.Message) [][]int {
 	out := make([][]int, 0, len(msgs))
 	groups := map[string]int{}
 	for i, m := range msgs {
-		if !fifo(m) {
+		if !rules.FIFO(m) {
 			out = append(out, []int{i})
 			continue
 		}
@@ -253,16 +255,16 @@ func (b *batch) sequence(idx []int) {
 	groupFailed := false
 	for _, i := range idx {
 		switch {
-		case groupFailed || (b.stopAll.Load() && fifo(b.msgs[i])):
+		case groupFailed || (b.stopAll.Load() && rules.FIFO(b.msgs[i])):
 			b.notRun(i, failed, &b.h.st.skipped)
 		case b.pastCut():
 			b.notRun(i, cutOff, &b.h.st.cutOff)
-		case b.lapsed != nil && b.lapsed[i], b.leases[i] != nil && b.leases[i].Err() != nil:
+		case b.lapsed != nil && b.lapsed[i], b.leases[i] != nil && b.leases[i].Begin() != nil:
 			b.notRun(i, failed, &b.h.st.cutOff) // lapsed before the invocation, or while it waited: it is visible, or delivered again, already
 			groupFailed = true
 		case !b.runOne(i, hb):
 			groupFailed = true
-			if b.h.cfg.FIFOStopOnFailure && fifo(b.msgs[i]) {
+			if b.h.cfg.FIFOStopOnFailure && rules.FIFO(b.msgs[i]) {
 				b.stopAll.Store(true)
 			}
 		}
@@ -286,7 +288,7 @@ func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
 	ctx := heartbeat.NewContext(b.ctxs[i], hb)
 	b.h.st.started.Add(1)
 	if b.runs != nil {
-		ctx = b.processStart(ctx, i, hb)
+		ctx = b.processStart(ctx, i)
 	}
 	b.settling.Done()
 	err := b.h.handler(ctx, m)
@@ -298,11 +300,8 @@ func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
 		return err == nil // abandoned: finish reported it
 	}
 	defer b.settling.Done()
-	var run consumer.HandlerRun // for the observer: as the run ended, before the beat below and the decision
-	if b.runs != nil {
-		run = b.ended(i, hb, err)
-	}
-	hb.Beat() // a finished record is progress for the ones waiting (and for its own lease, through a copy to the DLQ)
+	run := b.ended(i, err) // as the run ended, before the beat below and the decision
+	hb.Beat()              // a finished record is progress for the ones waiting (and for its own lease, through a copy to the DLQ)
 	cutShort := err != nil && errors.Is(context.Cause(ctx), ErrDeadline)
 	if cutShort {
 		b.cutShort.Store(true)
@@ -315,7 +314,7 @@ func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
 		if dead = b.deadLetter(ctx, i, err); dead {
 			b.settle(i, processed)
 		} else {
-			delay = consumer.RetryDelay(err, m.ReceiveCount, b.h.cfg.Backoff)
+			delay = rules.RetryDelay(err, m.ReceiveCount, b.h.cfg.Backoff)
 		}
 	}
 	if b.runs != nil {
@@ -333,7 +332,7 @@ func (b *batch) decide(i int, err error, cutShort, dead bool, delay time.Duratio
 	l := b.leases[i]
 	if err != nil {
 		b.h.st.failed.Add(1)
-		if consumer.IsPanic(err) {
+		if rules.IsPanic(err) {
 			b.h.st.panics.Add(1)
 		}
 		b.noteErr(err)
@@ -358,7 +357,7 @@ func (b *batch) decide(i int, err error, cutShort, dead bool, delay time.Duratio
 		}
 		return false
 	}
-	if !consumer.IsPanic(err) && !errors.Is(err, consumer.ErrPermanent) { // a panic, a Permanent have lines of their own
+	if !rules.IsPanic(err) && !errors.Is(err, consumer.ErrPermanent) { // a panic, a Permanent have lines of their own
 		if l != nil {
 			b.h.failures.Failed("sqslambda: handler failed; the record is reported failed, to be received again after its back-off",
 				b.msgs[i], err, slog.String("retry_in", delay.String()))

@@ -49,7 +49,7 @@ func BenchmarkHandle(b *testing.B) {
 				cfg.Observer = sqsloop.NopObserver{}
 			}
 			if withClient {
-				broker := memmailbox.NewBroker()
+				broker := new(memmailbox.Broker)
 				defer broker.Close()
 				q, err := broker.CreateQueue(sqsloop.QueueSpec{Name: "jobs", VisibilityTimeout: time.Minute})
 				if err != nil {

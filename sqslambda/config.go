@@ -8,6 +8,7 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/internal/leases"
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
@@ -106,7 +107,7 @@ type Config struct {
 	// once per queue and execution environment, at the first invocation
 	// with records of that queue, followed by one GetQueueAttributes call
 	// that checks the queue (see the package doc). With a client the lease
-	// owner (visibility.Manager) extends the visibility of records whose
+	// owner (see package visibility) extends the visibility of records whose
 	// handlers beat, makes a failed record visible again after Backoff, and
 	// gives back at once the records that were not run; it runs only while
 	// an invocation runs. A record whose handler fails with
@@ -122,23 +123,23 @@ type Config struct {
 	OpenQueue func(queueURL string) (Queue, error)
 
 	// Visibility tunes the lease owner as in consumer.Config: extension
-	// (HeartbeatGated by default), CancelOnLeaseLost, OnLeaseLost,
+	// (heartbeat-gated unless FixedInterval), CancelOnLeaseLost, OnLeaseLost,
 	// Observer (Config.Observer when nil). Left zero, Extension is the
 	// queue's visibility timeout and Interval a fifth of the smaller of the
 	// two; the rules that depend on the queue's visibility timeout
-	// (visibility.Config.ForVisibilityTimeout) are checked at the first
+	// (see visibility.Config) are checked at the first
 	// invocation, and a Visibility that breaks them leaves the records
 	// without a client (logged at ERROR). Used only with OpenQueue.
 	Visibility visibility.Config
 
 	// Backoff gives a failed record's retry delay from its approximate
 	// receive count, unless its error carries one (consumer.NackAfter),
-	// exactly as in the consumer (consumer.RetryDelay); used only with
-	// OpenQueue. Default consumer.ExponentialBackoff(1 s, 5 min).
+	// exactly as in the consumer; used only with OpenQueue. Default
+	// consumer.ExponentialBackoff(1 s, 5 min).
 	Backoff func(receiveCount int) time.Duration
 
 	// Middleware wraps the handler as in the consumer, Middleware[0]
-	// outermost, inside the consumer's panic recovery (consumer.Wrap).
+	// outermost, inside the consumer's panic recovery.
 	Middleware []consumer.Middleware
 
 	// Logger receives the handler's and the lease owner's records (message
@@ -149,7 +150,7 @@ type Config struct {
 	// as a consumer reports them (sqsloop.Observer): ProcessStart before a
 	// record's handler runs, which then runs with the context it returns,
 	// and one ProcessEnd after, with the consumer's outcome
-	// (consumer.HandlerRun): acked, nacked or panicked with the retry
+	// (sqsloop.ProcessEvent): acked, nacked or panicked with the retry
 	// delay, dead_lettered when it failed with consumer.Permanent and its
 	// copy is in the dead-letter queue, lease_lost when the lease was lost
 	// while it ran, given_back when it returned an error after the deadline
@@ -180,6 +181,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Backoff == nil {
+		c.Backoff = consumer.ExponentialBackoff(0, 0)
 	}
 	if c.Visibility.Observer == nil {
 		c.Visibility.Observer = c.Observer
@@ -214,7 +218,7 @@ func (c Config) Validate() error {
 	if v.Extension == 0 {
 		v.Extension = sqsloop.MaxVisibilityTimeout // stands for the queue's visibility timeout
 	}
-	if err := v.Validate(); err != nil {
+	if err := leases.Validate(v); err != nil {
 		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() { // errors.Join's
 			errs = append(errs, fmt.Errorf("Visibility.%w", e))
 		}

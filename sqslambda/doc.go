@@ -59,11 +59,12 @@
 //
 // # With an SQS client: leases and back-off
 //
-// With Config.OpenQueue, each invocation runs a lease owner
-// (visibility.Manager) over the queue's receipt handles while Handle runs,
-// as the consumer does for the messages it receives: a record whose handler
-// beats keeps its message hidden past the queue's visibility timeout
-// (ChangeMessageVisibilityBatch, batched for the whole batch), one that
+// With Config.OpenQueue, each invocation runs a lease owner (the
+// consumer's, see package visibility) over the queue's receipt handles
+// while Handle runs, as the consumer does for the messages it receives: a
+// record whose handler beats keeps its message hidden past the queue's
+// visibility timeout (ChangeMessageVisibilityBatch, batched for the whole
+// batch), one that
 // stops beating loses its lease (its context is cancelled with
 // Visibility.CancelOnLeaseLost), a failed record is made visible again
 // after Backoff(receive count) (or consumer.NackAfter's delay), and a
@@ -95,7 +96,7 @@
 // consumer.Permanent (and every body consumer.JSONHandler cannot decode) goes to
 // the dead-letter queue at once, as under a consumer, instead of being
 // retried until the queue's maxReceiveCount: the consumer's copy
-// (consumer.DeadLetters: its body, its message attributes and the
+// (its body, its message attributes and the
 // consumer.AttrPoison… attributes saying why, which message, after how
 // many receives; on a FIFO queue its message group and deduplication ID)
 // is sent to the dead-letter queue, and then the record is reported

@@ -12,6 +12,7 @@ import (
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/internal/failurelog"
+	"github.com/sqsloop/sqsloop/internal/rules"
 )
 
 // Handler runs a consumer.Handler for the records of SQS events: its Handle
@@ -22,7 +23,7 @@ import (
 // once).
 type Handler struct {
 	cfg     Config
-	handler consumer.Handler // with panic recovery and middleware (consumer.Wrap)
+	handler consumer.Handler // with panic recovery and middleware, as under a consumer (rules.Wrap)
 
 	failures *failurelog.Log // the WARN lines of failed handler runs, rate-limited
 
@@ -50,7 +51,7 @@ func New(h consumer.Handler, cfg Config) (*Handler, error) {
 	cfg = cfg.withDefaults()
 	return &Handler{
 		cfg:      cfg,
-		handler:  consumer.Wrap(h, cfg.Logger, cfg.Middleware...),
+		handler:  rules.Wrap(h, cfg.Logger, cfg.Middleware),
 		queues:   make(map[string]*queueState),
 		failures: failurelog.New(cfg.Logger, "sqslambda"),
 	}, nil

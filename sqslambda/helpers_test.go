@@ -191,7 +191,7 @@ const (
 // "jobs.fifo"), with a dead-letter queue when spec has a MaxReceiveCount.
 func newQueue(t *testing.T, spec sqsloop.QueueSpec) *memmailbox.Queue {
 	t.Helper()
-	b := memmailbox.NewBroker()
+	b := new(memmailbox.Broker)
 	t.Cleanup(func() { b.Close() })
 	spec.Name = "jobs"
 	if spec.FIFO {

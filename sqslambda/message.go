@@ -63,10 +63,3 @@ func message(r *events.SQSMessage, start time.Time, vt time.Duration) *sqsloop.M
 	}
 	return m
 }
-
-// fifo reports whether m belongs to a FIFO queue's message group, by the
-// consumer's rule: SQS gives FIFO messages a SequenceNumber (a standard
-// queue's MessageGroupId, for fair queues, orders nothing).
-func fifo(m *sqsloop.Message) bool {
-	return m.MessageGroupID != "" && m.Attributes[sqsloop.AttrSequenceNumber] != ""
-}

@@ -5,42 +5,45 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/consumer"
-	"github.com/sqsloop/sqsloop/heartbeat"
+	"github.com/sqsloop/sqsloop/internal/rules"
 )
 
 // observedRun is one record's handler run under observation (Config.Observer).
 type observedRun struct {
 	ctx   context.Context // what ProcessStart returned
 	began time.Time
-	beat0 time.Time // the heartbeat's last beat when the run began
 }
 
-// processStart reports the start of record i's handler, beating hb, with
-// ctx, and returns the context the handler runs with.
-func (b *batch) processStart(ctx context.Context, i int, hb *heartbeat.Heartbeat) context.Context {
+// processStart reports the start of record i's handler, with ctx, and
+// returns the context the handler runs with.
+func (b *batch) processStart(ctx context.Context, i int) context.Context {
 	began := time.Now()
 	ctx = b.h.cfg.Observer.ProcessStart(ctx, b.msgs[i])
-	b.runs[i] = observedRun{ctx: ctx, began: began, beat0: hb.LastBeat()}
+	b.runs[i] = observedRun{ctx: ctx, began: began}
 	return ctx
 }
 
-// ended returns the run of record i's handler, beating hb, which has just
-// returned err, as far as it is known before its outcome is decided: how
-// long it took, whether its lease was lost, and its heartbeat's beats.
-func (b *batch) ended(i int, hb *heartbeat.Heartbeat, err error) consumer.HandlerRun {
-	r := &b.runs[i]
-	l := b.leases[i]
-	return consumer.HandlerRun{
-		Err: err, Took: time.Since(r.began), LeaseLost: l != nil && l.Err() != nil,
-		Beat0: r.beat0, LastBeat: hb.LastBeat(),
+// ended tells record i's lease, if it has one, that its handler has just
+// returned err, and returns the run as far as it is known before its
+// outcome is decided: whether its lease was lost by then, and whether the
+// lease owner counts that loss as never beaten (how long it took: with an
+// observer only).
+func (b *batch) ended(i int, err error) rules.Run {
+	r := rules.Run{Err: err}
+	if l := b.leases[i]; l != nil {
+		lost, never := l.Returned()
+		r.LeaseLost, r.NeverBeat = lost != nil, never
 	}
+	if b.runs != nil {
+		r.Took = time.Since(b.runs[i].began)
+	}
+	return r
 }
 
 // processEnd reports run, the end of record i's handler (from ended, with
 // its outcome decided: CutShort, DeadLettered and Delay), with the
 // consumer's outcome. It is called before the record's lease is told.
-func (b *batch) processEnd(i int, run consumer.HandlerRun) {
+func (b *batch) processEnd(i int, run rules.Run) {
 	if b.leases[i] == nil {
 		run.Delay = 0 // without a client nothing nacks it: it comes back when its visibility timeout ends
 	}

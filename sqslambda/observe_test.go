@@ -67,7 +67,7 @@ func (r *recorder) Settled(e sqsloop.SettleEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, en := range e.Entries {
-		r.settled[en.Message.Body] = append(r.settled[en.Message.Body], en.Kind.String())
+		r.settled[en.Message.Body] = append(r.settled[en.Message.Body], en.Kind)
 	}
 }
 
@@ -89,7 +89,7 @@ func (r *recorder) outcomes(t *testing.T) map[string]string {
 		if len(ends) != 1 {
 			t.Errorf("%s: %d ProcessEnds, want 1", body, len(ends))
 		}
-		out[body] = ends[0].Outcome.String()
+		out[body] = ends[0].Outcome
 	}
 	for _, body := range r.starts {
 		if _, ok := r.ends[body]; !ok {
@@ -327,7 +327,7 @@ func TestRecordLapsedBeforeTheInvocation(t *testing.T) {
 		if !ok || lost.Reason != sqsloop.LostBeforeStart || lost.NeverBeat || !errors.Is(lost.Err, visibility.ErrLeaseLost) || !errors.Is(lost.Err, ErrLapsedBeforeStart) {
 			t.Errorf("LeaseLost %+v (reported: %v), want lapsed_before_start, matching ErrLeaseLost and ErrLapsedBeforeStart", lost, ok)
 		}
-		if got := lost.Reason.String(); got != "lapsed_before_start" {
+		if got := lost.Reason; got != "lapsed_before_start" {
 			t.Errorf("reason %q", got)
 		}
 		var lapsed int

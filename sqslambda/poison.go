@@ -8,6 +8,7 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/internal/rules"
 )
 
 // Why a record of a queue without a client in this invocation cannot go
@@ -19,7 +20,7 @@ var (
 
 // deadLetter copies record i, whose handler (running with ctx) failed with
 // err, to its queue's dead-letter queue when err is consumer.Permanent,
-// as the consumer does (consumer.DeadLetters), and reports whether the
+// as the consumer does (the same copy: rules.DeadLetters), and reports whether the
 // dead-letter queue has the copy: the record is then reported processed,
 // and the event source mapping deletes the original after Handle answers.
 // When it could not (no client, no dead-letter queue, the copy failed) it
@@ -37,7 +38,7 @@ func (b *batch) deadLetter(ctx context.Context, i int, err error) bool {
 	}
 	m, arn := b.msgs[i], b.recs[i].EventSourceARN
 	var (
-		d    *consumer.DeadLetters
+		d    *rules.DeadLetters
 		derr error
 	)
 	if b.dead != nil {

@@ -1,11 +1,11 @@
 package sqslambda
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/visibility"
 )
 
 // Queue is the SQS queue a batch's records come from, as the Handler calls
@@ -17,11 +17,17 @@ import (
 // that is also a sqsloop.DeadLetterQueueOpener gets the copies of the
 // records that fail with consumer.Permanent sent to its dead-letter queue.
 // *sqsmailbox.Mailbox satisfies both (over an *sqs.Client), and so does
-// *memmailbox.Queue; errors are read as visibility.Mailbox's doc says, by
-// the sqsloop sentinels (sqsloop.ErrAccessDenied, …). The Handler calls it
-// from several goroutines at once.
+// *memmailbox.Queue; errors are read by the sqsloop sentinels, as a
+// consumer reads a Mailbox's (sqsloop.ErrReceiptHandleExpired ends one
+// record's lease, sqsloop.ErrAccessDenied is tried again and counted, …).
+// The Handler calls it from several goroutines at once.
 type Queue interface {
-	visibility.Mailbox
+	// ChangeVisibility is sqsloop.Mailbox's: extensions, nacks after the
+	// back-off, give-backs (ChangeMessageVisibilityBatch).
+	ChangeVisibility(ctx context.Context, changes []sqsloop.VisibilityChange) ([]error, error)
+	// Delete is sqsloop.Mailbox's (DeleteMessageBatch); the Handler never
+	// calls it, but a Queue is a queue's client.
+	Delete(ctx context.Context, receiptHandles []string) ([]error, error)
 	sqsloop.AttributesReader
 }
 

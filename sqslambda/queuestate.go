@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/internal/leases"
+	"github.com/sqsloop/sqsloop/internal/rules"
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
@@ -33,9 +34,9 @@ type queueState struct {
 	arn string
 
 	mu       sync.Mutex
-	q        Queue                 // the client; nil until opened, or when there is none
-	dead     *consumer.DeadLetters // q's dead-letter queue, for Permanent failures; set with q
-	vt       time.Duration         // the queue's visibility timeout; 0 until read
+	q        Queue              // the client; nil until opened, or when there is none
+	dead     *rules.DeadLetters // q's dead-letter queue, for Permanent failures; set with q
+	vt       time.Duration      // the queue's visibility timeout; 0 until read
 	lc       visibility.Config
 	failures int           // attribute reads failed transiently in a row, across invocations
 	denied   int           // visibility changes denied in a row, across invocations
@@ -113,7 +114,7 @@ func (s *queueState) client(ctx context.Context, h *Handler, start, deadline tim
 // records the outcome and closes checking; it calls SQS and logs without
 // s.mu, which other invocations' lease owners take (observe).
 func (s *queueState) check(ctx context.Context, h *Handler, q Queue, functionTimeout time.Duration, checking chan struct{}) (Queue, time.Duration, visibility.Config) {
-	var dead *consumer.DeadLetters
+	var dead *rules.DeadLetters
 	var err error
 	if q == nil {
 		q, dead, err = open(s.arn, h.cfg.OpenQueue)
@@ -125,7 +126,7 @@ func (s *queueState) check(ctx context.Context, h *Handler, q Queue, functionTim
 	read := q != nil && err == nil // the attributes are in
 	var lc visibility.Config
 	if read {
-		if lc, err = h.cfg.Visibility.ForVisibilityTimeout(attrs.VisibilityTimeout); err != nil {
+		if lc, err = leases.ForVisibilityTimeout(h.cfg.Visibility, attrs.VisibilityTimeout); err != nil {
 			err = fmt.Errorf("sqslambda: Visibility on a queue whose visibility timeout is %v: %w", attrs.VisibilityTimeout, err)
 		}
 	}
@@ -150,7 +151,7 @@ func (s *queueState) check(ctx context.Context, h *Handler, q Queue, functionTim
 		s.failures++
 		failures := s.failures
 		switch {
-		case permanent(err):
+		case rules.Permanent(err):
 			s.off = err
 			report = func() {
 				log.Error("sqslambda: cannot read the queue's attributes (is sqs:GetQueueAttributes allowed?); records run without extension and back-off until the next cold start",
@@ -188,7 +189,7 @@ func (s *queueState) check(ctx context.Context, h *Handler, q Queue, functionTim
 
 // open makes the client of the queue arn names with open, and its
 // dead-letter queue.
-func open(arn string, open func(string) (Queue, error)) (Queue, *consumer.DeadLetters, error) {
+func open(arn string, open func(string) (Queue, error)) (Queue, *rules.DeadLetters, error) {
 	url, err := QueueURL(arn)
 	if err != nil {
 		return nil, nil, err
@@ -200,18 +201,7 @@ func open(arn string, open func(string) (Queue, error)) (Queue, *consumer.DeadLe
 	case q == nil:
 		return nil, nil, fmt.Errorf("sqslambda: OpenQueue(%s) returned no Queue: %w", url, sqsloop.ErrInvalidArgument)
 	}
-	return q, consumer.NewDeadLetters(q), nil
-}
-
-// permanent reports whether err will not heal by trying again at the next
-// invocation.
-func permanent(err error) bool {
-	for _, p := range []error{sqsloop.ErrAccessDenied, sqsloop.ErrQueueNotFound, sqsloop.ErrInvalidArgument, sqsloop.ErrMailboxClosed} {
-		if errors.Is(err, p) {
-			return true
-		}
-	}
-	return false
+	return q, rules.NewDeadLetters(q), nil
 }
 
 // guard is the Mailbox a lease owner of the queue calls: s's client, with
@@ -231,10 +221,10 @@ func (g guard) Delete(ctx context.Context, receiptHandles []string) ([]error, er
 
 func (g guard) ChangeVisibility(ctx context.Context, changes []sqsloop.VisibilityChange) ([]error, error) {
 	errs, err := g.q.ChangeVisibility(ctx, changes)
-	denied, ok := errors.Is(err, sqsloop.ErrAccessDenied), false
+	denied, ok := rules.FaultOf(err) == rules.Denied, false
 	if err == nil {
 		for _, e := range errs {
-			denied = denied || errors.Is(e, sqsloop.ErrAccessDenied)
+			denied = denied || rules.FaultOf(e) == rules.Denied
 			ok = ok || e == nil
 		}
 	}

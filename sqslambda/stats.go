@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/internal/leases"
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
@@ -25,10 +26,12 @@ import (
 // failed with consumer.Permanent and that were copied to the dead-letter
 // queue (also in Failed, and in Acked: reported processed). Nacked,
 // GivenBack, NackFailed, Extensions, ExtensionCalls,
-// LargestExtensionBatch, LeasesLost and LeasesLostNeverBeat are the lease
-// owner's (consumer.LeaseStats; with a client, 0 without), LeasesLost with
-// the leases that had lapsed before their invocation began. ReceiveCalls
-// and ReceiveErrors stay 0: the event source mapping receives.
+// LargestExtensionBatch, LeasesLost and LeasesLostNeverBeat (and the
+// calls: DeleteCalls, NackCalls, ExtensionFailures) are the lease owners'
+// (visibility.Stats; with a client, 0 without), LeasesLost with the leases
+// that had lapsed before their invocation began; Held is 0 (a lease owner
+// holds leases while its invocation runs, and is added when it ends). ReceiveCalls and ReceiveErrors
+// stay 0: the event source mapping receives.
 type Stats struct {
 	consumer.Stats
 
@@ -64,7 +67,7 @@ type counters struct {
 func (c *counters) addLeases(s visibility.Stats) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.leases = c.leases.Add(s)
+	c.leases = leases.AddStats(c.leases, s)
 }
 
 // Stats returns the Handler's counters. Safe for concurrent use, also
@@ -73,7 +76,7 @@ func (c *counters) addLeases(s visibility.Stats) {
 func (h *Handler) Stats() Stats {
 	c := &h.st
 	c.mu.Lock()
-	s := consumer.LeaseStats(c.leases)
+	s := consumer.Stats{Stats: c.leases}
 	c.mu.Unlock()
 	s.LeasesLost += c.lapsed.Load()
 	s.Received, s.Redelivered = c.received.Load(), c.redelivered.Load()

@@ -31,15 +31,7 @@ type API interface {
 	GetQueueUrl(ctx context.Context, params *sqs.GetQueueUrlInput, optFns ...func(*sqs.Options)) (*sqs.GetQueueUrlOutput, error)
 }
 
-// AdminAPI is API with CreateQueue: what CreateQueue needs, in the SDK's
-// signatures; a *sqs.Client fits it. The same rules as API's apply.
-type AdminAPI interface {
-	API
-	// CreateQueue is sqs.Client.CreateQueue.
-	CreateQueue(ctx context.Context, params *sqs.CreateQueueInput, optFns ...func(*sqs.Options)) (*sqs.CreateQueueOutput, error)
-}
-
-var _ AdminAPI = (*sqs.Client)(nil)
+var _ API = (*sqs.Client)(nil)
 
 // Per-call options the Mailbox passes to API calls, built once rather than
 // on every call (the SDK only reads them; other API implementations may

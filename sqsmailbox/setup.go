@@ -25,7 +25,9 @@ var _ sqsloop.DeadLetterQueueOpener = (*Mailbox)(nil)
 // attribute spec sets is sent explicitly (its defaults applied), so the
 // queues are the same whatever the server's defaults. It is for
 // development, tests and examples; production queues usually come from
-// infrastructure as code.
+// infrastructure as code. It takes the SDK's client itself: the Mailbox
+// it returns calls it through API, which a recording fake can stand for
+// (New), but setting a queue up is a job for a real server.
 //
 // It is idempotent: a queue that exists with the attributes spec gives it
 // is reused. Each queue's attributes are read back after its CreateQueue
@@ -45,7 +47,7 @@ var _ sqsloop.DeadLetterQueueOpener = (*Mailbox)(nil)
 // it). The client is kept by the Mailbox. Safe for concurrent use, though
 // two calls racing to create one queue may both fail on a server that
 // refuses a concurrent create.
-func CreateQueue(ctx context.Context, client AdminAPI, spec sqsloop.QueueSpec) (*Mailbox, error) {
+func CreateQueue(ctx context.Context, client *sqs.Client, spec sqsloop.QueueSpec) (*Mailbox, error) {
 	if err := errors.Join(spec.Validate(), spec.RefusePriority("sqsmailbox")); err != nil {
 		return nil, err
 	}
@@ -74,7 +76,7 @@ func CreateQueue(ctx context.Context, client AdminAPI, spec sqsloop.QueueSpec) (
 // ensureQueue creates the queue spec describes (with the redrive policy
 // redrive, if not empty) or finds it, checks its attributes against spec,
 // and returns its URL and ARN.
-func ensureQueue(ctx context.Context, client AdminAPI, spec sqsloop.QueueSpec, redrive string) (url, arn string, err error) {
+func ensureQueue(ctx context.Context, client *sqs.Client, spec sqsloop.QueueSpec, redrive string) (url, arn string, err error) {
 	w := spec.WithDefaults()
 	attrs := map[string]string{
 		string(types.QueueAttributeNameVisibilityTimeout):      wholeSeconds(w.VisibilityTimeout.Seconds()),

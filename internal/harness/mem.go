@@ -48,7 +48,7 @@ func (Mem) Sleep(ctx context.Context, d time.Duration) error { return sleep(ctx,
 // closes every handle.
 func (Mem) NewQueue(ctx context.Context, t testing.TB, opts mailboxtest.QueueOptions) (mailboxtest.Queue, func()) {
 	t.Helper()
-	b := memmailbox.NewBroker()
+	b := new(memmailbox.Broker)
 	name := "queue"
 	if opts.FIFO {
 		name += sqsloop.FIFOSuffix

@@ -1,0 +1,163 @@
+package leases
+
+import (
+	"container/heap"
+	"log/slog"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/internal/rules"
+)
+
+// extensions takes the leases due at now: it extends the alive ones (and
+// fills the last batch with alive leases that would come due within the
+// next Interval, since that call goes out anyway), marks lapsed ones lost,
+// retries decided acks and nacks whose back-off ended, and schedules the
+// rest. Called with m.mu held.
+func (m *Manager) extensions(now time.Time) []*call {
+	var out []*call
+	var c *call
+	extend := func(l *Lease, vt time.Duration) {
+		if c == nil || len(c.leases) == sqsloop.MaxBatchSize {
+			c = m.newCall(extendCall, now)
+			out = append(out, c)
+		}
+		m.add(c, l, vt)
+	}
+	var later []*Lease
+	for len(m.leases) > 0 && !m.leases[0].due.After(now) {
+		l := heap.Pop(&m.leases).(*Lease)
+		switch {
+		case l.decided != holding:
+			if m.retryOrExtend(l, now) {
+				if vt, ok := m.request(l, now); ok {
+					extend(l, vt)
+					continue
+				}
+				m.settle(l, now)
+			}
+		case !now.Before(l.deadline):
+			m.markLost(l, l.endReason()) // waits for its holder's decision
+		case m.alive(l, now):
+			if vt, ok := m.request(l, now); ok {
+				extend(l, vt)
+				continue
+			}
+			l.due = l.deadline
+			later = append(later, l)
+		default:
+			// No proof of work since the last extension: no extension.
+			l.due = m.nextLook(l, now)
+			later = append(later, l)
+		}
+	}
+	if c != nil && len(c.leases) < sqsloop.MaxBatchSize {
+		horizon := now.Add(m.cfg.Interval)
+		for len(c.leases) < sqsloop.MaxBatchSize && len(m.leases) > 0 && !m.leases[0].due.After(horizon) {
+			l := heap.Pop(&m.leases).(*Lease)
+			if l.decided == holding && m.alive(l, now) {
+				if vt, ok := m.request(l, now); ok {
+					m.add(c, l, vt)
+					continue
+				}
+			}
+			later = append(later, l)
+		}
+	}
+	for _, l := range later {
+		heap.Push(&m.leases, l)
+	}
+	return out
+}
+
+// nextLook is when to look again at l, not alive at now: an Interval
+// later, and once more Interval/2 before its deadline (an extension sent
+// then still lands), and at the deadline, when it has lapsed.
+func (m *Manager) nextLook(l *Lease, now time.Time) time.Time {
+	last := l.deadline.Add(-m.cfg.Interval / 2)
+	next := now.Add(m.cfg.Interval)
+	switch {
+	case next.Before(last):
+		return next
+	case now.Before(last):
+		return last
+	}
+	return l.deadline
+}
+
+// alive reports whether l has earned an extension: its heartbeat beat
+// since the beat the last extension was earned by. (Not since that
+// extension's time: a beat is stamped when first observed, here, a moment
+// after now on the real clock, and would count again at the next look.)
+// Called with m.mu held.
+func (m *Manager) alive(l *Lease, now time.Time) bool {
+	switch {
+	case m.cfg.Disabled || l.capped:
+		return false
+	case m.cfg.FixedInterval:
+		return true
+	case l.hb == nil: // waiting for its handler: kept alive for a while
+		return now.Sub(l.msg.ReceivedAt) < m.cfg.Extension
+	}
+	l.beatNow = l.hb.LastBeat()
+	return l.beatNow.After(l.beatSeen)
+}
+
+// request is the visibility timeout l's extension at now asks for,
+// clamped to the ceiling. ok is false when the ceiling leaves less than a
+// second to ask for: l can no longer be extended.
+func (m *Manager) request(l *Lease, now time.Time) (vt time.Duration, ok bool) {
+	vt = sqsloop.WholeSeconds(m.cfg.Extension) // as SQS will count it
+	if now.Add(vt).After(l.ceiling) {
+		vt = l.ceiling.Sub(now).Truncate(time.Second)
+		if vt < time.Second {
+			l.capped = true
+			return 0, false
+		}
+	}
+	return vt, true
+}
+
+// applyExtension records the outcome of l's extension to vt sent at
+// sentAt. Called with m.mu held.
+func (m *Manager) applyExtension(l *Lease, vt time.Duration, err error, sentAt, now time.Time) {
+	switch {
+	case err == nil:
+		m.st.extended.Add(1)
+		l.lastExt = sentAt
+		if l.beatNow.After(l.beatSeen) { // not for an extension without a beat (no heartbeat yet, FixedInterval)
+			l.beatSeen = l.beatNow
+		}
+		l.deadline = sentAt.Add(vt)
+		l.capped = l.ceiling.Sub(l.deadline) < time.Second
+		l.lastErr = nil
+		l.due = m.firstLook(l)
+	case rules.Permanent(err) && rules.FaultOf(err) != rules.Denied:
+		m.markLost(l, err)
+	default: // transient, or access denied, which may still be propagating
+		m.st.failures.Add(1)
+		l.lastErr = err
+		l.due = m.nextLook(l, now)
+		m.noteFailure(slog.LevelWarn, "visibility: extension failed; will try again at the next look", l, err)
+	}
+	if l.decided == holding && l.seq <= m.giveBack {
+		l.decided = givenUp
+	}
+	switch {
+	case l.decided != holding:
+		m.settle(l, now)
+	case l.lost == nil:
+		heap.Push(&m.leases, l)
+	}
+	// A lost lease still holding waits for its holder's decision.
+}
+
+// firstLook is when a new lease is looked at first: Interval after its
+// receive, never after its deadline.
+func (m *Manager) firstLook(l *Lease) time.Time {
+	due := l.lastExt.Add(m.cfg.Interval)
+	if due.After(l.deadline) {
+		due = l.deadline
+	}
+	return due
+}
