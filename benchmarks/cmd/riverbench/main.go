@@ -1,11 +1,20 @@
 // Command riverbench measures the consumer on sqlmailbox against River
 // (github.com/riverqueue/river, the Go job queue on PostgreSQL people pick
-// today), side by side in one run on the same PostgreSQL server, and
-// sqlmailbox on SQLite beside them: for each N, enqueue N jobs, then time
+// today) and against the floor of the pattern both are built on, side by
+// side on the same PostgreSQL server: for each N, enqueue N jobs, then time
 // until every one is done, with the same number of handlers (16; River:
-// MaxWorkers 16). Each job's handler returns at once, or with -work waits
-// that long. Each run gets a database of its own (created and dropped
-// here), so neither queue sees the other's tables.
+// MaxWorkers 16; the bare loops: 16 goroutines). Each job's handler returns
+// at once, or with -work waits that long. Each run gets a database of its
+// own (created and dropped here), ANALYZEd and CHECKPOINTed before the
+// clock starts.
+//
+// The floor is two bare loops with no framework: a DELETE … WHERE id IN
+// (SELECT … FOR UPDATE SKIP LOCKED LIMIT 10) RETURNING loop (at most once:
+// a job is gone when taken), and a lease loop, UPDATE … SKIP LOCKED moving
+// a visibility deadline and then DELETE by key and receive count, the
+// least an at-least-once queue with leases does. -mailbox-loop adds
+// sqlmailbox/postgres without the consumer (Receive 10, Delete), to tell
+// the store's cost from the consumer's; -sqlite, sqlmailbox on SQLite.
 //
 // The handler count is the same; what each side holds is not. With no-op
 // handlers the consumer's receive-ahead keeps up to 32 receives of 10 in
@@ -18,23 +27,30 @@
 // sized from the handler time), and the figures say whether each reaches
 // the bound and at what database CPU per job.
 //
+// -rounds (3) runs every contender at every N once per round, in an order
+// that turns from round to round, so that a machine whose load changes
+// favours none; it prints every run with the load average as it began, the
+// medians, and sqlmailbox's ratio to each other contender round by round.
 // It reports jobs/s, the database server's CPU time (its postmaster's and
 // every process's under it, exited backends and autovacuum workers
 // included, from /proc: run it against a server on this machine), this
 // process's CPU, the latency of sqlmailbox's Receive and Delete calls
-// (p50/p99), and, to show the receive reads an index rather than the table,
-// how fast the first 5,000 of a queue are done with 100 and with 100,000
-// more waiting behind them.
+// (p50/p99), how fast the first 5,000 of a queue are done with 100 and
+// with 100,000 more waiting behind them (the receive reads an index, not
+// the table), and, when the server loads pg_stat_statements, what each
+// contender ran in its last round: calls per 1,000 jobs, plans per call,
+// time and WAL per job, statement by statement.
 //
-//	eval "$(../scripts/postgres.sh start $$)"   # or PG_DSN of a server on this machine
+//	eval "$(PG_FSYNC=on PG_SERVER_OPTS='-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on' \
+//		../scripts/postgres.sh start $$)"   # or PG_DSN of a server on this machine
 //	go run ./cmd/riverbench -n 10000,100000
 //	go run ./cmd/riverbench -n 10000,100000 -work 5ms
 //
-// River runs at its defaults (FetchCooldown 100 ms: one fetch of at most
-// MaxWorkers jobs per 100 ms, so about 160 jobs/s at concurrency 16; only
-// up to -river-defaults-max jobs, since 100,000 would take 10 minutes) and,
-// so that its defaults are not all the comparison says, with
-// -river-cooldown (default 1 ms). The backlog check runs River tuned.
+// River runs with -river-cooldown (FetchCooldown, default 1 ms, the
+// fastest it allows), and at its defaults only up to -river-defaults-max
+// jobs (default 0: its FetchCooldown of 100 ms allows one fetch of at most
+// MaxWorkers jobs per 100 ms, about 160 jobs/s at concurrency 16, so
+// 100,000 take 10 minutes). The backlog check runs River tuned.
 package main
 
 import (
