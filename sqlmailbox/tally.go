@@ -40,8 +40,11 @@ type tally struct {
 }
 
 // acked counts the messages of queue acked at now with the receive
-// counts given.
+// counts given; with none it does nothing (no flush is due).
 func (t *tally) acked(queue int64, now time.Time, counts []int) {
+	if len(counts) == 0 {
+		return
+	}
 	hour := now.UTC().Truncate(time.Hour)
 	t.mu.Lock()
 	defer t.mu.Unlock()
