@@ -191,6 +191,14 @@ type SettleEvent struct {
 	Err error
 	// Held is how many leases the lease owner held when the call returned.
 	Held int
+	// Extension is the extension the lease owner asks for when it extends
+	// a message received with the queue's visibility timeout (that of the
+	// call's first entry), as of this call: its adaptive choice, or the
+	// fixed visibility.Config.Extension; a handler may set its own for its
+	// message (Timeout of its entries). BeatGap is the 99th percentile of
+	// the gaps between beats the choice comes from (0 before any gap was
+	// observed, and when the extension is fixed). See visibility.Config.
+	Extension, BeatGap time.Duration
 }
 
 // SettleEntry is one entry of a batch call.

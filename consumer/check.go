@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/internal/leases"
 )
 
 // queueCheckTimeout bounds the start-up GetQueueAttributes call.
@@ -24,23 +25,84 @@ const lowMaxReceiveCount = 3
 // runs it beside the receive loops (a round trip is not worth waiting for
 // before receiving) and cancels ctx when the drain begins.
 func (c *Consumer) checkQueue(ctx context.Context) {
+	if attrs, ok := c.readQueue(ctx); ok {
+		c.warnQueue(attrs)
+	}
+}
+
+// readQueue reads the queue's attributes, bounded by queueCheckTimeout and
+// ctx, and reports whether it did: not when the mailbox is no
+// sqsloop.AttributesReader, nor when the read failed (logged at WARN,
+// unless ctx was cancelled: shutdown began).
+func (c *Consumer) readQueue(ctx context.Context) (sqsloop.QueueAttributes, bool) {
 	ar, ok := c.mb.(sqsloop.AttributesReader)
 	if !ok {
-		return
+		return sqsloop.QueueAttributes{}, false
 	}
 	ctx, cancel := context.WithTimeout(ctx, queueCheckTimeout)
 	defer cancel()
 	attrs, err := ar.QueueAttributes(ctx)
 	if errors.Is(ctx.Err(), context.Canceled) {
-		return // shutdown began: no warning about a check it cut short
+		return sqsloop.QueueAttributes{}, false // shutdown began: no warning about a read it cut short
 	}
 	if err != nil {
 		c.cfg.Logger.Warn("consumer: could not read the queue's attributes", slog.Any("error", err))
-		return
+		return sqsloop.QueueAttributes{}, false
 	}
+	return attrs, true
+}
+
+// warnQueue logs what in attrs fights the consumer's configuration.
+func (c *Consumer) warnQueue(attrs sqsloop.QueueAttributes) {
 	for _, w := range queueWarnings(c.cfg, attrs) {
 		c.cfg.Logger.Warn("consumer: " + w)
 	}
+}
+
+// adoptQueueTimeout, for a Config.VisibilityTimeout left zero, takes the
+// queue's visibility timeout as the consumer's, read from its attributes
+// (readQueue): the receives ask for it and the lease owner's Interval
+// follows it. When the queue cannot say (no sqsloop.AttributesReader, a
+// failed read, a visibility timeout of 0) it takes
+// defaultVisibilityTimeout (5 min). It returns the attributes and whether
+// they were read, and the problems of Config.Visibility with that
+// visibility timeout, each named "Visibility.…" and wrapping
+// sqsloop.ErrInvalidArgument. Run calls it before it starts anything.
+func (c *Consumer) adoptQueueTimeout(ctx context.Context) (sqsloop.QueueAttributes, bool, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() { // Shutdown cuts the read short too
+		defer close(watched)
+		select {
+		case <-c.drainReq:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	defer func() { cancel(); <-watched }()
+	attrs, ok := c.readQueue(ctx)
+	vt, from := defaultVisibilityTimeout, "default"
+	switch {
+	case ok && attrs.VisibilityTimeout >= time.Second:
+		vt, from = attrs.VisibilityTimeout, "queue"
+	case ok:
+		c.cfg.Logger.Warn("consumer: the queue's visibility timeout is 0, which leaves nothing to extend; receiving with "+defaultVisibilityTimeout.String()+
+			" (set VisibilityTimeout)")
+	}
+	lc, err := leases.ForVisibilityTimeout(c.cfg.Visibility, vt)
+	if err == nil {
+		err = c.leases.Configure(lc)
+	}
+	if err != nil {
+		var errs []error
+		for _, e := range unjoin(err) {
+			errs = append(errs, fmt.Errorf("Visibility.%w", e))
+		}
+		return attrs, ok, fmt.Errorf("consumer: with the %s visibility timeout (%v, VisibilityTimeout being 0): %w", from, vt, errors.Join(errs...))
+	}
+	c.cfg.VisibilityTimeout, c.cfg.Visibility = vt, lc
+	c.vtFrom = from
+	return attrs, ok, nil
 }
 
 // queueWarnings lists what in attrs fights cfg (with defaults applied).

@@ -195,8 +195,8 @@ func (c Config) withDefaults() Config {
 // defaults), joined with errors.Join; each names its field and its allowed
 // range and wraps sqsloop.ErrInvalidArgument (errors.Is). Visibility is
 // checked as far as it can be before the queue's visibility timeout is
-// known (a zero Extension stands for it); the rest is checked at the first
-// invocation. It returns nil for a valid Config.
+// known (a zero Interval is derived from it); the rest is checked at the
+// first invocation. It returns nil for a valid Config.
 func (c Config) Validate() error {
 	d := c.withDefaults()
 	var errs []error
@@ -214,11 +214,7 @@ func (c Config) Validate() error {
 			bad("Middleware[%d]: must not be nil", i)
 		}
 	}
-	v := d.Visibility
-	if v.Extension == 0 {
-		v.Extension = sqsloop.MaxVisibilityTimeout // stands for the queue's visibility timeout
-	}
-	if err := leases.Validate(v); err != nil {
+	if err := leases.ValidateAnyTimeout(d.Visibility); err != nil {
 		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() { // errors.Join's
 			errs = append(errs, fmt.Errorf("Visibility.%w", e))
 		}
