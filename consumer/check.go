@@ -86,7 +86,7 @@ func (c *Consumer) adoptQueueTimeout(ctx context.Context) (sqsloop.QueueAttribut
 	case ok && attrs.VisibilityTimeout >= time.Second:
 		vt, from = attrs.VisibilityTimeout, "queue"
 	case ok:
-		c.cfg.Logger.Warn("consumer: the queue's visibility timeout is 0, which leaves nothing to extend; receiving with "+defaultVisibilityTimeout.String()+
+		c.cfg.Logger.Warn("consumer: the queue's visibility timeout is 0, which leaves nothing to extend; receiving with " + defaultVisibilityTimeout.String() +
 			" (set VisibilityTimeout)")
 	}
 	lc, err := leases.ForVisibilityTimeout(c.cfg.Visibility, vt)

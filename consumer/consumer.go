@@ -81,7 +81,7 @@ func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
 		return nil, errors.Join(errs...)
 	}
 	byContext := cfg.ShutdownTimeout == 0 // Shutdown's deadline, when it has one, is the budget
-	vtFrom := "" // read by Run
+	vtFrom := ""                          // read by Run
 	if cfg.VisibilityTimeout > 0 {
 		vtFrom = "config"
 	}

@@ -38,10 +38,10 @@ type queueState struct {
 	dead     *rules.DeadLetters // q's dead-letter queue, for Permanent failures; set with q
 	vt       time.Duration      // the queue's visibility timeout; 0 until read
 	ls       *leases.Lengths    // the lease owners' extensions, chosen from what every invocation observed; set with vt
-	failures int           // attribute reads failed transiently in a row, across invocations
-	denied   int           // visibility changes denied in a row, across invocations
-	off      error         // why the client is not used any more; nil while it is
-	checking chan struct{} // closed when the check under way (open, attributes) ends; nil when none is
+	failures int                // attribute reads failed transiently in a row, across invocations
+	denied   int                // visibility changes denied in a row, across invocations
+	off      error              // why the client is not used any more; nil while it is
+	checking chan struct{}      // closed when the check under way (open, attributes) ends; nil when none is
 }
 
 // state returns the state of the queue arn names, made on first use.
