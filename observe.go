@@ -96,6 +96,23 @@ type ReceiveEvent struct {
 	// the messages in flight (running, waiting for a handler, or being
 	// settled).
 	Held int
+
+	// The scaling signal (package consumer's doc), as of QueueReadAt, the
+	// consumer's last read of the queue's approximate counts (every 30 s
+	// with an Observer, when its Mailbox is an AttributesReader); zero
+	// until the first, and then the three fields below are unset.
+	QueueReadAt time.Time
+	// Backlog is the queue's visible messages (ApproximateMessages).
+	Backlog int
+	// BacklogPerConsumer is Backlog shared among the queue's consumers,
+	// as many as its messages in flight make (AWS's "backlog per
+	// instance").
+	BacklogPerConsumer float64
+	// RecommendedConsumers is how many consumers like this one the queue
+	// needs so that a message waits at most consumer.Config.LatencyTarget
+	// before a handler starts it, at least 1; 0 without a LatencyTarget,
+	// and until a handler has run.
+	RecommendedConsumers int
 }
 
 // How a handler run ended: ProcessEvent.Outcome, in the messaging

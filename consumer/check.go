@@ -9,6 +9,7 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/internal/leases"
+	"github.com/sqsloop/sqsloop/visibility"
 )
 
 // queueCheckTimeout bounds the start-up GetQueueAttributes call.
@@ -19,37 +20,30 @@ const queueCheckTimeout = 10 * time.Second
 // into the dead-letter queue.
 const lowMaxReceiveCount = 3
 
-// checkQueue reads the queue's attributes, when the mailbox can, and warns
-// about settings that fight the consumer's configuration. It never fails
-// Run: a queue that cannot be read is reported and the loop goes on. Run
-// runs it beside the receive loops (a round trip is not worth waiting for
-// before receiving) and cancels ctx when the drain begins.
-func (c *Consumer) checkQueue(ctx context.Context) {
-	if attrs, ok := c.readQueue(ctx); ok {
-		c.warnQueue(attrs)
-	}
-}
-
 // readQueue reads the queue's attributes, bounded by queueCheckTimeout and
 // ctx, and reports whether it did: not when the mailbox is no
-// sqsloop.AttributesReader, nor when the read failed (logged at WARN,
-// unless ctx was cancelled: shutdown began).
-func (c *Consumer) readQueue(ctx context.Context) (sqsloop.QueueAttributes, bool) {
+// sqsloop.AttributesReader, nor when the read failed (err; nil when ctx
+// was cancelled, as shutdown began: nothing to report).
+func (c *Consumer) readQueue(ctx context.Context) (attrs sqsloop.QueueAttributes, ok bool, err error) {
 	ar, ok := c.mb.(sqsloop.AttributesReader)
 	if !ok {
-		return sqsloop.QueueAttributes{}, false
+		return sqsloop.QueueAttributes{}, false, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, queueCheckTimeout)
 	defer cancel()
-	attrs, err := ar.QueueAttributes(ctx)
-	if errors.Is(ctx.Err(), context.Canceled) {
-		return sqsloop.QueueAttributes{}, false // shutdown began: no warning about a read it cut short
+	attrs, err = ar.QueueAttributes(ctx)
+	switch {
+	case errors.Is(ctx.Err(), context.Canceled):
+		return sqsloop.QueueAttributes{}, false, nil // shutdown began: no warning about a read it cut short
+	case err != nil:
+		return sqsloop.QueueAttributes{}, false, err
 	}
-	if err != nil {
-		c.cfg.Logger.Warn("consumer: could not read the queue's attributes", slog.Any("error", err))
-		return sqsloop.QueueAttributes{}, false
-	}
-	return attrs, true
+	return attrs, true, nil
+}
+
+// warnUnread logs a failed read of the queue's attributes.
+func (c *Consumer) warnUnread(err error) {
+	c.cfg.Logger.Warn("consumer: could not read the queue's attributes", slog.Any("error", err))
 }
 
 // warnQueue logs what in attrs fights the consumer's configuration.
@@ -60,8 +54,8 @@ func (c *Consumer) warnQueue(attrs sqsloop.QueueAttributes) {
 }
 
 // adoptQueueTimeout, for a Config.VisibilityTimeout left zero, takes the
-// queue's visibility timeout as the consumer's, read from its attributes
-// (readQueue): the receives ask for it and the lease owner's Interval
+// queue's visibility timeout as the consumer's, read from its attributes:
+// the receives ask for it and the lease owner's Interval
 // follows it. When the queue cannot say (no sqsloop.AttributesReader, a
 // failed read, a visibility timeout of 0) it takes
 // defaultVisibilityTimeout (5 min). It returns the attributes and whether
@@ -80,7 +74,10 @@ func (c *Consumer) adoptQueueTimeout(ctx context.Context) (sqsloop.QueueAttribut
 		}
 	}()
 	defer func() { cancel(); <-watched }()
-	attrs, ok := c.readQueue(ctx)
+	attrs, ok, err := c.readQueue(ctx)
+	if err != nil {
+		c.warnUnread(err)
+	}
 	vt, from := defaultVisibilityTimeout, "default"
 	switch {
 	case ok && attrs.VisibilityTimeout >= time.Second:
@@ -89,7 +86,8 @@ func (c *Consumer) adoptQueueTimeout(ctx context.Context) (sqsloop.QueueAttribut
 		c.cfg.Logger.Warn("consumer: the queue's visibility timeout is 0, which leaves nothing to extend; receiving with " + defaultVisibilityTimeout.String() +
 			" (set VisibilityTimeout)")
 	}
-	lc, err := leases.ForVisibilityTimeout(c.cfg.Visibility, vt)
+	var lc visibility.Config
+	lc, err = leases.ForVisibilityTimeout(c.cfg.Visibility, vt)
 	if err == nil {
 		err = c.leases.Configure(lc)
 	}

@@ -59,8 +59,9 @@ type Consumer struct {
 	obs       observed // handlers running, with Config.Observer
 	drainMark Stats    // counts when the drain began: set by the receive watcher, read by Run after it ended
 
-	dead     *rules.DeadLetters // the dead-letter queue of Permanent failures (poison.go)
-	failures *failurelog.Log    // the WARN lines of failed handler runs, rate-limited
+	scale    atomic.Pointer[scaleSample] // the scaling signal's latest sample (scale.go); nil before the first
+	dead     *rules.DeadLetters          // the dead-letter queue of Permanent failures (poison.go)
+	failures *failurelog.Log             // the WARN lines of failed handler runs, rate-limited
 }
 
 // New returns a Consumer of mb that runs h for each message. It returns the
@@ -172,6 +173,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 		if attrs, read, err = c.adoptQueueTimeout(ctx); err != nil {
 			return err
 		}
+		if read && c.cfg.Observer != nil {
+			c.sample(attrs) // for the first receive's event
+		}
 	}
 	c.logStart()
 	c.idle.reset(time.Now())
@@ -187,15 +191,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 
 	checkCtx, stopCheck := context.WithCancel(ctx)
 	checkDone := make(chan struct{})
-	go func() {
-		defer close(checkDone)
-		switch {
-		case read:
-			c.warnQueue(attrs)
-		case !adopted:
-			c.checkQueue(checkCtx)
-		}
-	}()
+	go func() { defer close(checkDone); c.watchQueue(checkCtx, attrs, read, adopted) }()
 
 	handlers := newPool(c.cfg.Concurrency, c.cfg.Concurrency+maxAhead, func(s *sequence) {
 		defer c.intake.release(len(s.msgs))
