@@ -157,7 +157,13 @@ func TestLambdaExampleAsACustomRuntime(t *testing.T) {
 	if a.kind != "error" || !bytes.Contains(a.body, []byte("no messageId")) {
 		t.Errorf("a record without messageId: %s %s, want an error naming it", a.kind, a.body)
 	}
-	if n := strings.Count(log.String(), "msg=hashed"); n != 4 {
+	// The function's log reaches log through a pipe and a goroutine of
+	// os/exec, maybe after the answer: wait for the lines (bounded).
+	hashed := func() int { return strings.Count(log.String(), "msg=hashed") }
+	for deadline := time.Now().Add(10 * time.Second); hashed() < 4 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := hashed(); n != 4 {
 		t.Errorf("%d files hashed, want 4 (2 per good invocation)", n)
 	}
 }

@@ -124,12 +124,20 @@ func (api *runtimeAPI) invoke(ctx context.Context, payload []byte, timeout time.
 }
 
 // buildLambdaExample builds examples/lambda as a custom runtime's
-// bootstrap, in the library's module as a user builds it.
+// bootstrap.
 func buildLambdaExample(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "bootstrap")
-	build := exec.CommandContext(t.Context(), "go", "build", "-tags", "lambda.norpc", "-o", bin, "./examples/lambda")
-	build.Dir = ".."
+	return buildExample(t, "lambda", "-tags", "lambda.norpc")
+}
+
+// buildExample builds the program examples/name (with the go build flags
+// given) in the examples module, as a user builds it, and returns the
+// binary's path.
+func buildExample(t *testing.T, name string, flags ...string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	build := exec.CommandContext(t.Context(), "go", append(append([]string{"build"}, flags...), "-o", bin, "./"+name)...)
+	build.Dir = filepath.Join("..", "examples")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

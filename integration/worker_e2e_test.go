@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,10 +32,12 @@ import (
 // same summary as on the in-memory mailbox: every normal job acked,
 // multi-entry extension batches, the stuck job's lease lost and the job
 // redelivered, the failing job dead-lettered, the malformed one moved to
-// the dead-letter queue on its first delivery. With -trace stdout its spans
-// name that queue (messaging.destination.name, aws.sqs.queue.url), not the
-// in-memory default "jobs"; its summary gives the maxReceiveCount of the
-// queue's redrive policy (3 on the queue it sets up, 4 on the other).
+// the dead-letter queue on its first delivery; its summary gives the
+// maxReceiveCount of the queue's redrive policy (3 on the queue it sets
+// up, 4 on the other). The first way runs examples/worker, the second
+// examples/otelworker (the same job) with -trace stdout, whose spans name
+// that queue (messaging.destination.name, aws.sqs.queue.url), not the
+// in-memory default "jobs".
 func TestWorkerOnSQS(t *testing.T) {
 	t.Parallel()
 	h := sqsServerHarness(t)
@@ -45,18 +48,12 @@ func TestWorkerOnSQS(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	bin := filepath.Join(t.TempDir(), "worker")
-	// Built in the library's module, with its go.mod, as a user builds it.
-	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./examples/worker")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bins := map[bool]string{true: buildExample(t, "worker"), false: buildExample(t, "otelworker")}
 	for _, setup := range []bool{true, false} {
 		t.Run(map[bool]string{true: "queue set up by the worker", false: "queue-url and send"}[setup], func(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
-			args := []string{"-endpoint", srv.Endpoint, "-trace", "stdout"}
+			args := []string{"-endpoint", srv.Endpoint}
 			name, maxReceives := "", 3
 			if setup {
 				var r [4]byte
@@ -70,16 +67,16 @@ func TestWorkerOnSQS(t *testing.T) {
 				defer cleanup()
 				url := q.Mailbox.(*sqsmailbox.Mailbox).QueueURL()
 				name = path.Base(url)
-				args = append(args, "-queue-url", url, "-send")
+				args = append(args, "-queue-url", url, "-send", "-trace", "stdout")
 			}
-			runWorker(t, h.Name(), bin, srv, name, maxReceives, append(args, "-dir", dir, "-slow", "50ms", "-chunks", "48", "-concurrency", "8"))
+			runWorker(t, h.Name(), bins[setup], srv, name, maxReceives, append(args, "-dir", dir, "-slow", "50ms", "-chunks", "48", "-concurrency", "8"))
 		})
 	}
 }
 
-// runWorker runs the worker binary with args (-trace stdout among them) on
-// srv, and checks its summary (the redrive policy's maxReceives) and that
-// its spans name the queue called queue.
+// runWorker runs the worker binary with args on srv, and checks its
+// summary (the redrive policy's maxReceives) and, with -trace stdout among
+// args, that its spans name the queue called queue.
 func runWorker(t *testing.T, name, bin string, srv *SQSServer, queue string, maxReceives int, args []string) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -96,31 +93,8 @@ func runWorker(t *testing.T, name, bin string, srv *SQSServer, queue string, max
 	out := stdout.String()
 	t.Logf("worker on %s (spans left out):\n%s", name, regexp.MustCompile(`(?m)^\{.*\n`).ReplaceAllString(out, ""))
 
-	attr := func(key string) []string {
-		var vals []string
-		for _, m := range regexp.MustCompile(`"Key":\s*"`+regexp.QuoteMeta(key)+`",\s*"Value":\s*\{\s*"Type":\s*"STRING",\s*"Value":\s*"([^"]*)"`).FindAllStringSubmatch(out, -1) {
-			vals = append(vals, m[1])
-		}
-		return vals
-	}
-	names, urls := attr("messaging.destination.name"), attr("aws.sqs.queue.url")
-	if len(names) == 0 || len(urls) == 0 {
-		t.Errorf("%d spans with messaging.destination.name, %d with aws.sqs.queue.url: want every span to name the queue", len(names), len(urls))
-	}
-	for _, n := range names {
-		if n != queue {
-			t.Errorf("a span's messaging.destination.name is %q, want %q", n, queue)
-			break
-		}
-	}
-	for _, u := range urls {
-		if path.Base(u) != queue {
-			t.Errorf("a span's aws.sqs.queue.url is %q, want the URL of %q", u, queue)
-			break
-		}
-	}
-	if !strings.Contains(out, `"Name":"process `+queue+`"`) {
-		t.Errorf("no span named %q", "process "+queue)
+	if slices.Contains(args, "-trace") {
+		checkSpans(t, out, queue)
 	}
 
 	_, summary, ok := strings.Cut(out, "sqsloop worker summary")
@@ -162,6 +136,38 @@ func runWorker(t *testing.T, name, bin string, srv *SQSServer, queue string, max
 	}
 	if !regexp.MustCompile(`queue drained\s+yes`).MatchString(summary) {
 		t.Errorf("the queue was not drained")
+	}
+}
+
+// checkSpans checks that the spans printed in out (-trace stdout) name the
+// queue called queue.
+func checkSpans(t *testing.T, out, queue string) {
+	t.Helper()
+	attr := func(key string) []string {
+		var vals []string
+		for _, m := range regexp.MustCompile(`"Key":\s*"`+regexp.QuoteMeta(key)+`",\s*"Value":\s*\{\s*"Type":\s*"STRING",\s*"Value":\s*"([^"]*)"`).FindAllStringSubmatch(out, -1) {
+			vals = append(vals, m[1])
+		}
+		return vals
+	}
+	names, urls := attr("messaging.destination.name"), attr("aws.sqs.queue.url")
+	if len(names) == 0 || len(urls) == 0 {
+		t.Errorf("%d spans with messaging.destination.name, %d with aws.sqs.queue.url: want every span to name the queue", len(names), len(urls))
+	}
+	for _, n := range names {
+		if n != queue {
+			t.Errorf("a span's messaging.destination.name is %q, want %q", n, queue)
+			break
+		}
+	}
+	for _, u := range urls {
+		if path.Base(u) != queue {
+			t.Errorf("a span's aws.sqs.queue.url is %q, want the URL of %q", u, queue)
+			break
+		}
+	}
+	if !strings.Contains(out, `"Name":"process `+queue+`"`) {
+		t.Errorf("no span named %q", "process "+queue)
 	}
 }
 

@@ -20,8 +20,8 @@ import (
 // binary (in memory, 8 handlers of 3 s jobs, -metrics-addr) is sent
 // SIGTERM mid-job; while its handlers finish, GET /livez answers 200 (an
 // orchestrator must not kill a process finishing its work), /readyz 503
-// (nor send it more), and /metrics 200; the worker then exits 0 and the
-// port is closed. (Before, the probes were served by a loop of the group
+// (nor send it more), and the lease page 200; the worker then exits 0 and
+// the port is closed. (Before, the probes were served by a loop of the group
 // that stopped the moment shutdown began: connection refused.)
 func TestE2EWorkerProbesAnswerThroughTheDrain(t *testing.T) {
 	t.Parallel()
@@ -31,13 +31,7 @@ func TestE2EWorkerProbesAnswerThroughTheDrain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	bin := filepath.Join(t.TempDir(), "worker")
-	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./examples/worker")
-	build.Dir = ".." // the library's module, as a user builds it
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "-dir", dir, "-concurrency", "8", "-slow", "100ms", "-chunks", "30", "-progress", "0",
+	cmd := exec.Command(buildExample(t, "worker"), "-dir", dir, "-concurrency", "8", "-slow", "100ms", "-chunks", "30", "-progress", "0",
 		"-metrics-addr", "127.0.0.1:0")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -73,7 +67,7 @@ func TestE2EWorkerProbesAnswerThroughTheDrain(t *testing.T) {
 				t.Fatalf("the worker ended before serving:\n%s", stderr.String())
 			}
 			out.WriteString(line)
-			if m := regexp.MustCompile(`^serving (http://[^ ]+)/metrics`).FindStringSubmatch(line); m != nil {
+			if m := regexp.MustCompile(`^serving (http://\S+) `).FindStringSubmatch(line); m != nil {
 				base = m[1]
 			}
 		case <-time.After(time.Minute):
@@ -119,7 +113,7 @@ func TestE2EWorkerProbesAnswerThroughTheDrain(t *testing.T) {
 		}
 	}
 	live, liveBody := get("/livez")
-	metrics, _ := get("/metrics")
+	page, _ := get("/debug/sqsloop")
 	probed := time.Now()
 	var end time.Time
 	select {
@@ -129,10 +123,10 @@ func TestE2EWorkerProbesAnswerThroughTheDrain(t *testing.T) {
 		end = <-exited
 		t.Fatal("the worker has not exited a minute after SIGTERM")
 	}
-	t.Logf("during the drain: /readyz %d %q, /livez %d %q, /metrics %d; the worker exited %v after the probes",
-		ready, readyBody, live, liveBody, metrics, end.Sub(probed).Round(time.Millisecond))
-	if ready != 503 || !strings.Contains(readyBody, "shutting down") || live != 200 || metrics != 200 {
-		t.Errorf("during the drain: /readyz %d %q, /livez %d, /metrics %d; want 503 shutting down, 200, 200", ready, readyBody, live, metrics)
+	t.Logf("during the drain: /readyz %d %q, /livez %d %q, /debug/sqsloop %d; the worker exited %v after the probes",
+		ready, readyBody, live, liveBody, page, end.Sub(probed).Round(time.Millisecond))
+	if ready != 503 || !strings.Contains(readyBody, "shutting down") || live != 200 || page != 200 {
+		t.Errorf("during the drain: /readyz %d %q, /livez %d, /debug/sqsloop %d; want 503 shutting down, 200, 200", ready, readyBody, live, page)
 	}
 	if !end.After(probed) {
 		t.Errorf("the worker had exited before the probes: they were not made during the drain")

@@ -1,58 +1,55 @@
 #!/usr/bin/env bash
-# A PostgreSQL server for sqlmailbox's tests, started on a temporary directory
-# and a free port on 127.0.0.1, and stopped when its owner exits, however it
-# exits (a watchdog process waits for the owner's death, then stops the server
-# and deletes the directory).
+# A PostgreSQL server for sqlmailbox's tests, stopped when its owner process
+# exits, however it exits.
 #
-# Sourced (scripts/test.sh does: `source scripts/postgres.sh`), it starts the
-# server unless PG_DSN already names one, exports PG_DSN and PG_BIN (the
-# directory of initdb and pg_ctl, for tests that start servers of their own),
-# and the sourcing shell is the owner. Run as `scripts/postgres.sh start
-# [OWNER_PID]`, it prints the export lines instead, for
-# `eval "$(scripts/postgres.sh start $$)"`: the process OWNER_PID (the
-# calling shell, $$) is the owner; without it the parent process is, which
-# in a command substitution is a subshell that exits at once.
+#   eval "$(scripts/postgres.sh start $$)"   # exports PG_DSN and PG_BIN; the shell $$ owns the server
+#   scripts/postgres.sh check                # says what it would use, or what is missing
 #
-# The binaries: PG_BIN if set, else pg_config's or Debian's
-# /usr/lib/postgresql/<version>/bin; when there are none it installs Debian's
-# postgresql package (apt-get, as root). PostgreSQL refuses to run as root, so
-# as root the server runs as the postgres user the package creates. The
-# server is for tests: fsync off (a killed server loses nothing, a crashed
-# machine would; PG_FSYNC=on for benchmarks), trust authentication, user
-# sqsloop, database postgres; PG_SERVER_OPTS adds server options ("-c
-# shared_preload_libraries=pg_stat_statements").
+# Without OWNER_PID the owner is the parent process, which in a command
+# substitution is a subshell that exits at once. scripts/test.sh sources
+# this file and calls pg_plan, then pg_start "$$".
+#
+# What it uses, first that the machine has:
+#   - the binaries (initdb, pg_ctl) in PG_BIN, of the pg_ctl on the PATH, of
+#     pg_config, of Homebrew (/opt/homebrew/opt/postgresql@*/bin,
+#     /usr/local/opt/postgresql@*/bin), of Debian (/usr/lib/postgresql/*/bin)
+#     or of the PGDG packages (/usr/pgsql-*/bin): a server on a temporary
+#     directory and a free port on 127.0.0.1, stopped by a watchdog once the
+#     owner is gone; as root it runs as the postgres user (PostgreSQL
+#     refuses to run as root);
+#   - else Debian's postgresql package, installed with apt-get (as root, or
+#     with sudo), and the above;
+#   - else a container (integration/cmd/pgserver: testcontainers-go's
+#     PostgreSQL module) when a Docker engine answers; it then sets no PG_BIN,
+#     and the tests that start servers of their own skip.
+# The server is for tests: fsync off (a killed server loses nothing, a
+# crashed machine would; PG_FSYNC=on for benchmarks), trust authentication,
+# user sqsloop, database postgres, 300 connections; PG_SERVER_OPTS adds
+# server options ("-c shared_preload_libraries=pg_stat_statements").
+
+source "$(dirname "${BASH_SOURCE[0]}")/machine.sh"
 
 pg__log() { echo "postgres.sh: $*" >&2; }
 
-# pg__close_fds closes every file descriptor above 2 of the current
-# (sub)shell, so that a process started from it holds no pipe of its caller
-# open (scripts/test.sh's SQS server stops when its pipe closes).
-pg__close_fds() {
-  local fd
-  for fd in $(ls "/proc/$BASHPID/fd" 2>/dev/null); do
-    if [ "$fd" -gt 2 ]; then
-      eval "exec $fd>&-" 2>/dev/null || true
-    fi
-  done
-}
-
-# pg__find_bin prints the directory holding initdb and pg_ctl, if any.
+# pg__find_bin prints the directory holding initdb, pg_ctl and postgres, if
+# any.
 pg__find_bin() {
-  if [ -n "${PG_BIN:-}" ] && [ -x "$PG_BIN/initdb" ]; then
-    echo "$PG_BIN"
-    return 0
+  local d candidates=()
+  [ -n "${PG_BIN:-}" ] && candidates+=("$PG_BIN")
+  if command -v pg_ctl >/dev/null 2>&1; then
+    candidates+=("$(dirname "$(command -v pg_ctl)")")
   fi
   if command -v pg_config >/dev/null 2>&1; then
-    local d
-    d=$(pg_config --bindir 2>/dev/null)
-    if [ -x "$d/initdb" ]; then
-      echo "$d"
-      return 0
-    fi
+    candidates+=("$(pg_config --bindir 2>/dev/null)")
   fi
-  local d
-  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
-    if [ -x "$d/initdb" ]; then
+  # The newest version first.
+  while IFS= read -r d; do
+    candidates+=("$d")
+  done < <(ls -d /opt/homebrew/opt/postgresql@*/bin /usr/local/opt/postgresql@*/bin \
+    /opt/homebrew/opt/postgresql/bin /usr/local/opt/postgresql/bin \
+    /usr/lib/postgresql/*/bin /usr/pgsql-*/bin 2>/dev/null | sort -t@ -k2 -V -r)
+  for d in "${candidates[@]}"; do
+    if [ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ] && [ -x "$d/postgres" ]; then
       echo "$d"
       return 0
     fi
@@ -60,15 +57,81 @@ pg__find_bin() {
   return 1
 }
 
-# pg__install installs Debian's postgresql package.
-pg__install() {
-  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-    pg__log "no PostgreSQL binaries (initdb, pg_ctl) and no apt-get as root to install them; install PostgreSQL or set PG_DSN"
+# pg_plan sets PG_HOW to how pg_start will get a server: "dsn" (PG_DSN),
+# "bin" (the binaries in PG_BIN_FOUND), "install" (apt-get), "docker" (a
+# container), or "" (no way); and PG_MISSING to one line per thing the
+# tests need that the machine lacks, saying how to get it.
+pg_plan() {
+  PG_HOW= PG_MISSING=()
+  PG_BIN_FOUND=$(pg__find_bin || true)
+  local how_bin="put PostgreSQL's bin directory on the PATH or in PG_BIN (apt-get install postgresql, dnf install postgresql-server, brew install postgresql@16)"
+  if [ -n "$PG_BIN_FOUND" ] && [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then
+    PG_MISSING+=("no postgres user for the binaries in $PG_BIN_FOUND (PostgreSQL refuses to run as root): create one (useradd --system postgres) or run as another user")
+    PG_BIN_FOUND=
+  fi
+  if [ -n "${PG_DSN:-}" ]; then
+    PG_HOW=dsn
+  elif [ -n "$PG_BIN_FOUND" ]; then
+    PG_HOW=bin
+  elif machine_can_apt; then
+    PG_HOW=install
+  elif machine_docker; then
+    PG_HOW=docker
+  else
+    PG_MISSING+=("no PostgreSQL (sqlmailbox/postgres's tests and the end-to-end tests on it skip): set PG_DSN, $how_bin, or start a Docker engine")
+    return 0
+  fi
+  case $PG_HOW in
+    dsn | docker)
+      if [ -z "$PG_BIN_FOUND" ]; then
+        PG_MISSING+=("no PostgreSQL binaries (initdb, pg_ctl: the tests that crash a server of their own skip): $how_bin")
+      fi
+      ;;
+  esac
+}
+
+# pg__start_local starts a server with the binaries in $2, owned by process
+# $1, and sets PG_DSN and PG_BIN.
+pg__start_local() {
+  local owner=$1 bin=$2 dir port as=() try fsync=${PG_FSYNC:-off}
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/sqsloop-pg.XXXXXX")
+  if [ "$(id -u)" = 0 ]; then
+    chown postgres: "$dir"
+    as=(runuser -u postgres --)
+  fi
+  if ! "${as[@]}" "$bin/initdb" -D "$dir/data" -U sqsloop --auth=trust --no-sync -E UTF8 >"$dir/initdb.log" 2>&1; then
+    pg__log "initdb failed:"
+    cat "$dir/initdb.log" >&2
+    rm -rf "$dir"
     return 1
   fi
-  pg__log "installing Debian's postgresql package"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2 && apt-get install -y -qq --no-install-recommends postgresql >&2
+  for try in 1 2 3 4 5; do
+    port=$(pg__free_port) || break
+    if (machine_close_fds; exec "${as[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+      -o "-h 127.0.0.1 -p $port -k $dir -c fsync=$fsync -c full_page_writes=$fsync -c max_connections=300 ${PG_SERVER_OPTS:-}" start) </dev/null >/dev/null; then
+      break
+    fi
+    port=
+  done
+  if [ -z "$port" ]; then
+    pg__log "the server did not start:"
+    tail -20 "$dir/server.log" >&2
+    rm -rf "$dir"
+    return 1
+  fi
+  # The watchdog: stops the server once the owner is gone, however it went.
+  (
+    trap '' INT TERM HUP
+    machine_close_fds
+    while kill -0 "$owner" 2>/dev/null; do sleep 0.5; done
+    "${as[@]}" "$bin/pg_ctl" -D "$dir/data" -m fast -w -t 30 stop >/dev/null 2>&1 ||
+      "${as[@]}" "$bin/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1
+    rm -rf "$dir"
+  ) </dev/null >/dev/null 2>&1 &
+  disown 2>/dev/null || true
+  PG_DSN="postgres://sqsloop@127.0.0.1:$port/postgres?sslmode=disable"
+  PG_BIN=$bin
+  pg__log "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') at 127.0.0.1:$port (data in $dir), stopped when process $owner exits"
 }
 
 # pg__free_port prints a port on 127.0.0.1 nothing listens on.
@@ -84,70 +147,97 @@ pg__free_port() {
   return 1
 }
 
-# pg__start starts a server owned by process $1 and sets PG_DSN and PG_BIN.
-pg__start() {
-  local owner=$1 bin dir port as=() try fsync=${PG_FSYNC:-off}
-  bin=$(pg__find_bin) || { pg__install && bin=$(pg__find_bin); } || return 1
-  dir=$(mktemp -d "${TMPDIR:-/tmp}/sqsloop-pg.XXXXXX")
-  if [ "$(id -u)" = 0 ]; then
-    chown postgres: "$dir"
-    as=(runuser -u postgres --)
-  fi
-  if ! "${as[@]}" "$bin/initdb" -D "$dir/data" -U sqsloop --auth=trust --no-sync -E UTF8 >"$dir/initdb.log" 2>&1; then
-    pg__log "initdb failed:"; cat "$dir/initdb.log" >&2
+# pg__start_docker starts a server in a container (integration/cmd/pgserver),
+# owned by process $1, and sets PG_DSN (and PG_BIN empty).
+pg__start_docker() {
+  local owner=$1 dir pid i
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/sqsloop-pgserver.XXXXXX")
+  pg__log "no PostgreSQL binaries: starting one in a container (integration/cmd/pgserver)"
+  if ! (cd "$(dirname "${BASH_SOURCE[0]}")/../integration" && go build -o "$dir/pgserver" ./cmd/pgserver); then
     rm -rf "$dir"
     return 1
   fi
-  for try in 1 2 3 4 5; do
-    port=$(pg__free_port) || break
-    if (pg__close_fds; exec "${as[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-      -o "-h 127.0.0.1 -p $port -k $dir -c fsync=$fsync -c full_page_writes=$fsync -c max_connections=300 ${PG_SERVER_OPTS:-}" start) </dev/null >/dev/null; then
+  (machine_close_fds; exec "$dir/pgserver" -owner "$owner") </dev/null >"$dir/out" 2>"$dir/log" &
+  pid=$!
+  disown 2>/dev/null || true
+  # Its image may have to be pulled first: up to pgserver's own 5 minutes.
+  for i in $(seq 3200); do
+    PG_DSN=$(sed -n 's/^PG_DSN=//p' "$dir/out")
+    if [ -n "$PG_DSN" ] || ! kill -0 "$pid" 2>/dev/null; then
       break
     fi
-    port=
+    sleep 0.1
   done
-  if [ -z "$port" ]; then
-    pg__log "the server did not start:"; tail -20 "$dir/server.log" >&2
+  if [ -z "$PG_DSN" ]; then
+    pg__log "no server in a container:"
+    cat "$dir/log" >&2
+    kill "$pid" 2>/dev/null || true
     rm -rf "$dir"
     return 1
   fi
-  # The watchdog: stops the server once the owner is gone, however it went.
+  # pgserver removes its container once the owner is gone; then its files go.
   (
     trap '' INT TERM HUP
-    pg__close_fds
-    while kill -0 "$owner" 2>/dev/null; do sleep 0.5; done
-    "${as[@]}" "$bin/pg_ctl" -D "$dir/data" -m fast -w -t 30 stop >/dev/null 2>&1 ||
-      "${as[@]}" "$bin/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1
+    machine_close_fds
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.5; done
     rm -rf "$dir"
   ) </dev/null >/dev/null 2>&1 &
   disown 2>/dev/null || true
-  PG_DSN="postgres://sqsloop@127.0.0.1:$port/postgres?sslmode=disable"
-  PG_BIN=$bin
-  pg__log "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') at 127.0.0.1:$port (data in $dir), stopped when process $owner exits"
+  PG_BIN=
+  pg__log "PostgreSQL in a container ($(sed -n 's/^pgserver: //p' "$dir/log" | tail -1)), removed when process $owner exits"
 }
 
-if [ "${BASH_SOURCE[0]}" != "$0" ]; then
-  # Sourced: the sourcing shell owns the server.
-  if [ -z "${PG_DSN:-}" ]; then
-    pg__start $$ || return 1
-    export PG_DSN PG_BIN
-  else
-    PG_BIN=$(pg__find_bin || true)
-    export PG_BIN
-    pg__log "using PG_DSN"
-  fi
-else
+# pg_start gets the server pg_plan chose (calling it if it has not run),
+# owned by process $1: it sets PG_DSN and PG_BIN (the binaries, if any, for
+# tests that start servers of their own).
+pg_start() {
+  local owner=$1
+  [ -n "${PG_HOW+set}" ] || pg_plan
+  case $PG_HOW in
+    dsn)
+      PG_BIN=$PG_BIN_FOUND
+      pg__log "using PG_DSN"
+      ;;
+    bin) pg__start_local "$owner" "$PG_BIN_FOUND" ;;
+    install)
+      pg__log "installing Debian's postgresql package (apt-get)"
+      machine_apt_install postgresql || return 1
+      PG_BIN_FOUND=$(pg__find_bin) || { pg__log "apt-get installed no initdb and pg_ctl"; return 1; }
+      pg__start_local "$owner" "$PG_BIN_FOUND"
+      ;;
+    docker) pg__start_docker "$owner" ;;
+    *)
+      printf 'postgres.sh: %s\n' "${PG_MISSING[@]}" >&2
+      return 1
+      ;;
+  esac
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   set -euo pipefail
   case "${1:-}" in
     start)
       # The owner: the PID given (the caller's $$), else the parent process
       # (not the caller's shell when it runs this in a command substitution).
-      pg__start "${2:-$PPID}"
+      pg_start "${2:-$PPID}"
       printf 'export PG_DSN=%q PG_BIN=%q\n' "$PG_DSN" "$PG_BIN"
+      ;;
+    check)
+      pg_plan
+      case $PG_HOW in
+        dsn) echo "PG_DSN" ;;
+        bin) echo "the binaries in $PG_BIN_FOUND" ;;
+        install) echo "Debian's postgresql package, to be installed with apt-get" ;;
+        docker) echo "a container (a Docker engine seems to answer)" ;;
+      esac
+      if [ ${#PG_MISSING[@]} -gt 0 ]; then
+        printf 'postgres.sh: %s\n' "${PG_MISSING[@]}" >&2
+        [ -n "$PG_HOW" ]
+      fi
       ;;
     *)
       echo "usage: scripts/postgres.sh start [OWNER_PID]   (prints export lines: eval \"\$(scripts/postgres.sh start \$\$)\")" >&2
-      echo "       source scripts/postgres.sh  (exports PG_DSN and PG_BIN)" >&2
+      echo "       scripts/postgres.sh check              (what it would use, or what is missing)" >&2
       exit 2
       ;;
   esac

@@ -1,17 +1,29 @@
 #!/usr/bin/env bash
 # The project's test command (README.md): vet, then every test with the race
-# detector, in the library's module and then in the integration module, the
-# real-server tests included.
+# detector, in the library's module, the examples' module and the
+# integration module, the real-server tests included. Each module is built
+# as its own go.mod says (GOWORK=off: the go.work at the top is for the
+# README's `go run ./examples/worker`).
 #
-# The real-server tests (sqsmailbox's conformance suite, the integration
-# module's end-to-end tests) share one SQS-compatible server. With
-# SQS_ENDPOINT set (and SQS_SERVER naming its kind: fauxqs, localstack,
-# elasticmq or aws) they use that one. Otherwise this script starts one with
-# the integration module's command cmd/sqsserver (LocalStack when a Docker
-# engine answers, else the fauxqs emulator, which it installs from npm first:
-# pinned in integration/package-lock.json, with the Node.js 22 it needs),
-# exports the SQS_ENDPOINT and SQS_SERVER it prints, and stops it when the
-# script exits, however it exits.
+# Before the first test it checks what the tests need and gets what it can
+# (scripts/machine.sh says how it installs):
+#   - an SQS-compatible server for sqsmailbox's conformance suite and the
+#     end-to-end tests: SQS_ENDPOINT (with SQS_SERVER naming its kind:
+#     fauxqs, localstack, elasticmq or aws), else one it starts with the
+#     integration module's command cmd/sqsserver (LocalStack when a Docker
+#     engine answers, else the fauxqs emulator, installed from npm first:
+#     pinned in integration/package-lock.json, with the Node.js 22 it needs),
+#     stopped when the script exits, however it exits;
+#   - PostgreSQL for sqlmailbox's tests: PG_DSN, else a server of its own
+#     (scripts/postgres.sh: the machine's binaries, Debian's package
+#     installed with apt-get, or a container), and its binaries for the
+#     tests that crash a server of their own;
+#   - Chromium for the lease page's browser test (scripts/install-chromium.sh:
+#     CHROMIUM, one on the PATH or in /Applications, else Debian's, installed
+#     with apt-get).
+# It prints one line per thing missing, saying how to get it. Locally the
+# tests that need it then skip, saying so; under CI=true the script stops
+# before the first test.
 #
 # Extra arguments go to every `go test` (e.g. -run Conformance -v).
 set -euo pipefail
@@ -22,16 +34,11 @@ if [ "${BASH_VERSINFO[0]}" -lt 4 ]; then
   echo "test.sh: needs bash 4 or later, this is $BASH_VERSION (on macOS: brew install bash)" >&2
   exit 1
 fi
-
-# run runs a command; with a server started here, without the ends of the
-# server's pipes, so that this shell alone holds its standard input open.
-run() {
-  if [ -n "${server_pid:-}" ]; then
-    "$@" {server_in}>&- {server_out}<&-
-  else
-    "$@"
-  fi
-}
+if ! command -v go >/dev/null 2>&1; then
+  echo "test.sh: no go on the PATH: install Go (https://go.dev/dl/, the version go.mod names or later)" >&2
+  exit 1
+fi
+export GOWORK=off
 
 # stop_server closes the server's standard input, which makes sqsserver stop
 # the server and exit, and waits for it (SIGTERM after 30 s, SIGKILL after
@@ -57,18 +64,93 @@ stop_server() {
   rm -rf "${server_bin:-}"
 }
 
-# A signal ends the script through its EXIT trap, which stops the server.
-trap stop_server EXIT
+# stop_modules ends the module test runs still running (their process
+# groups: the go commands and the test binaries).
+module_pids=()
+stop_modules() {
+  local pid
+  for pid in "${module_pids[@]}"; do
+    kill -TERM -- "-$pid" 2>/dev/null || true
+  done
+}
+
+# A signal ends the script through its EXIT trap, which stops the module
+# runs and then the server.
+trap 'stop_modules; stop_server' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# PostgreSQL for sqlmailbox's tests: PG_DSN if set, else a server of its
-# own, stopped when this script exits (scripts/postgres.sh). Started first, so
-# that neither it nor its watchdog holds the SQS server's pipe open.
 source scripts/postgres.sh
+source scripts/install-chromium.sh
 
+# What the tests need, checked before the first one.
+missing=()
+sqs_start=
 if [ -z "${SQS_ENDPOINT:-}" ]; then
-  npm ci --prefix integration --no-audit --no-fund --loglevel=error
+  if command -v npm >/dev/null 2>&1 || machine_docker; then
+    sqs_start=1
+  else
+    missing+=("no SQS-compatible server (sqsmailbox's conformance suite and the end-to-end tests on SQS skip): install Node.js with npm (the fauxqs emulator comes from npm), start a Docker engine (LocalStack), or set SQS_ENDPOINT and SQS_SERVER")
+  fi
+fi
+pg_plan
+missing+=(${PG_MISSING[@]+"${PG_MISSING[@]}"})
+chromium=$(chromium_find || true)
+if [ -z "$chromium" ] && ! machine_can_apt; then
+  missing+=("no Chromium (the lease page's browser test skips): $CHROMIUM_HOW_TO_GET")
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  printf 'test.sh: %s\n' "${missing[@]}" >&2
+  if [ "${CI:-}" = true ]; then
+    echo "test.sh: CI=true: a skipped test would hide that nothing was tested; stopping before the first test" >&2
+    exit 1
+  fi
+  echo "test.sh: going on; the tests named above skip, saying so" >&2
+fi
+
+# fail says what could not be had: under CI=true it ends the script.
+fail() {
+  echo "test.sh: $*" >&2
+  if [ "${CI:-}" = true ]; then
+    exit 1
+  fi
+}
+
+# Getting them, still before the first test: what apt-get can install,
+# in one go; then PostgreSQL before the SQS server, so that neither it nor
+# its watchdog holds the SQS server's pipe open.
+apt=()
+if [ -z "$chromium" ] && machine_can_apt; then
+  apt+=(chromium)
+fi
+if [ "$PG_HOW" = install ]; then
+  apt+=(postgresql)
+fi
+if [ ${#apt[@]} -gt 0 ]; then
+  echo "test.sh: installing Debian's ${apt[*]} (apt-get)" >&2
+  machine_apt_install "${apt[@]}" || fail "apt-get install ${apt[*]} failed"
+  if [ -z "$chromium" ]; then
+    chromium=$(chromium_find) || fail "no Chromium after apt-get (the lease page's browser test skips)"
+  fi
+  if [ "$PG_HOW" = install ]; then
+    pg_plan # finds the binaries now
+  fi
+fi
+if [ -n "$chromium" ]; then
+  export CHROMIUM=$chromium
+fi
+if [ -n "$PG_HOW" ]; then
+  if pg_start $$; then
+    export PG_DSN PG_BIN
+  else
+    fail "PostgreSQL could not be had (sqlmailbox/postgres's tests skip)"
+    unset PG_DSN
+  fi
+fi
+if [ -n "$sqs_start" ]; then
+  if command -v npm >/dev/null 2>&1; then
+    npm ci --prefix integration --no-audit --no-fund --loglevel=error
+  fi
   server_bin=$(mktemp -d)
   (cd integration && go build -o "$server_bin/sqsserver" ./cmd/sqsserver)
   # A coprocess: its standard input is a pipe this shell holds. Closing it
@@ -94,22 +176,44 @@ if [ -z "${SQS_ENDPOINT:-}" ]; then
   echo "test.sh: SQS_ENDPOINT=$SQS_ENDPOINT SQS_SERVER=$SQS_SERVER" >&2
 fi
 
-# The library's module: sqsmailbox's conformance suite runs on the server.
-run go vet ./...
-run go test -race "$@" ./...
-
-# The lease page's browser test drives Debian's chromium: installed here
-# when missing (scripts/install-chromium.sh), named by CHROMIUM.
-CHROMIUM=$(run bash scripts/install-chromium.sh)
-export CHROMIUM
-
-# The integration module: the server launcher's tests and the end-to-end
-# tests, on memmailbox and on the server. They mostly wait on the server,
-# so more of them run at once than the two cores' default. Test artifacts
-# (the lease page's screenshot) are kept under $TEST_ARTIFACTS (default
-# artifacts/ at the top of the repository).
+# The three modules' tests run at once, each vetted first: the integration
+# module's end-to-end tests mostly wait (on the server, on leases and
+# drains), and the library's and the examples' run meanwhile. Each module's
+# output goes to a file and is printed whole once it has ended, in this
+# order; the script fails if any module failed.
+#   - the library's module: sqsmailbox's conformance suite runs on the
+#     server, sqlmailbox's on SQLite and on the PostgreSQL above;
+#   - the examples' module: the main job's programs (the database one on
+#     SQLite and on that PostgreSQL) and the Lambda function;
+#   - the integration module: the server launchers' tests and the
+#     end-to-end tests, on every mailbox. They mostly wait on the server, so
+#     more of them run at once than the two cores' default. Test artifacts
+#     (the lease page's screenshot) are kept under $TEST_ARTIFACTS (default
+#     artifacts/ at the top of the repository).
 artifacts=${TEST_ARTIFACTS:-$PWD/artifacts}
 mkdir -p "$artifacts"
-cd integration
-run go vet ./...
-run go test -race -parallel 8 -artifacts -outputdir "$artifacts" "$@" ./...
+logs=$(mktemp -d)
+modules=(library examples integration)
+declare -A dirs=([library]=. [examples]=examples [integration]=integration)
+flags_library=() flags_examples=() flags_integration=(-parallel 8 -artifacts -outputdir "$artifacts")
+# Each in a process group of its own (set -m), which stop_modules ends.
+set -m
+for m in "${modules[@]}"; do
+  flags="flags_$m[@]"
+  (
+    if [ -n "${server_pid:-}" ]; then
+      exec {server_in}>&- {server_out}<&- # this shell alone holds the server's input open
+    fi
+    cd "${dirs[$m]}" && go vet ./... && go test -race ${!flags+"${!flags}"} "$@" ./...
+  ) >"$logs/$m" 2>&1 &
+  module_pids+=($!)
+done
+set +m
+status=0
+for i in "${!modules[@]}"; do
+  wait "${module_pids[$i]}" || status=1
+  cat "$logs/${modules[$i]}"
+done
+module_pids=()
+rm -rf "$logs"
+exit $status

@@ -21,48 +21,91 @@
 // -send enqueues the same jobs there first; give that queue a redrive policy
 // to see the failing job dead-lettered.
 //
-// With -mailbox sqlite:jobs.db (or -mailbox postgres://…) the jobs live in a
-// database (package sqlmailbox): the queue and its dead-letter queue are
-// created on first use, and the jobs enqueued when the queue is empty. A
-// run interrupted (Ctrl+C, or killed) leaves the rest in the database; the
-// next run says how many it found waiting and finishes them.
+// With -metrics-addr it serves its health probes (/livez, /readyz) and the
+// lease page (/debug/sqsloop). The same job has programs of its own on a
+// database (examples/sqlworker, -mailbox) and with OpenTelemetry metrics and
+// spans (examples/otelworker, -trace), so that this one compiles neither a
+// database driver nor the OpenTelemetry SDK: `go run ./examples/worker`
+// builds about as fast as a program that only uses the AWS SDK's SQS client.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
-	"time"
+	"strings"
 
+	"github.com/sqsloop/sqsloop/examples/internal/worker"
 	"github.com/sqsloop/sqsloop/lifecycle"
 )
 
-func main() {
-	var o options
-	flag.StringVar(&o.dir, "dir", ".", "directory whose files become jobs (skips .git and node_modules)")
-	flag.DurationVar(&o.slow, "slow", 50*time.Millisecond, "delay per chunk read, so jobs outlive their 2 s lease")
-	flag.IntVar(&o.chunks, "chunks", 48, "chunks each file is read in (each beats the heartbeat)")
-	flag.IntVar(&o.concurrency, "concurrency", 32, "handlers at once")
-	flag.DurationVar(&o.progress, "progress", time.Second, "how often to print progress (0: never)")
-	flag.StringVar(&o.queueURL, "queue-url", "", "consume this SQS queue instead of the in-memory one (AWS credentials and region from the environment)")
-	flag.StringVar(&o.endpoint, "endpoint", "", "base URL of an SQS-compatible server (LocalStack, ElasticMQ, fauxqs); empty: AWS. Without -queue-url: set up -queue there and use it")
-	flag.StringVar(&o.queue, "queue", "jobs", "with -endpoint and no -queue-url: the queue to set up (with its dead-letter queue, NAME-dlq) and enqueue the jobs in")
-	flag.BoolVar(&o.send, "send", false, "with -queue-url: enqueue the jobs of -dir first")
-	flag.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics ("+metricsPath+"), the health probes (/livez, /readyz) and the lease page ("+leasesPath+") on this address, e.g. 127.0.0.1:9464")
-	flag.StringVar(&o.trace, "trace", "", "stdout: print the OpenTelemetry spans on standard output")
-	flag.StringVar(&o.mailbox, "mailbox", "", "keep the jobs in a database instead of memory: sqlite:PATH or a postgres:// URL (an interrupted run's jobs are finished by the next)")
-	flag.Parse()
+// options are the worker's flags.
+type options struct {
+	worker.Options
+	sqs worker.SQS
+}
 
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	var group lifecycle.LoopGroup // SIGTERM/SIGINT drain; a second one exits at once
-	sum, err := run(context.Background(), o, &group, os.Stdout, log)
-	if sum.ran {
-		sum.print(os.Stdout)
+// moved are the flags of the job that other programs have, with the
+// command to run instead.
+var moved = map[string]string{
+	"mailbox": "the jobs in a database are a program of their own: go run ./examples/sqlworker -mailbox sqlite:jobs.db",
+	"trace":   "OpenTelemetry spans and metrics are a program of their own: go run ./examples/otelworker -trace stdout (-metrics-addr for /metrics)",
+}
+
+// errMoved is parse's error for a flag in moved.
+var errMoved = errors.New("moved")
+
+// parse reads the worker's flags from args. A flag in moved fails it with
+// one line, saying which program to run; other bad flags with the flag
+// package's message and the usage, written to stderr.
+func parse(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	o.Flags(fs)
+	o.sqs.Flags(fs)
+	var seen string
+	for name, instead := range moved {
+		// A boolean flag, so that the error comes at the flag, with a
+		// value or without.
+		fs.BoolFunc(name, "moved: "+instead, func(string) error {
+			seen = fmt.Sprintf("-%s: %s", name, instead)
+			return errMoved
+		})
 	}
+	var usage strings.Builder // the flag package's messages, dropped for a moved flag
+	fs.SetOutput(&usage)
+	err := fs.Parse(args)
+	switch {
+	case seen != "":
+		fmt.Fprintln(stderr, "worker:", seen)
+		return o, errMoved
+	case err != nil:
+		_, _ = io.WriteString(stderr, usage.String())
+	}
+	return o, err
+}
+
+// run opens the queue o names and runs the job on it.
+func (o options) run(ctx context.Context, group *lifecycle.LoopGroup, out io.Writer, log *slog.Logger) (worker.Summary, error) {
+	q, err := o.sqs.Open(ctx)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "worker:", err)
-		os.Exit(1)
+		return worker.Summary{}, err
 	}
+	defer q.Close()
+	return worker.Run(ctx, worker.Config{Options: o.Options, Queue: q, Enqueue: o.sqs.Enqueue()}, group, out, log)
+}
+
+func main() {
+	o, err := parse(os.Args[1:], os.Stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(0)
+	case err != nil:
+		os.Exit(2)
+	}
+	worker.Main("worker", o.run)
 }

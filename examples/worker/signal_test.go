@@ -3,73 +3,23 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/sqsloop/sqsloop/examples/internal/worker/workertest"
 )
 
-// startWorker starts the worker as a process of its own (the test binary,
-// see TestMain) on 40 files, with args, and returns once the worker has
-// printed its first progress line: its LoopGroup then handles signals and
-// its handlers are mid-job. wait reads the rest of the worker's output and
-// waits for it to exit.
+// startWorker starts the worker as a process of its own on 40 files, with
+// args, once it is mid-job (workertest.Start).
 func startWorker(t *testing.T, args ...string) (cmd *exec.Cmd, wait func() (stdout string, err error)) {
 	t.Helper()
-	dir := t.TempDir()
-	for i := range 40 {
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprint("f", i)), bytes.Repeat([]byte("x"), 4096), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd = exec.Command(os.Args[0], append([]string{"-dir", dir, "-concurrency", "8"}, args...)...)
-	cmd.Env = append(os.Environ(), workerProcessEnv+"=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	pipe, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	r := bufio.NewReader(pipe)
-	var out strings.Builder
-	for {
-		line, err := r.ReadString('\n')
-		out.WriteString(line)
-		if strings.HasPrefix(line, "[") {
-			break
-		}
-		if err != nil {
-			_ = cmd.Wait()
-			t.Fatalf("the worker ended before its first progress line: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), stderr.String())
-		}
-	}
-	return cmd, func() (string, error) {
-		rest, _ := io.ReadAll(r)
-		out.Write(rest)
-		err := cmd.Wait()
-		if stderr.Len() > 0 {
-			t.Logf("worker's stderr:\n%s", stderr.String())
-		}
-		return out.String(), err
-	}
+	return workertest.Start(t, append([]string{"-dir", workertest.Files(t, 40, "f")}, args...)...)
 }
 
 // SIGTERM, as a deploy sends it, drains the worker for real (os/signal, the

@@ -4,121 +4,19 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
+	"flag"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"testing/synctest"
-	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/examples/internal/worker"
 	"github.com/sqsloop/sqsloop/lifecycle"
 )
-
-// The main job end to end on the in-memory mailbox, in virtual time: every
-// normal job acked, multi-entry extension batches, the stuck job's lease
-// lapsed and the job redelivered, the failing job dead-lettered.
-func TestWorkerDrainsTheQueue(t *testing.T) {
-	dir := t.TempDir()
-	for i := range 20 {
-		body := bytes.Repeat([]byte(fmt.Sprint(i)), 1000*(i+1))
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprint("f", i)), body, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	synctest.Test(t, func(t *testing.T) {
-		group := &lifecycle.LoopGroup{Signals: []os.Signal{}} // os/signal cannot be used in a synctest bubble
-		var out bytes.Buffer
-		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		sum, err := run(context.Background(), options{dir: dir, slow: 50 * time.Millisecond, chunks: 48, concurrency: 8, progress: time.Second}, group, &out, log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum.print(&out)
-		t.Log(out.String())
-		if sum.files != 20 || !sum.normalAcked() || !sum.drained {
-			t.Fatalf("want all 20 files and the stuck job acked and the queue drained:\n%s", out.String())
-		}
-		if sum.st.LargestExtensionBatch < 2 {
-			t.Fatalf("largest extension batch %d, want > 1", sum.st.LargestExtensionBatch)
-		}
-		if sum.st.LeasesLost < 1 || sum.st.Redelivered < 1 {
-			t.Fatalf("the stuck job's lease must lapse and the job be redelivered: %+v", sum.st)
-		}
-		if sum.deadLettered != 1 {
-			t.Fatalf("dead-lettered %d, want the failing job", sum.deadLettered)
-		}
-		if sum.st.Poisoned != 1 || len(sum.poisonCounts) != 1 || sum.poisonCounts[0] != 1 {
-			t.Fatalf("poison %d, receive counts %v: want the malformed job moved on its first delivery", sum.st.Poisoned, sum.poisonCounts)
-		}
-		for _, want := range []string{"acked ", "extensions sent", "leases lost", "redelivered", "dead-lettered", "wall time",
-			"jobs enqueued     23 (20 files, 1 stuck, 1 failing, 1 malformed)",
-			"poison            1 moved to the dead-letter queue at once (receive counts: 1)"} {
-			if !strings.Contains(out.String(), want) {
-				t.Errorf("summary lacks %q", want)
-			}
-		}
-	})
-}
-
-// Cancelling the context (what SIGTERM does) drains: the run stops early,
-// nothing is lost.
-func TestWorkerShutdownLosesNothing(t *testing.T) {
-	dir := t.TempDir()
-	for i := range 40 {
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprint("f", i)), bytes.Repeat([]byte("x"), 4096), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	synctest.Test(t, func(t *testing.T) {
-		group := &lifecycle.LoopGroup{Signals: []os.Signal{}} // os/signal cannot be used in a synctest bubble
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		go func() {
-			time.Sleep(3 * time.Second)
-			cancel()
-		}()
-		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		sum, err := run(ctx, options{dir: dir, slow: 50 * time.Millisecond, chunks: 48, concurrency: 8}, group, io.Discard, log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if sum.drained {
-			t.Fatal("the queue drained before the shutdown; make the jobs longer")
-		}
-		if sum.st.Acked == 0 || sum.st.Acked >= 42 {
-			t.Fatalf("acked %d: want some, not all", sum.st.Acked)
-		}
-		if sum.leftInFlight != 0 {
-			t.Fatalf("%d messages left in flight: the drain must ack or give back every one", sum.leftInFlight)
-		}
-		if sum.st.AckFailed != 0 || sum.st.NackFailed != 0 {
-			t.Fatalf("stats %+v: every in-flight job must be acked cleanly", sum.st)
-		}
-	})
-}
-
-// With -queue-url and no -send the run enqueued nothing: the summary says
-// so, and judges no acks against jobs it did not send; on a queue without a
-// redrive policy it names no receive count.
-func TestSummaryWithoutEnqueue(t *testing.T) {
-	var out bytes.Buffer
-	(&summary{ran: true}).print(&out)
-	if !strings.Contains(out.String(), "jobs enqueued     none") {
-		t.Errorf("summary claims jobs enqueued:\n%s", out.String())
-	}
-	if !strings.Contains(out.String(), "dead-lettered     0 (no redrive policy)") {
-		t.Errorf("summary names a redrive policy the queue does not have:\n%s", out.String())
-	}
-	if strings.Contains(out.String(), "every normal job acked") {
-		t.Errorf("summary judges acks of jobs it did not send:\n%s", out.String())
-	}
-}
 
 // -send to a queue that does not exist fails before consuming: the worker
 // says why and prints no summary (which would claim "-queue-url without
@@ -136,12 +34,47 @@ func TestSendToAMissingQueue(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 	var out bytes.Buffer
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	sum, err := run(context.Background(), options{dir: t.TempDir(), endpoint: srv.URL, queueURL: srv.URL + "/000000000000/nope", send: true},
-		&lifecycle.LoopGroup{Signals: []os.Signal{}}, &out, log)
+	o := options{Options: worker.Options{Dir: t.TempDir()}, sqs: worker.SQS{Endpoint: srv.URL, QueueURL: srv.URL + "/000000000000/nope", Send: true}}
+	sum, err := o.run(context.Background(), &lifecycle.LoopGroup{Signals: []os.Signal{}}, &out, log)
 	if !errors.Is(err, sqsloop.ErrQueueNotFound) {
 		t.Errorf("run = %v, want ErrQueueNotFound", err)
 	}
-	if sum.ran {
+	if sum.Ran {
 		t.Errorf("the summary would print after a failed start:\n%s", out.String())
+	}
+}
+
+// The flags of the database and OpenTelemetry programs fail at once, with
+// one line naming the program to run, however they are written; the
+// worker's own flags parse, and a flag no program has gets the flag
+// package's usual message and the usage.
+func TestFlagsOfOtherPrograms(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // the one line on stderr
+	}{
+		{[]string{"-mailbox", "sqlite:jobs.db"}, "worker: -mailbox: the jobs in a database are a program of their own: go run ./examples/sqlworker -mailbox sqlite:jobs.db\n"},
+		{[]string{"-concurrency", "4", "--mailbox=postgres://u@h/db"}, "go run ./examples/sqlworker"},
+		{[]string{"-trace", "stdout"}, "worker: -trace: OpenTelemetry spans and metrics are a program of their own: go run ./examples/otelworker -trace stdout"},
+		{[]string{"-trace=stdout", "-mailbox", "x"}, "go run ./examples/otelworker"},
+	} {
+		var stderr strings.Builder
+		_, err := parse(tc.args, &stderr)
+		if !errors.Is(err, errMoved) || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("parse(%q) = %v, stderr %q; want errMoved and the one line %q", tc.args, err, stderr.String(), tc.want)
+		}
+	}
+	var stderr strings.Builder
+	o, err := parse([]string{"-endpoint", "http://127.0.0.1:4566", "-metrics-addr", "127.0.0.1:9464", "-concurrency", "4"}, &stderr)
+	if err != nil || o.sqs.Endpoint != "http://127.0.0.1:4566" || o.MetricsAddr != "127.0.0.1:9464" || o.Concurrency != 4 || o.Chunks != 48 || stderr.Len() != 0 {
+		t.Errorf("parse = %+v, %v, stderr %q", o, err, stderr.String())
+	}
+	stderr.Reset()
+	if _, err := parse([]string{"-nope"}, &stderr); err == nil || errors.Is(err, errMoved) || !strings.Contains(stderr.String(), "flag provided but not defined: -nope") || !strings.Contains(stderr.String(), "-queue-url") {
+		t.Errorf("parse(-nope) = %v, stderr %q; want the flag package's message and the usage", err, stderr.String())
+	}
+	stderr.Reset()
+	if _, err := parse([]string{"-h"}, &stderr); !errors.Is(err, flag.ErrHelp) || !strings.Contains(stderr.String(), "-mailbox") {
+		t.Errorf("parse(-h) = %v, stderr %q; want ErrHelp and the usage", err, stderr.String())
 	}
 }

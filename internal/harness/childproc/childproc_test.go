@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sqsloop/sqsloop/internal/harness/childproc"
@@ -89,23 +91,56 @@ func TestChildExitsWhenItsParentDies(t *testing.T) {
 }
 
 // Within fails its test when the child's output has not ended in time: on
-// a child that waits an hour, after its one line, a 200 ms deadline.
+// a child that waits an hour after its one line, a 200 ms deadline, after
+// no line. The child's line is read first, with no bound that a slow
+// machine could miss (Expect's minute), so that the 200 ms never race the
+// child's start.
 func TestWithinFailsWhenTheChildHangs(t *testing.T) {
 	c := childproc.Start(t, roleEnv+"=sleeper")
+	c.Expect(t, "sleeping", time.Minute)
+	lines, failure := within(t, c, 200*time.Millisecond)
+	t.Logf("Within failed with %q", failure)
+	if len(lines) != 0 || !strings.Contains(failure, "still running 200ms later, after 0 lines") {
+		t.Errorf("Within yielded %q and failed with %q, want no line, then the deadline's failure", lines, failure)
+	}
+}
+
+// Within yields each line as it comes until its deadline, then fails its
+// test, at the deadline: in virtual time (testing/synctest), on a Child
+// whose lines the test writes, one at once and one 100 ms later, with a
+// 200 ms deadline.
+func TestWithinYieldsLinesUntilItsDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &childproc.Child{Lines: make(chan string, 2)}
+		c.Lines <- "one"
+		go func() {
+			time.Sleep(100 * time.Millisecond)
+			c.Lines <- "two"
+		}()
+		start := time.Now()
+		lines, failure := within(t, c, 200*time.Millisecond)
+		if !slices.Equal(lines, []string{"one", "two"}) || !strings.Contains(failure, "still running 200ms later, after 2 lines") {
+			t.Errorf("Within yielded %q and failed with %q, want both lines, then the deadline's failure", lines, failure)
+		}
+		if took := time.Since(start); took != 200*time.Millisecond {
+			t.Errorf("Within failed %v after the call, want 200ms", took)
+		}
+	})
+}
+
+// within ranges over c.Within(d) with a TB that records its failure, and
+// returns the lines yielded and the failure ("" if none).
+func within(t *testing.T, c *childproc.Child, d time.Duration) (lines []string, failure string) {
 	rec := &failureTB{TB: t}
-	var lines []string
 	done := make(chan struct{})
 	go func() { // Fatalf ends this goroutine
 		defer close(done)
-		for line := range c.Within(rec, 200*time.Millisecond) {
+		for line := range c.Within(rec, d) {
 			lines = append(lines, line)
 		}
 	}()
 	<-done
-	t.Logf("Within failed with %q", rec.failure)
-	if len(lines) != 1 || lines[0] != "sleeping" || !strings.Contains(rec.failure, "still running 200ms later") {
-		t.Errorf("Within yielded %q and failed with %q, want the sleeper's line, then the deadline's failure", lines, rec.failure)
-	}
+	return lines, rec.failure
 }
 
 // failureTB records a Fatalf and ends the goroutine, as testing's does.

@@ -14,6 +14,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/sqsloop/sqsloop/examples/internal/worker"
+	"github.com/sqsloop/sqsloop/examples/internal/worker/workertest"
 	"github.com/sqsloop/sqsloop/internal/harness/sqlharness"
 	"github.com/sqsloop/sqsloop/lifecycle"
 )
@@ -27,46 +29,41 @@ import (
 // queue drained. On SQLite in virtual time; on PostgreSQL (PG_DSN) on the wall
 // clock.
 func TestWorkerOnADatabaseFinishesAnInterruptedRun(t *testing.T) {
-	dir := t.TempDir()
-	for i := range 60 {
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprint("f", i)), bytes.Repeat([]byte("x"), 4096), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := workertest.Files(t, 60, "f")
 	twoRuns := func(t *testing.T, mailbox string) {
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		o := options{dir: dir, slow: 20 * time.Millisecond, chunks: 16, concurrency: 8, mailbox: mailbox, progress: 100 * time.Millisecond}
+		o := options{Options: worker.Options{Dir: dir, Slow: 20 * time.Millisecond, Chunks: 16, Concurrency: 8, Progress: 100 * time.Millisecond}, mailbox: mailbox}
 		ctx, cancel := context.WithCancel(context.Background())
 		// The user's Ctrl+C, part-way through: once progress shows a job acked.
-		first, err := run(ctx, o, &lifecycle.LoopGroup{Signals: []os.Signal{}}, cancelOnAck(cancel), log)
+		first, err := o.run(ctx, &lifecycle.LoopGroup{Signals: []os.Signal{}}, cancelOnAck(cancel), log)
 		cancel()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if first.drained || first.st.Acked == 0 || !first.enqueued {
-			t.Fatalf("first run: enqueued %v, acked %d, drained %v; want it stopped part-way", first.enqueued, first.st.Acked, first.drained)
+		if first.Drained || first.Stats.Acked == 0 || !first.Enqueued {
+			t.Fatalf("first run: enqueued %v, acked %d, drained %v; want it stopped part-way", first.Enqueued, first.Stats.Acked, first.Drained)
 		}
 		var out bytes.Buffer
-		second, err := run(context.Background(), o, &lifecycle.LoopGroup{Signals: []os.Signal{}}, &out, log)
+		second, err := o.run(context.Background(), &lifecycle.LoopGroup{Signals: []os.Signal{}}, &out, log)
 		if err != nil {
 			t.Fatal(err)
 		}
-		second.print(&out)
-		t.Logf("first run acked %d; second run:\n%s", first.st.Acked, out.String())
-		if second.enqueued || second.waiting == 0 || !strings.Contains(out.String(), fmt.Sprintf("found %d jobs waiting", second.waiting)) {
-			t.Errorf("second run: enqueued %v, waiting %d; want none enqueued and the waiting jobs reported", second.enqueued, second.waiting)
+		second.Print(&out)
+		t.Logf("first run acked %d; second run:\n%s", first.Stats.Acked, out.String())
+		if second.Enqueued || second.Waiting == 0 || !strings.Contains(out.String(), fmt.Sprintf("found %d jobs waiting", second.Waiting)) {
+			t.Errorf("second run: enqueued %v, waiting %d; want none enqueued and the waiting jobs reported", second.Enqueued, second.Waiting)
 		}
 		// 60 files, the stuck job and the malformed one (acked once its
 		// copy is in the dead-letter queue), each acked once; the failing
 		// job never.
-		if acked := first.st.Acked + second.st.Acked; acked != 62 || !second.drained {
-			t.Errorf("acked %d + %d across the runs, drained %v; want 62 and drained", first.st.Acked, second.st.Acked, second.drained)
+		if acked := first.Stats.Acked + second.Stats.Acked; acked != 62 || !second.Drained {
+			t.Errorf("acked %d + %d across the runs, drained %v; want 62 and drained", first.Stats.Acked, second.Stats.Acked, second.Drained)
 		}
-		if poisoned := first.st.Poisoned + second.st.Poisoned; poisoned != 1 {
-			t.Errorf("poisoned %d + %d across the runs, want the malformed job once", first.st.Poisoned, second.st.Poisoned)
+		if poisoned := first.Stats.Poisoned + second.Stats.Poisoned; poisoned != 1 {
+			t.Errorf("poisoned %d + %d across the runs, want the malformed job once", first.Stats.Poisoned, second.Stats.Poisoned)
 		}
-		if first.deadLettered+second.deadLettered != 1 {
-			t.Errorf("dead-lettered %d + %d, want the failing job once", first.deadLettered, second.deadLettered)
+		if first.DeadLettered+second.DeadLettered != 1 {
+			t.Errorf("dead-lettered %d + %d, want the failing job once", first.DeadLettered, second.DeadLettered)
 		}
 	}
 	t.Run("sqlite", func(t *testing.T) {

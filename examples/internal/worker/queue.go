@@ -1,37 +1,30 @@
-package main
+package worker
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/memmailbox"
 )
 
-// Settings of the queue the worker sets up (in memory, with -endpoint, or
-// in a database): short leases so extensions show, and a redrive policy so
-// the failing job reaches the dead-letter queue.
-const (
-	queueName       = "jobs"
-	maxReceiveCount = 3
-)
-
-// mailbox is what the worker needs of a queue's mailbox: memmailbox,
+// Mailbox is what the job needs of a queue's mailbox: memmailbox,
 // sqsmailbox and sqlmailbox all read their queue's attributes and open its
 // dead-letter queue.
-type mailbox interface {
+type Mailbox interface {
 	sqsloop.Mailbox
 	sqsloop.AttributesReader
 	sqsloop.DeadLetterQueueOpener
 }
 
-// queue is where the worker's jobs live, in memory, on SQS or in a
-// database: the mailbox the consumer reads, its dead-letter queue, and the
-// counts at the start of the run that the monitor and the summary count
-// from.
-type queue struct {
-	mb        mailbox
+// Queue is where the jobs live, in memory, on SQS or in a database: the
+// mailbox the consumer reads, its dead-letter queue, and the counts when it
+// was opened, which the progress lines and the summary count from. Close
+// it when the run is over.
+type Queue struct {
+	mb        Mailbox
 	dlq       sqsloop.Mailbox // nil without a redrive policy
 	url       string          // the SQS queue's URL; "" in memory and in a database
 	exact     bool            // counts are exact (memory, database), not approximate (SQS)
@@ -40,19 +33,21 @@ type queue struct {
 	release   func() // closes what opened mb
 }
 
-// newQueue reads mb's attributes and opens its dead-letter queue, if it
-// has one, counting what both hold now; release closes what opened mb
-// (with mb, on error too).
-func newQueue(ctx context.Context, mb mailbox, url string, exact bool, release func()) (*queue, error) {
-	q := &queue{mb: mb, url: url, exact: exact, release: release}
+// NewQueue reads mb's attributes and opens its dead-letter queue, if it
+// has one, counting what both hold now. url is the SQS queue's URL ("" in
+// memory or in a database); exact says whether mb's counts are exact
+// (approximate on SQS); release closes what opened mb, and is called on
+// error too.
+func NewQueue(ctx context.Context, mb Mailbox, url string, exact bool, release func()) (*Queue, error) {
+	q := &Queue{mb: mb, url: url, exact: exact, release: release}
 	if err := q.start(ctx); err != nil {
-		q.close()
+		q.Close()
 		return nil, err
 	}
 	return q, nil
 }
 
-func (q *queue) start(ctx context.Context) error {
+func (q *Queue) start(ctx context.Context) error {
 	var err error
 	if q.atStart, err = q.mb.QueueAttributes(ctx); err != nil {
 		return err
@@ -72,16 +67,33 @@ func (q *queue) start(ctx context.Context) error {
 	return nil
 }
 
-func (q *queue) close() {
+// Close closes the queue's mailboxes and what opened them.
+func (q *Queue) Close() {
 	if q.dlq != nil {
 		q.dlq.Close()
 	}
 	q.release()
 }
 
+// URL is the SQS queue's URL; "" in memory and in a database.
+func (q *Queue) URL() string { return q.url }
+
+// Name is the queue's name: the last segment of its URL on SQS, else
+// QueueName.
+func (q *Queue) Name() string {
+	if q.url == "" {
+		return QueueName
+	}
+	return path.Base(q.url)
+}
+
+// Waiting counts the messages that were not done when the queue was
+// opened (visible, in flight or delayed; on SQS approximate).
+func (q *Queue) Waiting() int { return waiting(q.atStart) }
+
 // backlog counts the messages visible, in flight or delayed (on SQS:
 // approximate).
-func (q *queue) backlog(ctx context.Context) (int, error) {
+func (q *Queue) backlog(ctx context.Context) (int, error) {
 	a, err := q.mb.QueueAttributes(ctx)
 	return waiting(a), err
 }
@@ -89,7 +101,7 @@ func (q *queue) backlog(ctx context.Context) (int, error) {
 // deadLettered counts the messages this run added to the dead-letter
 // queue, by the redrive policy and as poison messages (on SQS:
 // approximate).
-func (q *queue) deadLettered(ctx context.Context) (int, error) {
+func (q *Queue) deadLettered(ctx context.Context) (int, error) {
 	if q.dlq == nil {
 		return 0, nil
 	}
@@ -108,13 +120,14 @@ func visible(ctx context.Context, mb sqsloop.Mailbox) (int, error) {
 	return a.ApproximateMessages, err
 }
 
-// newMemQueue is the embedded default: a memmailbox queue with a DLQ.
-func newMemQueue(ctx context.Context) (*queue, error) {
+// OpenMemory opens the embedded default: a memmailbox queue with a
+// dead-letter queue.
+func OpenMemory(ctx context.Context) (*Queue, error) {
 	b := new(memmailbox.Broker)
-	q, err := b.CreateQueue(sqsloop.QueueSpec{Name: queueName, VisibilityTimeout: lease, MaxReceiveCount: maxReceiveCount})
+	q, err := b.CreateQueue(Spec(QueueName))
 	if err != nil {
 		b.Close()
 		return nil, err
 	}
-	return newQueue(ctx, q, "", true, func() { b.Close() })
+	return NewQueue(ctx, q, "", true, func() { b.Close() })
 }

@@ -3,30 +3,24 @@
 package main
 
 import (
-	"bytes"
-	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
+
+	"github.com/sqsloop/sqsloop/examples/internal/worker/workertest"
 )
 
-// The acceptance run of -mailbox sqlite: the worker process is killed with
+// The acceptance run of -mailbox sqlite: the program's process is killed with
 // SIGKILL halfway (no drain: its leases are left to lapse), and run again on
 // the same file, it says how many jobs it found waiting, enqueues none and
 // finishes them, exiting 0 with the queue drained; with the jobs the first
 // run acked, every file job was done.
 func TestWorkerKilledAndRunAgainOnSQLite(t *testing.T) {
-	dir := t.TempDir()
-	for i := range 40 {
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprint("g", i)), bytes.Repeat([]byte("y"), 4096), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := workertest.Files(t, 40, "g")
 	db := "sqlite:" + filepath.Join(t.TempDir(), "jobs.db")
 	fast := []string{"-mailbox", db, "-dir", dir, "-slow", "5ms", "-chunks", "20", "-progress", "300ms"}
-	cmd, wait := startWorker(t, fast...)
+	cmd, wait := workertest.Start(t, fast...)
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +32,7 @@ func TestWorkerKilledAndRunAgainOnSQLite(t *testing.T) {
 	}
 	enqueued, _ := strconv.Atoi(m[1])
 
-	_, wait = startWorker(t, fast...)
+	_, wait = workertest.Start(t, fast...)
 	second, err := wait()
 	t.Logf("second run:\n%s", second)
 	if err != nil {

@@ -7,19 +7,19 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/examples/internal/worker"
 	"github.com/sqsloop/sqsloop/sqlmailbox"
 	"github.com/sqsloop/sqsloop/sqlmailbox/postgres"
 	"github.com/sqsloop/sqsloop/sqlmailbox/sqlite"
 )
 
-// newSQLQueue opens the worker's queue in a database (-mailbox): the queue
+// openSQL opens the job's queue in a database (-mailbox): the queue
 // "jobs" and its dead-letter queue "jobs-dlq", created on first use, in a
 // SQLite file ("sqlite:jobs.db") or a PostgreSQL database (a postgres:// or
 // postgresql:// URL). The jobs outlive the process: a run that was
 // interrupted leaves the rest waiting, and the next run finishes them
 // instead of enqueueing anew.
-func newSQLQueue(ctx context.Context, spec string) (*queue, error) {
+func openSQL(ctx context.Context, spec string) (*worker.Queue, error) {
 	var st *sqlmailbox.Store
 	var err error
 	closeDB := func() {}
@@ -34,13 +34,13 @@ func newSQLQueue(ctx context.Context, spec string) (*queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	mb, err := st.CreateQueue(ctx, sqsloop.QueueSpec{Name: queueName, VisibilityTimeout: lease, MaxReceiveCount: maxReceiveCount})
+	mb, err := st.CreateQueue(ctx, worker.Spec(worker.QueueName))
 	if err != nil {
 		st.Close()
 		closeDB()
 		return nil, err
 	}
-	return newQueue(ctx, mb, "", true, func() { st.Close(); closeDB() })
+	return worker.NewQueue(ctx, mb, "", true, func() { st.Close(); closeDB() })
 }
 
 // openPostgres migrates the database url names and opens a Store on it.
