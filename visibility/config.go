@@ -52,15 +52,18 @@ const MaxAccessDenied = 5
 // loses its lease within four Intervals of its last beat, where a fixed
 // Extension of the visibility timeout takes up to six); one that beats
 // every 5 min gets about 6 min, and keeps its lease. Until 16 gaps are
-// observed, the extension is not shorter than the visibility timeout the
-// message was received with (the fixed choice), only longer, at once, when
-// a gap says so; a lease that lapses while its handler still runs is
-// watched, and its handler's next beat counts as the gap that was too long,
-// so a first guess too short corrects itself after one lapse. The run
-// times of the handlers are kept too: while a handler is expected to
-// return (the 99th percentile of the run times) 2.5 Intervals or more
-// before its lease's deadline, its lease is not extended, so jobs shorter
-// than the visibility timeout cost no extension. A handler that knows
+// observed, over a visibility timeout at least, the extension is not
+// shorter than the visibility timeout the message was received with (the
+// fixed choice), only longer, at once, when a gap says so; a lease that
+// lapses while its handler still runs is watched, and its handler's next
+// beat counts as the gap that was too long, so a first guess too short
+// corrects itself after one lapse. The run times of the handlers are kept
+// too: while a handler is expected to return (the 99th percentile of the
+// run times) 2.5 Intervals or more before its lease's deadline, its lease
+// is not extended, so jobs shorter than the visibility timeout cost no
+// extension; after that time its lease is extended to no later than an
+// extension at the look that saw its last beat would have, so a stuck
+// handler loses its message no later for the wait. A handler that knows
 // better sets its own extension, within the same bounds
 // (consumer.SetExtension). A consumer reports the choice
 // (sqsloop.SettleEvent's Extension and BeatGap); set Extension to fix it.

@@ -48,15 +48,22 @@ func (m *Manager) extensions(now time.Time) []*call {
 			}
 		case m.alive(l, now):
 			if m.canWait(l, now) {
+				l.waited = true
 				l.due = now.Add(m.cfg.Interval)
 				later = append(later, l)
 				continue
 			}
-			if vt, ok := m.request(l, now); ok {
+			vt, ok := m.request(l, now)
+			if !ok {
+				l.due = l.deadline
+				later = append(later, l)
+				continue
+			}
+			if vt, ok = m.afterWait(l, vt, now); ok {
 				extend(l, vt)
 				continue
 			}
-			l.due = l.deadline
+			l.due = m.nextLook(l, now)
 			later = append(later, l)
 		default:
 			// No proof of work since the last extension: no extension.
@@ -70,8 +77,10 @@ func (m *Manager) extensions(now time.Time) []*call {
 			l := heap.Pop(&m.leases).(*Lease)
 			if l.decided == holding && l.lost == nil && m.alive(l, now) && !m.canWait(l, now) {
 				if vt, ok := m.request(l, now); ok {
-					m.add(c, l, vt)
-					continue
+					if vt, ok = m.afterWait(l, vt, now); ok {
+						m.add(c, l, vt)
+						continue
+					}
 				}
 			}
 			later = append(later, l)
@@ -157,6 +166,32 @@ func (m *Manager) canWait(l *Lease, now time.Time) bool {
 	return ok && now.Before(end) && !end.Add(m.cfg.Interval*5/2).After(l.deadline)
 }
 
+// afterWait is what an extension of l to vt at now asks for once canWait
+// has let l wait: no more than an extension at the look that saw its
+// handler's latest beat (or its start) would have given, so that waiting
+// for a handler expected to return never lets a stuck one keep its
+// message longer than a lease extended at every look (E after that look).
+// ok is false when l's deadline is that far already: no extension is
+// needed, and without a new beat l lapses at its deadline. Called with
+// m.mu held.
+func (m *Manager) afterWait(l *Lease, vt time.Duration, now time.Time) (time.Duration, bool) {
+	if !l.waited {
+		return vt, true
+	}
+	beat := l.beatNow
+	if l.begin.After(beat) {
+		beat = l.begin
+	}
+	d := beat.Add(vt).Sub(now).Truncate(time.Second) // whole seconds, as SQS counts
+	switch {
+	case d >= vt:
+		return vt, true
+	case !now.Add(d).After(l.deadline):
+		return 0, false
+	}
+	return d, true
+}
+
 // watch reports whether to look again, an Interval later, at l, lost at
 // now: a lease that lapsed for want of beats while its handler runs
 // (adaptive only). The handler's next beat ends the gap that was too long
@@ -198,6 +233,7 @@ func (m *Manager) applyExtension(l *Lease, vt time.Duration, err error, sentAt, 
 		m.st.extended.Add(1)
 		l.lastExt = sentAt
 		l.startEarned = l.begun
+		l.waited = false
 		if l.beatNow.After(l.beatSeen) { // not for an extension without a beat (no heartbeat yet, FixedInterval)
 			l.beatSeen = l.beatNow
 		}

@@ -41,6 +41,7 @@ type Lease struct {
 	own         time.Duration // the extension its handler asked for (SetExtension); 0: the Manager's choice
 	begin       time.Time     // when its handler started (Begin)
 	startEarned bool          // an extension came after its handler started (startUnearned)
+	waited      bool          // canWait let it go without an extension since the last one (afterWait)
 	seen        time.Time     // the latest beat seen at a look since Begin, or Begin's time: where the next gap starts
 
 	decided   decision

@@ -33,18 +33,24 @@ import (
 // slowest 1% may expire otherwise). MinExtensionPeriod defaults to 3 × I,
 // so that a lease extended at a look is looked at twice more before its
 // last look (a failed extension is tried again); a handler that beats at
-// every look gets that floor. Cold start: until minGaps gaps are observed
-// E is not below the visibility timeout the message was received with
-// (the fixed choice), only above it, at once, when a gap says so: leases
-// shorten on evidence and lengthen on the first sign. A lease that lapses
-// while its handler still runs is watched, and the handler's next beat is
-// observed as the gap that was too long (watch), so a cold start that was
-// too short corrects itself after one lapse.
+// every look gets that floor. Cold start: until minGaps gaps are observed,
+// over at least the visibility timeout the message was received with (a
+// gap can only be seen once it is over: a minute of handlers that each
+// beat once at their start says nothing of their next beat), E is not
+// below that visibility timeout (the fixed choice), only above it, at
+// once, when a gap says so: leases shorten on evidence and lengthen on the
+// first sign. A lease that lapses while its handler still runs is watched,
+// and the handler's next beat is observed as the gap that was too long
+// (watch), so a cold start that was too short corrects itself after one
+// lapse.
 //
 // The handlers' run times are kept too: a lease whose handler is expected
 // to return (the 99th percentile of run times) well before its deadline is
-// not extended while it is (defer), so a queue of jobs shorter than the
-// visibility timeout costs no extension at all.
+// not extended while it is (canWait), so a queue of jobs shorter than the
+// visibility timeout costs no extension at all. Once that time has passed,
+// the lease is extended no further than an extension at the look that saw
+// its handler's last beat would have (afterWait): waiting never lets a
+// stuck handler keep its message longer.
 const (
 	// gapWindow is how many of the latest observations the percentiles
 	// are taken over.
@@ -64,9 +70,10 @@ const (
 type Lengths struct {
 	cfg visibility.Config // with its defaults
 
-	mu   sync.Mutex
-	gaps window // beat gaps of running handlers
-	runs window // handler run times
+	mu    sync.Mutex
+	gaps  window    // beat gaps of running handlers
+	runs  window    // handler run times
+	since time.Time // when the first gap was observed
 }
 
 // NewLengths returns the Lengths of cfg (with defaults applied; see
@@ -104,11 +111,12 @@ func (ls *Lengths) extension(vt time.Duration) time.Duration {
 	lo, hi := ls.Bounds(vt)
 	ls.mu.Lock()
 	g, n := ls.gaps.p99()
+	watched := time.Since(ls.since)
 	ls.mu.Unlock()
 	e := vt
 	if n > 0 {
 		e = g + g/4 + ls.cfg.Interval*3/2
-		if n < minGaps {
+		if n < minGaps || watched < vt {
 			e = max(e, vt)
 		}
 	}
@@ -121,6 +129,9 @@ func (ls *Lengths) gap(d time.Duration) {
 		return
 	}
 	ls.mu.Lock()
+	if ls.since.IsZero() {
+		ls.since = time.Now()
+	}
 	ls.gaps.add(d)
 	ls.mu.Unlock()
 }

@@ -208,6 +208,42 @@ func TestAJobLongerThanExpectedIsExtended(t *testing.T) {
 	})
 }
 
+// A lease let go without an extension while its handler was expected to
+// return is, once that time has passed, extended no further than an
+// extension at the look that saw its last beat would have: a stuck
+// handler loses its message as soon as it would have with an extension at
+// every look. Here leases of 30 s are extended by 30 s (the floor), looked
+// at every 6 s, and jobs of 10 s are expected: a handler that beats until
+// 5.5 s in and then hangs must lose its lease 36 s after its receive (the
+// look 6 s in, + 30 s), not 42 s (the look 12 s in, + 30 s).
+func TestAWaitedLeaseLapsesAsSoonAsAnExtendedOne(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		var lost lapses
+		cfg := adaptive(t, lost.hook)
+		cfg.MinExtensionPeriod = 30 * time.Second
+		m := running(t, rec, cfg)
+		for range minGaps {
+			job(m, message("short", 30*time.Second), time.Second, 10*time.Second, nil)
+		}
+		received := time.Now()
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() { defer close(done); job(m, message("stuck", 30*time.Second), time.Second, 2*time.Minute, stop) }()
+		time.Sleep(5500 * time.Millisecond)
+		close(stop)
+		time.Sleep(time.Minute)
+		at, ok := lost.get("stuck")
+		if !ok {
+			t.Fatal("the lease of a handler that stopped beating was not lost")
+		}
+		if d := at.Sub(received); d > 36*time.Second {
+			t.Errorf("lease lost %v after the receive, want ≤ 36s (the look that saw the last beat, 6 s in, + 30 s)", d)
+		}
+		<-done
+	})
+}
+
 // A handler's own extension (SetExtension, through its context) replaces
 // the choice within the bounds, and keeps the lease of a handler that
 // beats every 4 minutes.
