@@ -142,6 +142,46 @@ func TestAdaptiveExtensionGrowsAfterALapse(t *testing.T) {
 	})
 }
 
+// Gaps seen within the first seconds say nothing of longer ones not over
+// yet: 20 handlers that beat at their start and then every 30 s give 20
+// gaps of 6 s (their start to that first beat, seen at the first look)
+// before any 30 s gap can end. The extension stays the visibility timeout
+// until the gaps were watched for that long, and no lease lapses.
+func TestEarlyGapsDoNotShortenTheExtension(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		var lost lapses
+		m := running(t, rec, adaptive(t, lost.hook))
+		var wg sync.WaitGroup
+		for i := range 20 {
+			wg.Go(func() {
+				l := m.Hold(message(string(rune('a'+i)), 30*time.Second), nil, nil)
+				hb := heartbeat.New()
+				l.Start(hb)
+				if err := l.Begin(); err != nil {
+					t.Error(err)
+					return
+				}
+				for range 4 {
+					hb.Beat()
+					time.Sleep(30 * time.Second)
+				}
+				l.Returned()
+				l.Ack()
+			})
+		}
+		wg.Wait()
+		if ext, gap := m.Lengths().Choice(30 * time.Second); gap < 30*time.Second || ext < gap+9*time.Second {
+			t.Errorf("Choice = %v, %v; want a gap of 30s or more and an extension 1.5 Intervals above it", ext, gap)
+		}
+		lost.mu.Lock()
+		defer lost.mu.Unlock()
+		if len(lost.at) != 0 {
+			t.Errorf("%d leases of handlers beating every 30 s lapsed, want none", len(lost.at))
+		}
+	})
+}
+
 // A fixed Extension is never adapted.
 func TestFixedExtensionIsKept(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
