@@ -100,7 +100,7 @@ type ReceiveEvent struct {
 	// The scaling signal (package consumer's doc), as of QueueReadAt, the
 	// consumer's last read of the queue's approximate counts (every 30 s
 	// with an Observer, when its Mailbox is an AttributesReader); zero
-	// until the first, and then the three fields below are unset.
+	// until the first read, and the three fields below zero with it.
 	QueueReadAt time.Time
 	// Backlog is the queue's visible messages (ApproximateMessages).
 	Backlog int
