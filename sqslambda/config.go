@@ -124,9 +124,10 @@ type Config struct {
 
 	// Visibility tunes the lease owner as in consumer.Config: extension
 	// (heartbeat-gated unless FixedInterval), CancelOnLeaseLost, OnLeaseLost,
-	// Observer (Config.Observer when nil). Left zero, Extension is the
-	// queue's visibility timeout and Interval a fifth of the smaller of the
-	// two; the rules that depend on the queue's visibility timeout
+	// Observer (Config.Observer when nil). Left zero, Interval is a fifth
+	// of the queue's visibility timeout and the extension is chosen from
+	// the beats seen, starting from that timeout, across invocations (see
+	// visibility.Config); the rules that depend on the queue's visibility timeout
 	// (see visibility.Config) are checked at the first
 	// invocation, and a Visibility that breaks them leaves the records
 	// without a client (logged at ERROR). Used only with OpenQueue.
