@@ -63,16 +63,3 @@ func (s QueueSpec) MessagePriority(i int, m OutgoingMessage) (int, error) {
 	}
 	return p, nil
 }
-
-// RefusePriority returns an error wrapping ErrInvalidArgument that names
-// QueueSpec.Priority when s sets it, and nil otherwise: what the
-// queue-setup call of a mailbox without priorities (sqsmailbox, memmailbox:
-// every one but sqlmailbox) returns, so that a program counting on
-// priorities is told at setup rather than served in the wrong order.
-// mailbox names the caller ("sqsmailbox").
-func (s QueueSpec) RefusePriority(mailbox string) error {
-	if !s.Priority {
-		return nil
-	}
-	return invalid("QueueSpec.Priority: must be false on %s, which has no priorities (SQS has none; sqlmailbox keeps them), got true", mailbox)
-}

@@ -42,16 +42,6 @@ func TestMessagePriority(t *testing.T) {
 	}
 }
 
-func TestRefusePriority(t *testing.T) {
-	if err := (sqsloop.QueueSpec{Name: "q"}).RefusePriority("memmailbox"); err != nil {
-		t.Errorf("RefusePriority without Priority = %v, want nil", err)
-	}
-	err := sqsloop.QueueSpec{Name: "q", Priority: true}.RefusePriority("sqsmailbox")
-	if !errors.Is(err, sqsloop.ErrInvalidArgument) || !strings.Contains(err.Error(), "QueueSpec.Priority: must be false on sqsmailbox") {
-		t.Errorf("RefusePriority with Priority = %v, want ErrInvalidArgument naming QueueSpec.Priority and the mailbox", err)
-	}
-}
-
 func TestQueueSpecPriorityIsAnAttribute(t *testing.T) {
 	spec := sqsloop.QueueSpec{Name: "q", Priority: true, MaxReceiveCount: 2}
 	if !spec.DeadLetterSpec().Priority {
