@@ -33,8 +33,9 @@ sqs:ListMessageMoveTasks and the permissions AWS lists for it), prints its progr
 end; interrupted, the task goes on in SQS. With --loop, and always in a database (--mailbox), sqsloop moves
 them itself, up to 10 at a time: it receives them from the dead-letter queue, sends them to the queue, and
 deletes them from the dead-letter queue once sent (a crash in between leaves a message in both, never in
-neither). It moves as many as the dead-letter queue held when it started, so that messages failing again
-meanwhile do not make it loop, and leaves out the sqsloop.poison.* attributes a poison message's copy
+neither). It moves the messages sent to the dead-letter queue before it started, until a receive brings
+none, so that messages failing again meanwhile do not make it loop (to within the difference between
+this machine's clock and the queue's), and leaves out the sqsloop.poison.* attributes a poison message's copy
 carries. On a FIFO queue the messages keep their group and order, with a new deduplication ID each.`
 }
 
@@ -123,9 +124,15 @@ func (c *redriveCmd) moveTask(g *globals, q *queue) error {
 const moveVisibility = time.Minute
 
 // moveBack moves the messages of q's dead-letter queue back to q, up to 10
-// at a time (receive, send, delete), as many as it held at the start, and
-// returns how many it moved.
+// at a time (receive, send, delete), and returns how many it moved. It
+// moves those sent before it started and stops at the first receive that
+// brings none: a message it moved that fails again meanwhile comes back to
+// the dead-letter queue sent after the start (SentAt is when SQS took the
+// copy moveBatch sent, or the consumer's poison copy), and is given back
+// instead of making it loop. It reads no message counts, which SQS
+// approximates and reports up to a minute late.
 func moveBack(ctx context.Context, q *queue) (int, error) {
+	start := time.Now()
 	a, err := q.mb.QueueAttributes(ctx)
 	if err != nil {
 		return 0, err
@@ -135,35 +142,34 @@ func moveBack(ctx context.Context, q *queue) (int, error) {
 		return 0, err
 	}
 	defer dlq.Close()
-	r, ok := dlq.(sqsloop.AttributesReader)
-	if !ok {
-		return 0, errors.New("the dead-letter queue's mailbox cannot report its attributes")
-	}
-	da, err := r.QueueAttributes(ctx)
-	if err != nil {
-		return 0, err
-	}
-	todo := da.ApproximateMessages + da.ApproximateMessagesDelayed
 	moved := 0
-	for moved < todo {
+	for {
 		msgs, err := dlq.Receive(ctx, sqsloop.ReceiveRequest{
-			MaxMessages:       min(sqsloop.MaxBatchSize, todo-moved),
+			MaxMessages:       sqsloop.MaxBatchSize,
 			VisibilityTimeout: moveVisibility,
 			WaitTime:          peekWait,
 		})
 		if err != nil {
 			return moved, err
 		}
-		if len(msgs) == 0 {
+		var old, fresh []*sqsloop.Message
+		for _, m := range msgs {
+			if m.SentAt.After(start) {
+				fresh = append(fresh, m)
+			} else {
+				old = append(old, m)
+			}
+		}
+		giveBack(ctx, dlq, fresh)
+		if len(old) == 0 {
 			return moved, nil
 		}
-		n, err := moveBatch(ctx, q.mb, dlq, msgs, a.FIFO)
+		n, err := moveBatch(ctx, q.mb, dlq, old, a.FIFO)
 		moved += n
 		if err != nil {
 			return moved, err
 		}
 	}
-	return moved, nil
 }
 
 // moveBatch sends msgs, received from dlq, to mb, then deletes from dlq
