@@ -37,7 +37,8 @@ there at once. Every line the command writes (--beat-on) is a heartbeat: a comma
 longer than the lease loses its message, and is stopped (SIGTERM to its process group, SIGKILL after
 --kill-grace), while the message goes to another worker. Its output is logged line by line, with the
 message ID. On SIGTERM or SIGINT sqsloop drains: it stops receiving, lets the commands running finish
-within --shutdown-timeout, then stops them and gives their messages back.
+within --shutdown-timeout, then stops them and gives their messages back
+(and exits with status 1).
 
 Examples:
 

@@ -96,16 +96,7 @@ type exitPanic struct{ code int }
 // bad usage (kong's message).
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, exit func(int)) (code int) {
 	var c cli
-	parser, err := kong.New(&c,
-		kong.Name("sqsloop"),
-		kong.Description("sqsloop runs any program as an SQS worker, and operates queues."),
-		kong.DefaultEnvars(envVarPrefix),
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(code int) { panic(exitPanic{code}) }),
-		kong.UsageOnError(),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		kong.Vars{"version": version()},
-	)
+	parser, err := newParser(&c, stdout, stderr)
 	if err != nil {
 		panic(err) // the cli struct is wrong: a bug, found by the tests
 	}
@@ -130,6 +121,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 1
 	}
 	return 0
+}
+
+// newParser returns the parser of the command line into c, writing help
+// and usage errors to stdout and stderr; its Exit panics with an exitPanic.
+func newParser(c *cli, stdout, stderr io.Writer) (*kong.Kong, error) {
+	return kong.New(c,
+		kong.Name("sqsloop"),
+		kong.Description("sqsloop runs any program as an SQS worker, and operates queues."),
+		kong.DefaultEnvars(envVarPrefix),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { panic(exitPanic{code}) }),
+		kong.UsageOnError(),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Vars{"version": version()},
+	)
 }
 
 // newLogger returns the logger of --log-format and --log-level.

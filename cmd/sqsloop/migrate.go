@@ -23,7 +23,12 @@ func (c *migrateCmd) Help() string {
 latest version is left alone. Run it before the workers start, as a role that may create tables; the
 workers' role needs only SELECT, INSERT, UPDATE and DELETE on the tables (and USAGE on their sequences).
 PostgreSQL migrations run under an advisory lock: processes migrating together migrate once. A SQLite
-file gets its schema when first opened; migrate upgrades one an older sqsloop wrote.`
+file gets its schema when first opened; migrate upgrades one an older sqsloop wrote.
+
+Examples:
+
+  sqsloop migrate --mailbox "postgres://admin@db.internal:5432/app"
+  sqsloop migrate --mailbox sqlite:jobs.db`
 }
 
 // Run migrates the database.

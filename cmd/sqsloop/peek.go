@@ -28,7 +28,13 @@ no read that does not count: each peek adds one to the receive count of every me
 message at its queue's max receive count goes to the dead-letter queue at its next receive. Up to 10
 messages take one receive; more take more, and peek stops at the first receive that brings fewer than it
 asked for or only messages it has printed. On SQS a receive samples SQS's servers: it may show fewer
-messages than the queue holds.`
+messages than the queue holds.
+
+Examples:
+
+  sqsloop peek --queue-url "$QUEUE_URL"
+  sqsloop peek --queue jobs-dlq --max 100 --json | jq -r '.message_attributes["sqsloop.poison.reason"].string_value'
+  sqsloop peek --mailbox sqlite:jobs.db --queue jobs`
 }
 
 // Validate checks peek's flags.

@@ -22,7 +22,12 @@ func (c *purgeCmd) Help() string {
 	return `Deletes every message of the queue: visible, in flight and delayed. It asks first, on standard input,
 unless --yes is given (without a terminal to answer, it refuses). On SQS it is PurgeQueue: SQS takes up to
 60 seconds to finish, and allows one purge of a queue per 60 seconds. The dead-letter queue is left alone
-(purge it by its own URL or name).`
+(purge it by its own URL or name).
+
+Examples:
+
+  sqsloop purge --queue-url "$QUEUE_URL"
+  sqsloop purge --mailbox sqlite:jobs.db --queue jobs-dlq --yes`
 }
 
 // Run purges the queue.

@@ -36,7 +36,14 @@ deletes them from the dead-letter queue once sent (a crash in between leaves a m
 neither). It moves the messages sent to the dead-letter queue before it started, until a receive brings
 none, so that messages failing again meanwhile do not make it loop (to within the difference between
 this machine's clock and the queue's), and leaves out the sqsloop.poison.* attributes a poison message's copy
-carries. On a FIFO queue the messages keep their group and order, with a new deduplication ID each.`
+carries. On a FIFO queue the messages keep their group and order, with a new deduplication ID each.
+
+Examples:
+
+  sqsloop redrive --queue-url "$QUEUE_URL"
+  sqsloop redrive --queue-url "$QUEUE_URL" --max-rate 50
+  sqsloop redrive --endpoint http://127.0.0.1:4566 --queue jobs --loop
+  sqsloop redrive --mailbox sqlite:jobs.db --queue jobs`
 }
 
 // Validate checks redrive's flags.

@@ -23,7 +23,13 @@ func (c *statsCmd) Help() string {
 	return `Prints the queue's counts (messages visible, in flight, delayed) and attributes (visibility timeout, delay,
 retention period, maximum message size, FIFO, redrive policy), and those of its dead-letter queue when its
 redrive policy names one. On SQS the counts are approximate and up to about a minute late; in a database
-they are exact.`
+they are exact.
+
+Examples:
+
+  sqsloop stats --queue-url "$QUEUE_URL"
+  sqsloop stats --queue jobs --json | jq '.dead_letter_queue.visible'
+  sqsloop stats --mailbox "$DATABASE_URL" --queue jobs`
 }
 
 // queueStats is one queue's line of stats: its name and attributes.
