@@ -155,7 +155,6 @@ func TestHTTPBeatURLKeepsLease(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b *backend) {
 		queue, _ := b.create(t, 2)
 		b.run(t, "", append([]string{"send", "job"}, queue...)...)
-		var beats sync.WaitGroup
 		a := newApp(t, func(w http.ResponseWriter, r *http.Request) bool {
 			beatURL := r.Header.Get("X-Sqsloop-Beat-Url")
 			for range 12 {
@@ -164,25 +163,21 @@ func TestHTTPBeatURLKeepsLease(t *testing.T) {
 					return true
 				case <-time.After(500 * time.Millisecond):
 				}
-				beats.Go(func() {
-					resp, err := http.Post(beatURL, "", nil)
-					if err != nil {
-						t.Errorf("beat: %v", err)
-						return
-					}
-					resp.Body.Close()
-					if resp.StatusCode != http.StatusNoContent {
-						t.Errorf("beat: %s, want 204 No Content", resp.Status)
-					}
-				})
+				resp, err := http.Post(beatURL, "", nil)
+				if err != nil {
+					t.Errorf("beat: %v", err)
+					continue
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusNoContent {
+					t.Errorf("beat: %s, want 204 No Content", resp.Status)
+				}
 			}
 			w.WriteHeader(http.StatusOK)
 			return false
 		})
 		p := b.start(t, "", httpArgs(a, queue, fastWorker...)...)
-		err := p.wait(t)
-		beats.Wait()
-		if err != nil {
+		if err := p.wait(t); err != nil {
 			t.Fatalf("http: %v; stderr:\n%s", err, p.stderr.String())
 		}
 		if reqs := a.seen(); len(reqs) != 1 || !reqs[0].finished {
