@@ -48,7 +48,7 @@ type backend struct {
 	// create creates a queue of its own for t with a dead-letter queue
 	// after maxReceiveCount receives, and returns the flags naming the
 	// queue and those naming its dead-letter queue.
-	create func(t *testing.T, maxReceiveCount int) (queue, dlq []string)
+	create func(t testing.TB, maxReceiveCount int) (queue, dlq []string)
 	// redrive is the flags redrive needs on this backend.
 	redrive []string
 	// countsExpiredAsInFlight declares a fauxqs bug: a message whose
@@ -71,7 +71,7 @@ func forEachBackend(t *testing.T, test func(t *testing.T, b *backend)) {
 	}
 }
 
-func newBackend(t *testing.T, name string) *backend {
+func newBackend(t testing.TB, name string) *backend {
 	t.Helper()
 	b := &backend{name: name}
 	switch name {
@@ -97,7 +97,7 @@ func newBackend(t *testing.T, name string) *backend {
 			b.redrive = []string{"--loop"} // fauxqs has no StartMessageMoveTask
 			b.countsExpiredAsInFlight = true
 		}
-		b.create = func(t *testing.T, maxReceiveCount int) ([]string, []string) {
+		b.create = func(t testing.TB, maxReceiveCount int) ([]string, []string) {
 			name := queueNameFor(t)
 			url := strings.TrimSpace(b.run(t, "", "create-queue", "--endpoint", env.Endpoint, "--queue", name,
 				"--max-receive-count", itoa(maxReceiveCount)))
@@ -106,7 +106,7 @@ func newBackend(t *testing.T, name string) *backend {
 		}
 	case "sqlite":
 		path := "sqlite:" + filepath.Join(t.TempDir(), "queues.db")
-		b.create = func(t *testing.T, maxReceiveCount int) ([]string, []string) {
+		b.create = func(t testing.TB, maxReceiveCount int) ([]string, []string) {
 			name := queueNameFor(t)
 			b.run(t, "", "create-queue", "--mailbox", path, "--queue", name, "--max-receive-count", itoa(maxReceiveCount))
 			return []string{"--mailbox", path, "--queue", name}, []string{"--mailbox", path, "--queue", name + "-dlq"}
@@ -114,7 +114,7 @@ func newBackend(t *testing.T, name string) *backend {
 	case "postgres":
 		dsn := sqlharness.EmptyDatabase(t) // skips without PG_DSN, saying how to get one
 		b.run(t, "", "migrate", "--mailbox", dsn)
-		b.create = func(t *testing.T, maxReceiveCount int) ([]string, []string) {
+		b.create = func(t testing.TB, maxReceiveCount int) ([]string, []string) {
 			name := queueNameFor(t)
 			b.run(t, "", "create-queue", "--mailbox", dsn, "--queue", name, "--max-receive-count", itoa(maxReceiveCount))
 			return []string{"--mailbox", dsn, "--queue", name}, []string{"--mailbox", dsn, "--queue", name + "-dlq"}
@@ -125,7 +125,7 @@ func newBackend(t *testing.T, name string) *backend {
 
 // queueNameFor is a queue name of t's own: SQS allows 80 letters, digits, -
 // and _.
-func queueNameFor(t *testing.T) string {
+func queueNameFor(t testing.TB) string {
 	var r [4]byte
 	_, _ = rand.Read(r[:])
 	base := strings.Map(func(c rune) rune {
@@ -153,7 +153,7 @@ type proc struct {
 
 // start starts sqsloop with args and stdin, stopped (SIGKILL) when t ends
 // if it still runs.
-func (b *backend) start(t *testing.T, stdin string, args ...string) *proc {
+func (b *backend) start(t testing.TB, stdin string, args ...string) *proc {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -197,7 +197,7 @@ func cleanEnv() []string {
 
 // wait waits for the process to exit, at most processTimeout, and returns
 // its error (nil for exit status 0).
-func (p *proc) wait(t *testing.T) error {
+func (p *proc) wait(t testing.TB) error {
 	t.Helper()
 	select {
 	case <-p.done:
@@ -211,7 +211,7 @@ func (p *proc) wait(t *testing.T) error {
 }
 
 // signal sends the process sig.
-func (p *proc) signal(t *testing.T, sig syscall.Signal) {
+func (p *proc) signal(t testing.TB, sig syscall.Signal) {
 	t.Helper()
 	if err := p.cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
@@ -220,7 +220,7 @@ func (p *proc) signal(t *testing.T, sig syscall.Signal) {
 
 // run runs sqsloop with args and stdin to its end and returns its standard
 // output, failing t when it fails.
-func (b *backend) run(t *testing.T, stdin string, args ...string) string {
+func (b *backend) run(t testing.TB, stdin string, args ...string) string {
 	t.Helper()
 	p := b.start(t, stdin, args...)
 	if err := p.wait(t); err != nil {
