@@ -276,3 +276,25 @@ func TestHTTPSIGTERMDrains(t *testing.T) {
 		}
 	})
 }
+
+// sqsloop http receives nothing until the application accepts connections,
+// and SIGTERM while it waits is a clean stop (exit 0), the message untouched.
+func TestHTTPWaitsForApp(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *backend) {
+		queue, _ := b.create(t, 5)
+		b.run(t, "", append([]string{"send", "job"}, queue...)...)
+		down := httptest.NewServer(http.NotFoundHandler())
+		down.Close() // its port now refuses connections
+		p := b.start(t, "", append([]string{"http", "--to", down.URL + "/work", "--wait-time", "1s"}, queue...)...)
+		waitFor(t, "sqsloop to wait for the application", func() bool {
+			return strings.Contains(p.stderr.String(), "waiting for the application")
+		})
+		p.signal(t, syscall.SIGTERM)
+		if err := p.wait(t); err != nil {
+			t.Fatalf("http after SIGTERM: %v, want exit status 0; stderr:\n%s", err, p.stderr.String())
+		}
+		if got, want := b.counts(t, queue), (counts{Visible: 1}); got != want {
+			t.Errorf("after the stop: %+v, want %+v (never received)", got, want)
+		}
+	})
+}

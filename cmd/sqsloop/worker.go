@@ -48,6 +48,10 @@ func (w workerFlags) run(g *globals, name string, build func(q *queue) (handlerR
 	defer q.Close()
 	h, err := build(q)
 	if err != nil {
+		if ctx.Err() != nil {
+			g.log.Info("sqsloop: stopped by a signal before consuming", "command", name)
+			return nil // nothing received: a clean stop
+		}
 		return err
 	}
 
