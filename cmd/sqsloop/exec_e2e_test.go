@@ -188,3 +188,49 @@ while :; do echo working; sleep 0.2; done`
 		}
 	})
 }
+
+// What beats is what --beat-on and --beat-file say, and an exit status
+// other than 0 nacks: with a 2 s visibility timeout and a queue that moves
+// a message to the dead-letter queue after 2 receives, each case's command
+// runs 6 s doing one kind of thing (or fails at once).
+func TestExecBeatOptionsAndExitStatus(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *backend) {
+		for _, c := range []struct {
+			name   string
+			flags  []string
+			script string
+			runs   int  // how many times the command runs
+			acked  bool // else the message ends in the dead-letter queue
+		}{
+			{"beat-file, output not beating", []string{"--beat-on", "none", "--beat-file"},
+				`for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo tick; touch "$SQSLOOP_BEAT_FILE"; sleep 0.5; done`, 1, true},
+			{"stdout not beating with --beat-on stderr", []string{"--beat-on", "stderr"},
+				`for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo tick; sleep 0.5; done`, 2, false},
+			{"stderr beating with --beat-on stderr", []string{"--beat-on", "stderr"},
+				`for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo tick >&2; sleep 0.5; done`, 1, true},
+			{"exit status 1 nacks", nil, `exit 1`, 2, false},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
+				queue, _ := b.create(t, 2)
+				b.run(t, "", append([]string{"send", "job"}, queue...)...)
+				runs := filepath.Join(t.TempDir(), "runs")
+				script := `echo run >> "$1"; ` + c.script
+				p := b.start(t, "", execArgs(queue, append(slices.Clone(fastWorker), c.flags...), script, runs)...)
+				if err := p.wait(t); err != nil {
+					t.Fatalf("exec: %v; stderr:\n%s", err, p.stderr.String())
+				}
+				if got := len(lines(t, runs)); got != c.runs {
+					t.Errorf("ran %d times, want %d; stderr:\n%s", got, c.runs, p.stderr.String())
+				}
+				want := counts{DeadLettered: 1}
+				if c.acked {
+					want = counts{}
+				}
+				if got := b.counts(t, queue); got != want {
+					t.Errorf("after the runs: %+v, want %+v", got, want)
+				}
+			})
+		}
+	})
+}
