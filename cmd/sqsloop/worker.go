@@ -15,7 +15,7 @@ type workerFlags struct {
 	mailboxFlags `embed:""`
 
 	Concurrency       int           `default:"1" help:"Messages handled at once, 1-100000."`
-	VisibilityTimeout time.Duration `default:"5m" help:"Lease of each received message, 1s-12h. It is extended (by as much again) while the handler beats; one that stops beating loses its message within about 1.2 times this."`
+	VisibilityTimeout time.Duration `placeholder:"DURATION" help:"Lease of each received message, 1s-12h; 0 (the default): the queue's own visibility timeout (create-queue --visibility-timeout sets it). While the handler beats, the lease is extended (by this at first, then by a length chosen from the gaps between its beats); a handler that stops beating loses its message when the last extension runs out."`
 	WaitTime          time.Duration `default:"20s" help:"Long poll of each receive, 1s-20s."`
 	ShutdownTimeout   time.Duration `default:"20s" help:"Drain budget: on SIGTERM or SIGINT, receiving stops and handlers in flight get this long to finish before they are stopped and their messages given back (a second signal gives them back at once and exits)."`
 	ExitWhenIdle      time.Duration `placeholder:"DURATION" help:"Exit (status 0) once the queue has been empty, with nothing in flight, for this long: for batch runs. 0: never."`
