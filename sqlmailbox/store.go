@@ -143,6 +143,26 @@ func (s *Store) DeleteQueue(ctx context.Context, name string) error {
 	return nil
 }
 
+// PurgeQueue deletes every message of the queue name, visible, in flight
+// and delayed, at once, and returns how many it deleted (SQS's PurgeQueue
+// takes up to 60 s). The queue stays, and so does its dead-letter queue and
+// what it holds; receipt handles of the messages purged no longer extend or
+// delete anything (ErrReceiptHandleExpired on a FIFO queue, success that
+// deletes nothing on a standard one, as after any delete).
+//
+// Errors: one wrapping sqsloop.ErrQueueNotFound when it does not exist;
+// sqsloop.ErrMailboxClosed after Close; ctx's error; or the database's.
+func (s *Store) PurgeQueue(ctx context.Context, name string) (int, error) {
+	if err := s.check("PurgeQueue"); err != nil {
+		return 0, err
+	}
+	n, err := s.d.PurgeQueue(ctx, name)
+	if err != nil {
+		return 0, s.callError(ctx, "purge queue", name, err)
+	}
+	return n, nil
+}
+
 // Close deletes the receiver rows of its Mailboxes that are still open
 // (with a 5 s budget; a row it fails to delete shows its receiver dead
 // until a sweep deletes it), adds the acks it counted to the database's

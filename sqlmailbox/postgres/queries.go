@@ -33,6 +33,8 @@ const (
 	FROM sqsloop_queues q LEFT JOIN sqsloop_queues d ON d.id = q.dlq_id WHERE q.name = $1`
 	qQueueIsDLQ  = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues s JOIN sqsloop_queues d ON s.dlq_id = d.id WHERE d.name = $1)`
 	qDeleteQueue = `DELETE FROM sqsloop_queues WHERE name = $1`
+	qQueueID     = `SELECT id FROM sqsloop_queues WHERE name = $1`
+	qPurgeQueue  = `DELETE FROM sqsloop_messages WHERE queue_id = $1`
 
 	// qSend stores a standard queue's batch in the order given, and wakes
 	// the queue's long polls in every process when it carries the NOTIFY

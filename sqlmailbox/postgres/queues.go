@@ -56,6 +56,24 @@ func (d *pgDriver) DeleteQueue(ctx context.Context, name string) error {
 	})
 }
 
+func (d *pgDriver) PurgeQueue(ctx context.Context, name string) (int, error) {
+	var n int64
+	err := d.tx(ctx, func(tx pgx.Tx) error {
+		var id int64
+		err := tx.QueryRow(ctx, qQueueID, name).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("queue %q: %w", name, sqsloop.ErrQueueNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, qPurgeQueue, id)
+		n = tag.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
 func (d *pgDriver) Exists(ctx context.Context, q *driver.QueueRecord) (bool, error) {
 	var ok bool
 	err := d.pool.QueryRow(ctx, qExists, q.ID).Scan(&ok)

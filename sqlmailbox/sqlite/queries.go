@@ -19,6 +19,8 @@ const (
 	FROM sqsloop_queues q LEFT JOIN sqsloop_queues d ON d.id = q.dlq_id WHERE q.name = ?1`
 	qQueueIsDLQ  = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues s JOIN sqsloop_queues d ON s.dlq_id = d.id WHERE d.name = ?1)`
 	qDeleteQueue = `DELETE FROM sqsloop_queues WHERE name = ?1`
+	qQueueID     = `SELECT id FROM sqsloop_queues WHERE name = ?1`
+	qPurgeQueue  = `DELETE FROM sqsloop_messages WHERE queue_id = ?1`
 
 	qInsertMessage = `INSERT INTO sqsloop_messages (queue_id, message_id, body, attributes, group_id, dedup_id, sent_at, visible_at, priority)
 	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id`

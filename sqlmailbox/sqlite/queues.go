@@ -79,6 +79,27 @@ func (d *sqliteDriver) DeleteQueue(ctx context.Context, name string) error {
 	})
 }
 
+func (d *sqliteDriver) PurgeQueue(ctx context.Context, name string) (int, error) {
+	var n int64
+	err := d.tx(ctx, func(tx *sql.Tx) error {
+		var id int64
+		err := tx.QueryRowContext(ctx, qQueueID, name).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("queue %q: %w", name, sqsloop.ErrQueueNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, qPurgeQueue, id)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
 func (d *sqliteDriver) Exists(ctx context.Context, q *driver.QueueRecord) (bool, error) {
 	var ok bool
 	err := d.read(ctx, func(tx *sql.Tx) error { return tx.QueryRowContext(ctx, qExists, q.ID).Scan(&ok) })

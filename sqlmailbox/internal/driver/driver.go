@@ -60,6 +60,10 @@ type Driver interface {
 	// it does not exist, sqlmailbox.ErrQueueInUse when another queue's
 	// redrive policy names it.
 	DeleteQueue(ctx context.Context, name string) error
+	// PurgeQueue deletes every message of the queue (visible, in flight,
+	// delayed) and returns how many; ErrQueueNotFound when it does not
+	// exist.
+	PurgeQueue(ctx context.Context, name string) (int, error)
 	// Exists reports whether the queue still exists.
 	Exists(ctx context.Context, q *QueueRecord) (bool, error)
 

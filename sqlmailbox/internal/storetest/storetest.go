@@ -35,6 +35,7 @@ type Env struct {
 func Run(t *testing.T, env Env) {
 	for name, f := range map[string]func(*testing.T, Env){
 		"QueueManagement":        queueManagement,
+		"PurgeQueue":             purgeQueue,
 		"SweepRecoversLapsed":    sweepRecoversLapsed,
 		"AuditAndRetention":      auditAndRetention,
 		"Archive":                archive,
@@ -119,6 +120,46 @@ func queueManagement(t *testing.T, env Env) {
 	}
 	if err := st.DeleteQueue(ctx, "orders-dlq"); err != nil {
 		t.Errorf("DeleteQueue of the DLQ once its queue is gone: %v", err)
+	}
+}
+
+// purgeQueue: PurgeQueue deletes the queue's messages visible, in flight
+// and delayed, and no other queue's (its dead-letter queue's stay); the
+// queue goes on working; a missing queue is ErrQueueNotFound.
+func purgeQueue(t *testing.T, env Env) {
+	ctx := t.Context()
+	st := env.Open(t, sqlmailbox.Config{})
+	mb := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "purged", MaxReceiveCount: 3}))
+	defer mb.Close()
+	other := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "kept"}))
+	defer other.Close()
+	dlq := ok[sqsloop.Mailbox](t)(mb.OpenDeadLetterQueue(ctx))
+	defer dlq.Close()
+
+	mailboxtest.SendBodies(ctx, t, mb, "a", "b", "c")
+	ok[[]sqsloop.SendResult](t)(mb.Send(ctx, []sqsloop.OutgoingMessage{{Body: "later", Delay: time.Minute}}))
+	mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, time.Minute)
+	mailboxtest.SendBodies(ctx, t, other, "x")
+	mailboxtest.SendBodies(ctx, t, dlq, "dead")
+
+	if n := ok[int](t)(st.PurgeQueue(ctx, "purged")); n != 4 {
+		t.Errorf("PurgeQueue deleted %d messages, want 4 (2 visible, 1 in flight, 1 delayed)", n)
+	}
+	a := ok[sqsloop.QueueAttributes](t)(mb.QueueAttributes(ctx))
+	if a.ApproximateMessages+a.ApproximateMessagesInFlight+a.ApproximateMessagesDelayed != 0 {
+		t.Errorf("after PurgeQueue: visible %d, in flight %d, delayed %d; want none", a.ApproximateMessages, a.ApproximateMessagesInFlight, a.ApproximateMessagesDelayed)
+	}
+	for _, q := range []sqsloop.Mailbox{other, dlq} {
+		if a := ok[sqsloop.QueueAttributes](t)(q.(sqsloop.AttributesReader).QueueAttributes(ctx)); a.ApproximateMessages != 1 {
+			t.Errorf("another queue after PurgeQueue: %d visible, want its 1", a.ApproximateMessages)
+		}
+	}
+	mailboxtest.SendBodies(ctx, t, mb, "after")
+	if got := mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, time.Minute); got[0].Body != "after" {
+		t.Errorf("received %q after PurgeQueue, want the message sent after it", got[0].Body)
+	}
+	if _, err := st.PurgeQueue(ctx, "nope"); !errors.Is(err, sqsloop.ErrQueueNotFound) {
+		t.Errorf("PurgeQueue(nope): %v, want ErrQueueNotFound", err)
 	}
 }
 
