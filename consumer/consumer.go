@@ -42,6 +42,7 @@ type Consumer struct {
 	pause   pauseSwitch // drain mode without exit (pause.go)
 	idle    idleClock   // Config.ExitWhenIdle (idle.go)
 
+	vtFrom       string // where the visibility timeout comes from: "config", "queue", "default"; "" until Run reads the queue's
 	state        atomic.Int32
 	drainReq     chan struct{} // closed by Shutdown
 	drainOne     sync.Once
@@ -59,8 +60,9 @@ type Consumer struct {
 	obs       observed // handlers running, with Config.Observer
 	drainMark Stats    // counts when the drain began: set by the receive watcher, read by Run after it ended
 
-	dead     *rules.DeadLetters // the dead-letter queue of Permanent failures (poison.go)
-	failures *failurelog.Log    // the WARN lines of failed handler runs, rate-limited
+	scale    atomic.Pointer[scaleSample] // the scaling signal's latest sample (scale.go); nil before the first
+	dead     *rules.DeadLetters          // the dead-letter queue of Permanent failures (poison.go)
+	failures *failurelog.Log             // the WARN lines of failed handler runs, rate-limited
 }
 
 // New returns a Consumer of mb that runs h for each message. It returns the
@@ -81,6 +83,10 @@ func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
 		return nil, errors.Join(errs...)
 	}
 	byContext := cfg.ShutdownTimeout == 0 // Shutdown's deadline, when it has one, is the budget
+	vtFrom := ""                          // read by Run
+	if cfg.VisibilityTimeout > 0 {
+		vtFrom = "config"
+	}
 	cfg = cfg.withDefaults()
 	owner, err := leases.New(mb, cfg.Visibility, cfg.Logger)
 	if err != nil {
@@ -102,6 +108,7 @@ func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
 		budget:       drainBudget{timeout: cfg.ShutdownTimeout, byContext: byContext, moved: make(chan struct{}, 1)},
 		interrupted:  interrupted,
 		interrupt:    interrupt,
+		vtFrom:       vtFrom,
 	}, nil
 }
 
@@ -171,6 +178,17 @@ func (c *Consumer) Run(ctx context.Context) error {
 	defer c.dead.Close()
 	defer c.failures.Flush()
 
+	var attrs sqsloop.QueueAttributes // read at start-up already, for the check
+	adopted, read := c.vtFrom == "", false
+	if adopted {
+		var err error
+		if attrs, read, err = c.adoptQueueTimeout(ctx); err != nil {
+			return err
+		}
+		if read && c.cfg.Observer != nil {
+			c.sample(attrs) // for the first receive's event
+		}
+	}
 	c.logStart()
 	c.idle.reset(time.Now())
 
@@ -185,7 +203,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 
 	checkCtx, stopCheck := context.WithCancel(ctx)
 	checkDone := make(chan struct{})
-	go func() { defer close(checkDone); c.checkQueue(checkCtx) }()
+	go func() { defer close(checkDone); c.watchQueue(checkCtx, attrs, read, adopted) }()
 
 	handlers := newPool(c.cfg.Concurrency, c.cfg.Concurrency+maxAhead, func(s *sequence) {
 		defer c.intake.release(len(s.msgs))
