@@ -123,9 +123,9 @@ func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
 // cancelled (cause ErrDrainTimeout; not before those receives are back),
 // after DrainGrace their messages are given back, and Shutdown returns
 // ctx's error while Run completes (ctx's error too when Run returned at
-// the moment ctx ended, its handlers cancelled by it). Shutdown before Run makes a later Run
-// return at once; after Run it returns nil. Only the first call's
-// deadline counts.
+// the moment ctx ended, its handlers cancelled by it). Shutdown before Run
+// makes a later Run return at once; after Run it returns nil. Only the
+// first call's deadline counts.
 func (c *Consumer) Shutdown(ctx context.Context) error {
 	if d, ok := ctx.Deadline(); ok {
 		c.budget.limit(d)
