@@ -49,6 +49,7 @@ type Consumer struct {
 	idleOnce     sync.Once     // logs the exit of ExitWhenIdle
 	cutShort     chan struct{} // closed when Shutdown's context ends before Run: the drain budget is spent
 	cutOne       sync.Once
+	spentByCtx   atomic.Bool // the drain budget ended with Shutdown's context: its handlers were cancelled
 	budget       drainBudget // when the drain budget ends (drain.go)
 	interrupted  context.Context
 	interrupt    context.CancelFunc // ends interrupted: Interrupt was called, the flush ends
@@ -121,9 +122,10 @@ func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
 // first, the drain budget is spent: the in-flight handlers' contexts are
 // cancelled (cause ErrDrainTimeout; not before those receives are back),
 // after DrainGrace their messages are given back, and Shutdown returns
-// ctx's error while Run completes. Shutdown before Run makes a later Run
-// return at once; after Run it returns nil. Only the first call's
-// deadline counts.
+// ctx's error while Run completes (ctx's error too when Run returned at
+// the moment ctx ended, its handlers cancelled by it). Shutdown before Run
+// makes a later Run return at once; after Run it returns nil. Only the
+// first call's deadline counts.
 func (c *Consumer) Shutdown(ctx context.Context) error {
 	if d, ok := ctx.Deadline(); ok {
 		c.budget.limit(d)
@@ -135,6 +137,16 @@ func (c *Consumer) Shutdown(ctx context.Context) error {
 	}
 	select {
 	case <-c.done:
+		// Run may return at the instant ctx ends, its handlers cancelled by
+		// that very deadline, before ctx's own timer has fired.
+		if c.spentByCtx.Load() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+				return context.DeadlineExceeded
+			}
+		}
 		return nil
 	case <-ctx.Done():
 		c.cutOne.Do(func() { close(c.cutShort) })
