@@ -202,7 +202,7 @@ func unlock(t *testing.T, locker *childproc.Child) {
 func TestTwoProcessesShareOneFile(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "q.db")
-	mb := openJobs(t, path)
+	mb := openJobsWith(t, path, sqlite.Options{BusyTimeout: shareBusyTimeout})
 	a, b := startChild(t, "consume", path), startChild(t, "consume", path)
 	a.Expect(t, "ready", 30*time.Second)
 	b.Expect(t, "ready", 30*time.Second)
@@ -360,7 +360,17 @@ func drainIgnoringLeases(ctx context.Context, t *testing.T, path string) map[str
 // "jobs", created if missing; both are closed when t ends.
 func openJobs(t *testing.T, path string) *sqlmailbox.Mailbox {
 	t.Helper()
-	st, err := sqlite.Open(t.Context(), path, sqlite.Options{})
+	return openJobsWith(t, path, sqlite.Options{})
+}
+
+// shareBusyTimeout is the busy timeout of the processes of
+// TestTwoProcessesShareOneFile: a minute.
+const shareBusyTimeout = time.Minute
+
+// openJobsWith is openJobs with opts.
+func openJobsWith(t *testing.T, path string, opts sqlite.Options) *sqlmailbox.Mailbox {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,16 @@ func childMain(args []string) int {
 		say("locked")
 		select {} // until killed
 	}
-	st, err := sqlite.Open(ctx, path, sqlite.Options{})
+	var opts sqlite.Options
+	if role == "consume" {
+		// Two consumers and a sender take turns on the lock, commit by
+		// commit, each commit an fsync: on a loaded machine one can lose
+		// the race for the lock for longer than the default 10 s (SQLite's
+		// lock is not fair). TestTwoProcessesShareOneFile is about sharing,
+		// not waiting (TestLockedFileWaitsWithinBusyTimeout is).
+		opts.BusyTimeout = shareBusyTimeout
+	}
+	st, err := sqlite.Open(ctx, path, opts)
 	if err != nil {
 		return fail(err)
 	}
