@@ -47,10 +47,14 @@ func (c *Consumer) logStart() {
 }
 
 // queueName names mb's queue for the log: its URL when it has one
-// (sqsmailbox), else its Go type (memmailbox).
+// (sqsmailbox), its name when it has one (sqlmailbox), else its Go type
+// (memmailbox).
 func queueName(mb sqsloop.Mailbox) string {
-	if u, ok := mb.(interface{ QueueURL() string }); ok {
-		return u.QueueURL()
+	switch q := mb.(type) {
+	case interface{ QueueURL() string }:
+		return q.QueueURL()
+	case interface{ Name() string }:
+		return q.Name()
 	}
 	return fmt.Sprintf("%T", mb)
 }
