@@ -43,6 +43,6 @@
 // checkpoints section has the measured latency per store.
 //
 // The store is a jobstate.Store: jobstate.Memory in one process,
-// sqlmailbox/sqlstate on SQLite or PostgreSQL, jobstate/dynamostore on
+// jobstate/sqlitestate, jobstate/pgstate on SQLite or PostgreSQL, jobstate/dynamostore on
 // DynamoDB. The package imports the root, heartbeat and jobstate only.
 package checkpoint

@@ -20,7 +20,7 @@ func Example() {
 	queue, _ := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs"})
 	_, _ = queue.Send(context.Background(), []sqsloop.OutgoingMessage{{Body: "render 5 frames"}})
 
-	cp, err := checkpoint.New(&jobstate.Memory{}, checkpoint.Config{Queue: "jobs"}) // on a fleet: dynamostore, sqlstate
+	cp, err := checkpoint.New(&jobstate.Memory{}, checkpoint.Config{Queue: "jobs"}) // on a fleet: dynamostore, pgstate
 	if err != nil {
 		panic(err)
 	}

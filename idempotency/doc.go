@@ -30,7 +30,7 @@
 // order run once). Only the store's conditional write (jobstate.Store.
 // Claim) decides who runs a key, so that what is said above holds across
 // processes sharing a store: memory for one process (jobstate.Memory),
-// SQLite or PostgreSQL (sqlmailbox/sqlstate), DynamoDB
+// SQLite or PostgreSQL (jobstate/sqlitestate, jobstate/pgstate), DynamoDB
 // (jobstate/dynamostore).
 //
 // What it cannot do: make the handler's own effects atomic with the

@@ -21,7 +21,7 @@ func Example() {
 	queue, _ := b.CreateQueue(sqsloop.QueueSpec{Name: "orders"})
 	_, _ = queue.Send(context.Background(), []sqsloop.OutgoingMessage{{Body: "order-7"}, {Body: "order-7"}})
 
-	idem, err := idempotency.New(&jobstate.Memory{}, idempotency.Config{ // on a fleet: dynamostore, sqlstate
+	idem, err := idempotency.New(&jobstate.Memory{}, idempotency.Config{ // on a fleet: dynamostore, pgstate
 		Queue: "orders",
 		Key:   func(m *sqsloop.Message) (string, error) { return m.Body, nil },
 	})
@@ -33,8 +33,9 @@ func Example() {
 		return idempotency.SetResult(ctx, []byte("charge ch_1"))
 	}
 	c, err := consumer.New(queue, handler, consumer.Config{
-		WaitTime:   time.Second,
-		Middleware: []consumer.Middleware{idem.Middleware}, // first: a duplicate costs nothing else
+		Concurrency: 1, // one after the other: with more, the second would find the first in progress and wait for its lease
+		WaitTime:    time.Second,
+		Middleware:  []consumer.Middleware{idem.Middleware}, // first: a duplicate costs nothing else
 	})
 	if err != nil {
 		panic(err)

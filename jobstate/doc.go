@@ -5,8 +5,9 @@
 // of its own so that a program compiles only the driver it uses:
 //
 //   - Memory, here: one process, tests (nothing survives the process);
-//   - sqlmailbox/sqlstate: the SQL database of a sqlmailbox.Store (SQLite,
-//     PostgreSQL), usable also by consumers of SQS queues;
+//   - jobstate/sqlitestate and jobstate/pgstate: a SQLite file or a
+//     PostgreSQL database (a sqlmailbox Store's, in tables of their own,
+//     or any other), usable also by consumers of SQS queues;
 //   - jobstate/dynamostore: a DynamoDB table (aws-sdk-go-v2), with
 //     conditional writes, for a fleet on AWS.
 //

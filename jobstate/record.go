@@ -52,7 +52,7 @@ type Record struct {
 	LeaseUntil time.Time
 	// ExpiresAt is when the record stops counting: from then on every
 	// method treats the key as absent (a Store deletes it some time after:
-	// DynamoDB's TTL within days, sqlmailbox's Sweep, Memory on later
+	// DynamoDB's TTL within days, the SQL stores' Sweep, Memory on later
 	// writes). Zero: never. Stores keep it to the millisecond at least
 	// (DynamoDB's TTL reads whole seconds of it).
 	ExpiresAt time.Time

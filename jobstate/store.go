@@ -3,7 +3,7 @@ package jobstate
 import "context"
 
 // Store keeps Records by key. Implementations: Memory,
-// sqlmailbox/sqlstate, jobstate/dynamostore; jobstate/storetest is the
+// jobstate/sqlitestate, jobstate/pgstate, jobstate/dynamostore; jobstate/storetest is the
 // conformance suite every one passes.
 //
 // Every method is safe for concurrent use, by several processes where the
