@@ -24,6 +24,7 @@ func TestDriversStayInTheirPackages(t *testing.T) {
 		{[]string{".", "../checkpoint", "../idempotency", "../consumer", "../sqsmailbox"}, ""},
 		{[]string{"./sqlitestate"}, sqlite},
 		{[]string{"./pgstate"}, pgx},
+		{[]string{"./dynamostore"}, dynamo},
 	} {
 		out, err := exec.Command("go", append([]string{"list", "-deps"}, tc.pkgs...)...).CombinedOutput()
 		if err != nil {
