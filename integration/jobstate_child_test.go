@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -32,18 +33,28 @@ const jobChildEnv = "SQSLOOP_E2E_JOB_CHILD"
 // childConfig names it) with leases of Queue.Lease, its jobstate in the
 // store StateDialect ("sqlite" or "postgres") StateTarget names.
 //
+// With Faults, the consumer's mailbox fails faultRate (30 %) of its
+// Receive, Delete and ChangeVisibility calls (faultyMailbox, seeded with
+// Seed).
+//
 // With Steps, the handler is a job of Steps steps of StepTime each that
 // checkpoints after every step; it says "step ID N" as step N starts and
 // "result ID HASH" at the end. With Idempotent, the idempotency middleware
-// wraps a handler that says "start ID" and "done ID" around a StepTime run,
-// and "returned ID" after the middleware returned (the completion recorded,
-// the ack not yet made).
+// keyed by the body wraps a handler that says "start KEY NANOS" and "done
+// KEY NANOS" (the wall clock in Unix nanoseconds) around a StepTime run,
+// and "returned KEY" after the middleware returned from a run of the
+// handler (the completion recorded, the ack not yet made); for a key in Freeze it then blocks for
+// good, so that the message is never acked, until the test kills the
+// process.
 type jobChildConfig struct {
 	Queue                     childConfig
 	StateDialect, StateTarget string
 	Steps                     int
 	StepTime                  time.Duration
 	Idempotent                bool
+	Freeze                    []string
+	Faults                    bool
+	Seed                      uint64
 	Concurrency               int
 }
 
@@ -83,6 +94,10 @@ func stepHash(prev, body string, n int) string {
 	h := sha256.Sum256(fmt.Appendf(nil, "%s|%s|%d", prev, body, n))
 	return hex.EncodeToString(h[:])
 }
+
+// ranKey carries, in a job child's handler context, the flag its handler
+// sets when it ran to its end.
+type ranKey struct{}
 
 // jobProgress is a job's checkpoint.
 type jobProgress struct {
@@ -137,25 +152,34 @@ func jobChildMain(raw string) int {
 		if err != nil {
 			return childproc.Failed(err)
 		}
-		// Outermost: says "returned" once the middleware (and the
-		// completion record) returned, before the consumer acks.
+		// Outermost: says "returned" once the middleware returned after a
+		// run of the handler (its completion recorded), before the
+		// consumer acks.
 		mw = append(mw, func(next consumer.Handler) consumer.Handler {
 			return func(ctx context.Context, m *sqsloop.Message) error {
-				err := next(ctx, m)
-				if err == nil {
+				ran := new(bool)
+				err := next(context.WithValue(ctx, ranKey{}, ran), m)
+				if err == nil && *ran {
 					childproc.Say("returned %s", m.Body)
+					if slices.Contains(cfg.Freeze, m.Body) {
+						select {} // killed here: the handler returned, the ack never comes
+					}
 				}
 				return err
 			}
 		}, idem.Middleware)
 		handler = func(ctx context.Context, m *sqsloop.Message) error {
-			childproc.Say("start %s", m.Body)
+			childproc.Say("start %s %d", m.Body, time.Now().UnixNano())
 			time.Sleep(cfg.StepTime)
-			childproc.Say("done %s", m.Body)
+			childproc.Say("done %s %d", m.Body, time.Now().UnixNano())
+			*ctx.Value(ranKey{}).(*bool) = true
 			return nil
 		}
 	default:
 		return childproc.Failed(errors.New("neither Steps nor Idempotent"))
+	}
+	if cfg.Faults {
+		mb = newFaultyMailbox(mb, faultRate, cfg.Seed)
 	}
 	lease := cfg.Queue.Lease
 	c, err := consumer.New(mb, handler, consumer.Config{
