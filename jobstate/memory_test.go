@@ -42,3 +42,6 @@ func put(t *testing.T, s jobstate.Store, r jobstate.Record) {
 		t.Fatal(err)
 	}
 }
+
+// What the middlewares add per message on Memory (storetest.Benchmark).
+func BenchmarkMemory(b *testing.B) { storetest.Benchmark(b, &jobstate.Memory{}) }

@@ -28,7 +28,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // and a new table on it (without Time to Live: dynalite does not
 // implement UpdateTimeToLive, and the Store does not depend on it). Unset, it skips t, saying how to get one, except
 // under CI=true, where it fails t.
-func client(t *testing.T) (*dynamodb.Client, string) {
+func client(t testing.TB) (*dynamodb.Client, string) {
 	t.Helper()
 	endpoint := os.Getenv("DYNAMODB_ENDPOINT")
 	if endpoint == "" {
@@ -71,7 +71,7 @@ func client(t *testing.T) (*dynamodb.Client, string) {
 	return c, table
 }
 
-func newStore(t *testing.T, c dynamostore.Client, table string) *dynamostore.Store {
+func newStore(t testing.TB, c dynamostore.Client, table string) *dynamostore.Store {
 	t.Helper()
 	s, err := dynamostore.New(c, table)
 	if err != nil {
@@ -113,4 +113,11 @@ func TestNewChecks(t *testing.T) {
 	if _, err := dynamostore.New(nil, "x"); !errors.Is(err, sqsloop.ErrInvalidArgument) {
 		t.Errorf("New(nil, \"x\"): %v, want ErrInvalidArgument", err)
 	}
+}
+
+// What the middlewares add per message on the DynamoDB-compatible server
+// (storetest.Benchmark; dynalite locally, not DynamoDB's latency).
+func BenchmarkDynamoDB(b *testing.B) {
+	c, table := client(b)
+	storetest.Benchmark(b, newStore(b, c, table))
 }

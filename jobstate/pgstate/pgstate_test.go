@@ -113,3 +113,22 @@ func TestMigrations(t *testing.T) {
 		t.Errorf("New at version 2: %v, want ErrSchemaTooNew", err)
 	}
 }
+
+// What the middlewares add per message on PostgreSQL (storetest.Benchmark;
+// PG_DSN's server).
+func BenchmarkPostgreSQL(b *testing.B) {
+	d := sqlharness.PGDSN(b)
+	pool, err := pgxpool.New(b.Context(), d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := pgstate.Migrate(b.Context(), pool); err != nil {
+		b.Fatal(err)
+	}
+	s, err := pgstate.New(b.Context(), pool)
+	if err != nil {
+		b.Fatal(err)
+	}
+	storetest.Benchmark(b, s)
+}

@@ -97,3 +97,14 @@ func TestSharesTheFileOfAMailbox(t *testing.T) {
 		t.Errorf("Open of a path with '?': %v, want ErrInvalidArgument", err)
 	}
 }
+
+// What the middlewares add per message on a SQLite file
+// (storetest.Benchmark; synchronous=FULL: every write waits for an fsync).
+func BenchmarkSQLite(b *testing.B) {
+	s, err := sqlitestate.Open(b.Context(), filepath.Join(b.TempDir(), "state.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	storetest.Benchmark(b, s)
+}
