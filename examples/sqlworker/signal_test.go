@@ -15,7 +15,8 @@ import (
 // SIGKILL halfway (no drain: its leases are left to lapse), and run again on
 // the same file, it says how many jobs it found waiting, enqueues none and
 // finishes them, exiting 0 with the queue drained; with the jobs the first
-// run acked, every file job was done.
+// run acked, every file job was done. The jobs the kill cut resume from
+// their checkpoints: the summary counts them and the chunks not read again.
 func TestWorkerKilledAndRunAgainOnSQLite(t *testing.T) {
 	dir := workertest.Files(t, 40, "g")
 	db := "sqlite:" + filepath.Join(t.TempDir(), "jobs.db")
@@ -52,6 +53,18 @@ func TestWorkerKilledAndRunAgainOnSQLite(t *testing.T) {
 	acked := regexp.MustCompile(`(?m)^\s+acked\s+(\d+)$`).FindStringSubmatch(second)
 	if acked == nil {
 		t.Fatalf("no acked line in the summary")
+	}
+	// The file jobs the kill cut resume from their checkpoints, saved
+	// every chunk.
+	res := regexp.MustCompile(`(?m)^\s+resumed\s+(\d+) jobs from their checkpoint \((\d+) chunks not read again\)$`).FindStringSubmatch(second)
+	if res == nil || !regexp.MustCompile(`(?m)^\s+skipped\s+\d+ duplicate deliveries \(already done\)$`).MatchString(second) {
+		t.Fatalf("the summary lacks the resumed and skipped lines")
+	}
+	if n, _ := strconv.Atoi(res[1]); n < 1 {
+		t.Errorf("resumed %s jobs, want the ones the kill cut (at least 1)", res[1])
+	}
+	if n, _ := strconv.Atoi(res[2]); n < 1 {
+		t.Errorf("%s chunks not read again, want at least 1", res[2])
 	}
 	// Waiting: the failing job (never acked) and those the first run did
 	// not ack; each acked now.
