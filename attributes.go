@@ -31,6 +31,9 @@ type QueueAttributes struct {
 	// ContentBasedDeduplication reports a FIFO queue that deduplicates sends
 	// without a deduplication ID by the SHA-256 of their body.
 	ContentBasedDeduplication bool
+	// Priority reports a queue with priorities (QueueSpec.Priority; never
+	// on SQS).
+	Priority bool
 
 	// ApproximateMessages is the number of messages visible, ready to be
 	// received (SQS ApproximateNumberOfMessages). Like every Approximate…

@@ -96,6 +96,23 @@ type ReceiveEvent struct {
 	// the messages in flight (running, waiting for a handler, or being
 	// settled).
 	Held int
+
+	// The scaling signal (package consumer's doc), as of QueueReadAt, the
+	// consumer's last read of the queue's approximate counts (every 30 s
+	// with an Observer, when its Mailbox is an AttributesReader); zero
+	// until the first read, and the three fields below zero with it.
+	QueueReadAt time.Time
+	// Backlog is the queue's visible messages (ApproximateMessages).
+	Backlog int
+	// BacklogPerConsumer is Backlog shared among the queue's consumers,
+	// as many as its messages in flight make (AWS's "backlog per
+	// instance").
+	BacklogPerConsumer float64
+	// RecommendedConsumers is how many consumers like this one the queue
+	// needs so that a message waits at most consumer.Config.LatencyTarget
+	// before a handler starts it, at least 1; 0 without a LatencyTarget,
+	// and until a handler has run.
+	RecommendedConsumers int
 }
 
 // How a handler run ended: ProcessEvent.Outcome, in the messaging
@@ -191,6 +208,14 @@ type SettleEvent struct {
 	Err error
 	// Held is how many leases the lease owner held when the call returned.
 	Held int
+	// Extension is the extension the lease owner asks for when it extends
+	// a message received with the queue's visibility timeout (that of the
+	// call's first entry), as of this call: its adaptive choice, or the
+	// fixed visibility.Config.Extension; a handler may set its own for its
+	// message (Timeout of its entries). BeatGap is the 99th percentile of
+	// the gaps between beats the choice comes from (0 before any gap was
+	// observed, and when the extension is fixed). See visibility.Config.
+	Extension, BeatGap time.Duration
 }
 
 // SettleEntry is one entry of a batch call.

@@ -100,6 +100,17 @@ type QueueSpec struct {
 	// this many receives, 1–1,000 (MaxMaxReceiveCount). 0: no dead-letter
 	// queue.
 	MaxReceiveCount int
+
+	// Priority makes the queue deliver the messages sent with a higher
+	// priority (the message attribute PriorityAttribute, -9 to 9, higher
+	// first, 0 without it) before those with lower ones; on a FIFO queue
+	// it orders the message groups by their next message's priority, never
+	// the messages within a group. It is a difference from SQS, which has
+	// no priorities: only sqlmailbox keeps such queues, and sqsmailbox and
+	// memmailbox refuse a spec that sets it (ErrInvalidArgument naming
+	// QueueSpec.Priority) rather than ignore it. Its dead-letter queue
+	// keeps priorities too.
+	Priority bool
 }
 
 // DeadLetterQueueName returns the name of the dead-letter queue s makes when
@@ -113,7 +124,7 @@ func (s QueueSpec) DeadLetterQueueName() string {
 }
 
 // DeadLetterSpec returns the QueueSpec of the dead-letter queue s makes: its
-// name, the same type (FIFO, content-based deduplication), the longest
+// name, the same type (FIFO, content-based deduplication, priorities), the longest
 // retention period and no redrive policy of its own. Its result is
 // meaningful only when s.MaxReceiveCount is above 0.
 func (s QueueSpec) DeadLetterSpec() QueueSpec {
@@ -123,6 +134,7 @@ func (s QueueSpec) DeadLetterSpec() QueueSpec {
 		ContentBasedDeduplication: s.ContentBasedDeduplication,
 		RetentionPeriod:           MaxRetentionPeriod,
 		MaxMessageSize:            s.MaxMessageSize,
+		Priority:                  s.Priority,
 	}
 }
 
@@ -206,7 +218,7 @@ func appendQueueName(errs []error, where, name string, fifo bool) []error {
 // Match returns nil when a, the attributes of an existing queue, are those
 // s sets up (after WithDefaults): the same visibility timeout, delay,
 // retention period, maximum message size, type, content-based
-// deduplication and redrive policy (maxReceiveCount, and a dead-letter
+// deduplication, priorities and redrive policy (maxReceiveCount, and a dead-letter
 // queue named DeadLetterQueueName, by name or by an ARN ending in
 // ":"+name); the approximate counts are ignored. Otherwise it returns an
 // error wrapping ErrInvalidArgument that names the queue and every
@@ -238,6 +250,9 @@ func (s QueueSpec) Match(a QueueAttributes) error {
 	}
 	if a.MaxReceiveCount != w.MaxReceiveCount {
 		differ("MaxReceiveCount", a.MaxReceiveCount, w.MaxReceiveCount)
+	}
+	if a.Priority != w.Priority {
+		differ("Priority", a.Priority, w.Priority)
 	}
 	if w.MaxReceiveCount > 0 {
 		dlq := w.DeadLetterQueueName()

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/internal/leases"
+	"github.com/sqsloop/sqsloop/visibility"
 )
 
 // queueCheckTimeout bounds the start-up GetQueueAttributes call.
@@ -18,29 +20,87 @@ const queueCheckTimeout = 10 * time.Second
 // into the dead-letter queue.
 const lowMaxReceiveCount = 3
 
-// checkQueue reads the queue's attributes, when the mailbox can, and warns
-// about settings that fight the consumer's configuration. It never fails
-// Run: a queue that cannot be read is reported and the loop goes on. Run
-// runs it beside the receive loops (a round trip is not worth waiting for
-// before receiving) and cancels ctx when the drain begins.
-func (c *Consumer) checkQueue(ctx context.Context) {
+// readQueue reads the queue's attributes, bounded by queueCheckTimeout and
+// ctx, and reports whether it did: not when the mailbox is no
+// sqsloop.AttributesReader, nor when the read failed (err; nil when ctx
+// was cancelled, as shutdown began: nothing to report).
+func (c *Consumer) readQueue(ctx context.Context) (attrs sqsloop.QueueAttributes, ok bool, err error) {
 	ar, ok := c.mb.(sqsloop.AttributesReader)
 	if !ok {
-		return
+		return sqsloop.QueueAttributes{}, false, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, queueCheckTimeout)
 	defer cancel()
-	attrs, err := ar.QueueAttributes(ctx)
-	if errors.Is(ctx.Err(), context.Canceled) {
-		return // shutdown began: no warning about a check it cut short
+	attrs, err = ar.QueueAttributes(ctx)
+	switch {
+	case errors.Is(ctx.Err(), context.Canceled):
+		return sqsloop.QueueAttributes{}, false, nil // shutdown began: no warning about a read it cut short
+	case err != nil:
+		return sqsloop.QueueAttributes{}, false, err
 	}
-	if err != nil {
-		c.cfg.Logger.Warn("consumer: could not read the queue's attributes", slog.Any("error", err))
-		return
-	}
+	return attrs, true, nil
+}
+
+// warnUnread logs a failed read of the queue's attributes.
+func (c *Consumer) warnUnread(err error) {
+	c.cfg.Logger.Warn("consumer: could not read the queue's attributes", slog.Any("error", err))
+}
+
+// warnQueue logs what in attrs fights the consumer's configuration.
+func (c *Consumer) warnQueue(attrs sqsloop.QueueAttributes) {
 	for _, w := range queueWarnings(c.cfg, attrs) {
 		c.cfg.Logger.Warn("consumer: " + w)
 	}
+}
+
+// adoptQueueTimeout, for a Config.VisibilityTimeout left zero, takes the
+// queue's visibility timeout as the consumer's, read from its attributes:
+// the receives ask for it and the lease owner's Interval
+// follows it. When the queue cannot say (no sqsloop.AttributesReader, a
+// failed read, a visibility timeout of 0) it takes
+// defaultVisibilityTimeout (5 min). It returns the attributes and whether
+// they were read, and the problems of Config.Visibility with that
+// visibility timeout, each named "Visibility.…" and wrapping
+// sqsloop.ErrInvalidArgument. Run calls it before it starts anything.
+func (c *Consumer) adoptQueueTimeout(ctx context.Context) (sqsloop.QueueAttributes, bool, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() { // Shutdown cuts the read short too
+		defer close(watched)
+		select {
+		case <-c.drainReq:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	defer func() { cancel(); <-watched }()
+	attrs, ok, err := c.readQueue(ctx)
+	if err != nil {
+		c.warnUnread(err)
+	}
+	vt, from := defaultVisibilityTimeout, "default"
+	switch {
+	case ok && attrs.VisibilityTimeout >= time.Second:
+		vt, from = attrs.VisibilityTimeout, "queue"
+	case ok:
+		c.cfg.Logger.Warn("consumer: the queue's visibility timeout is 0, which leaves nothing to extend; receiving with " + defaultVisibilityTimeout.String() +
+			" (set VisibilityTimeout)")
+	}
+	var lc visibility.Config
+	lc, err = leases.ForVisibilityTimeout(c.cfg.Visibility, vt)
+	if err == nil {
+		err = c.leases.Configure(lc)
+	}
+	if err != nil {
+		var errs []error
+		for _, e := range unjoin(err) {
+			errs = append(errs, fmt.Errorf("Visibility.%w", e))
+		}
+		return attrs, ok, fmt.Errorf("consumer: with the %s visibility timeout (%v, VisibilityTimeout being 0): %w", from, vt, errors.Join(errs...))
+	}
+	c.cfg.VisibilityTimeout, c.cfg.Visibility = vt, lc
+	c.vtFrom = from
+	return attrs, ok, nil
 }
 
 // queueWarnings lists what in attrs fights cfg (with defaults applied).

@@ -21,7 +21,7 @@ func TestQueueWarnings(t *testing.T) {
 			t.Errorf("warnings %q lack %s", joined, want)
 		}
 	}
-	cfg = Config{}.withDefaults()
+	cfg = Config{VisibilityTimeout: 5 * time.Minute}.withDefaults()
 	ws = queueWarnings(cfg, sqsloop.QueueAttributes{VisibilityTimeout: 60 * time.Second})
 	if len(ws) != 1 || !strings.Contains(ws[0], "Visibility.Interval") {
 		t.Errorf("warnings %q, want one about Visibility.Interval", ws)

@@ -16,8 +16,9 @@ import (
 const (
 	// defaultConcurrency is how many handlers run at once: 10.
 	defaultConcurrency = 10
-	// defaultVisibilityTimeout hides each received message for 5 min; the
-	// lease owner keeps it hidden while its handler beats.
+	// defaultVisibilityTimeout hides each received message for 5 min when
+	// the queue's own cannot be read at start-up; the lease owner keeps it
+	// hidden while its handler beats.
 	defaultVisibilityTimeout = 5 * time.Minute
 	// defaultWaitTime is the long poll of each receive: 20 s, the SQS maximum.
 	defaultWaitTime = sqsloop.MaxWaitTime
@@ -29,18 +30,21 @@ const (
 )
 
 // Config tunes a Consumer. The zero Config is valid: 10 handlers, receives of
-// up to 10 messages long-polling 20 s, a 5 min visibility timeout extended
-// by 5 min, looked at every minute, while handlers beat, exponential retry
+// up to 10 messages long-polling 20 s, the queue's visibility timeout
+// (read at start-up; 5 min when it cannot be), looked at every fifth of it
+// and extended while handlers beat by an extension the lease owner chooses
+// from the beats it sees (see visibility.Config), exponential retry
 // back-off from 1 s to 5 min, and a 25 s drain.
 //
 // Timing rules: Visibility.Interval < Visibility.Extension/2 and
 // Visibility.Interval ≤ VisibilityTimeout/2, so every lease gets its first
 // extension with time to spare, and Visibility.MaxExtension 0 or at least
 // VisibilityTimeout, so that no extension shortens a lease (see
-// visibility.Config). Left zero, Visibility.Extension is
-// VisibilityTimeout and Visibility.Interval is a fifth of the smaller of
-// the two, which keeps both rules (VisibilityTimeout 30 s: extended by 30 s,
-// looked at every 6 s, so handlers beat at least every 6 s).
+// visibility.Config). Left zero, Visibility.Interval is a fifth of the
+// smaller of VisibilityTimeout and Visibility.Extension, which keeps both
+// rules (VisibilityTimeout 30 s: looked at every 6 s). With VisibilityTimeout
+// left zero, the rules that involve it are checked at start-up, when it is
+// known: Run then returns their errors.
 // ShutdownTimeout should end before the platform kills the process (ECS and
 // Kubernetes: 30 s after SIGTERM by default). With extension disabled, a
 // handler running past VisibilityTimeout loses its message, draining or not.
@@ -54,7 +58,11 @@ type Config struct {
 	Concurrency int
 
 	// VisibilityTimeout hides each received message this long, 1 s–12 h
-	// (SQS counts whole seconds). Default 5 min.
+	// (SQS counts whole seconds). 0 (the default): the queue's own, read
+	// by Run at start-up from a Mailbox that is an sqsloop.AttributesReader
+	// (sqsmailbox, memmailbox and sqlmailbox are), so that it is set in one
+	// place, the queue; 5 min when the Mailbox cannot say (not an
+	// AttributesReader, or the read failed: a WARN says so).
 	VisibilityTimeout time.Duration
 
 	// WaitTime is the long poll of each receive, 1–20 s (WaitTimeSeconds).
@@ -69,9 +77,16 @@ type Config struct {
 	MessageAttributeNames []string
 
 	// Visibility tunes the lease owner (extension, the lease-lost hook);
-	// see visibility.Config. Left zero, Interval and Extension follow
-	// VisibilityTimeout (see Config).
+	// see visibility.Config. Left zero, Interval follows VisibilityTimeout
+	// (see Config) and the lease owner chooses the extension.
 	Visibility visibility.Config
+
+	// LatencyTarget is how long a message should wait in the queue, at
+	// most, before a handler starts it: with it the consumer reports the
+	// number of consumers the queue needs (sqsloop.ReceiveEvent's
+	// RecommendedConsumers, the scaling signal of the package doc). 0 (the
+	// default): no recommendation; must be ≥ 0.
+	LatencyTarget time.Duration
 
 	// Backoff gives a failed message's nack delay from its approximate
 	// receive count (1 on the first delivery), for an error or a panic
@@ -130,9 +145,6 @@ func (c Config) withDefaults() Config {
 	if c.Concurrency == 0 {
 		c.Concurrency = defaultConcurrency
 	}
-	if c.VisibilityTimeout == 0 {
-		c.VisibilityTimeout = defaultVisibilityTimeout
-	}
 	if c.WaitTime == 0 {
 		c.WaitTime = defaultWaitTime
 	}
@@ -149,8 +161,9 @@ func (c Config) withDefaults() Config {
 		c.Visibility.Observer = c.Observer
 	}
 	if c.validVisibilityTimeout() {
-		// Else Validate reports VisibilityTimeout, and the lease owner
-		// keeps its own defaults rather than adding confusing errors.
+		// Else Validate reports VisibilityTimeout (or Run reads it), and
+		// the lease owner keeps its own defaults rather than adding
+		// confusing errors.
 		c.Visibility, _ = leases.ForVisibilityTimeout(c.Visibility, c.VisibilityTimeout) // its problems: see Validate
 	}
 	return c
@@ -174,14 +187,17 @@ func (c Config) Validate() error {
 	if d.Concurrency < 1 || d.Concurrency > maxConcurrency {
 		bad("Concurrency: must be between 1 and %d, got %d", maxConcurrency, d.Concurrency)
 	}
-	if !d.validVisibilityTimeout() {
-		bad("VisibilityTimeout: must be between 1s and 12h (SQS 0–43200 s), got %v", d.VisibilityTimeout)
+	if d.VisibilityTimeout != 0 && !d.validVisibilityTimeout() {
+		bad("VisibilityTimeout: must be 0 (the queue's) or between 1s and 12h (SQS 0–43200 s), got %v", d.VisibilityTimeout)
 	}
 	if d.WaitTime < time.Second || d.WaitTime > sqsloop.MaxWaitTime {
 		bad("WaitTime: must be between 1s and 20s (SQS WaitTimeSeconds), got %v", d.WaitTime)
 	}
 	if d.ShutdownTimeout < 0 {
 		bad("ShutdownTimeout: must be > 0 (0 means %v), got %v", defaultShutdownTimeout, d.ShutdownTimeout)
+	}
+	if d.LatencyTarget < 0 {
+		bad("LatencyTarget: must be ≥ 0 (0: no recommendation), got %v", d.LatencyTarget)
 	}
 	if d.ExitWhenIdle < 0 {
 		bad("ExitWhenIdle: must be ≥ 0 (0: never), got %v", d.ExitWhenIdle)
@@ -196,7 +212,7 @@ func (c Config) Validate() error {
 			bad("Middleware[%d]: must not be nil", i)
 		}
 	}
-	vis := leases.Validate(d.Visibility)
+	vis := leases.ValidateAnyTimeout(d.Visibility) // VisibilityTimeout 0: the rest at start-up
 	if d.validVisibilityTimeout() {
 		_, vis = leases.ForVisibilityTimeout(d.Visibility, d.VisibilityTimeout) // the visibility timeout is VisibilityTimeout
 	}

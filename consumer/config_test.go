@@ -26,6 +26,9 @@ func TestInvalidConfigNamesTheField(t *testing.T) {
 		{Config{WaitTime: 21 * time.Second}, "WaitTime:"},
 		{Config{WaitTime: -time.Second}, "WaitTime:"},
 		{Config{ShutdownTimeout: -time.Second}, "ShutdownTimeout:"},
+		{Config{LatencyTarget: -time.Second}, "LatencyTarget:"},
+		{Config{Visibility: visibility.Config{MinExtensionPeriod: time.Minute, MaxExtensionPeriod: 30 * time.Second}}, "Visibility.MaxExtensionPeriod:"},
+		{Config{VisibilityTimeout: 30 * time.Second, Visibility: visibility.Config{MinExtensionPeriod: 10 * time.Second}}, "Visibility.MinExtensionPeriod:"}, // ≤ 2 Intervals of 6 s
 		{Config{Middleware: []Middleware{nil}}, "Middleware[0]:"},
 		{Config{MessageAttributeNames: []string{"a", ""}}, "MessageAttributeNames[1]:"},
 		{Config{Visibility: visibility.Config{Interval: -1}}, "Visibility.Interval:"},
@@ -50,17 +53,18 @@ func TestInvalidConfigNamesTheField(t *testing.T) {
 }
 
 // Setting only VisibilityTimeout (SQS's default 30 s) is a valid config:
-// Interval and Extension follow it.
+// Interval follows it, and the lease owner chooses the extension. Left
+// zero, it is the queue's, read at start-up: nothing is derived before.
 func TestVisibilityTimeoutAloneIsValid(t *testing.T) {
 	cfg := Config{VisibilityTimeout: 30 * time.Second}
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("Validate = %v", err)
 	}
 	d := cfg.withDefaults()
-	if d.Visibility.Extension != 30*time.Second || d.Visibility.Interval != 6*time.Second {
-		t.Fatalf("Extension %v, Interval %v; want 30s and 6s", d.Visibility.Extension, d.Visibility.Interval)
+	if d.Visibility.Extension != 0 || d.Visibility.Interval != 6*time.Second {
+		t.Fatalf("Extension %v, Interval %v; want 0 (chosen) and 6s", d.Visibility.Extension, d.Visibility.Interval)
 	}
-	if d := (Config{}).withDefaults(); d.Visibility.Extension != 5*time.Minute || d.Visibility.Interval != time.Minute {
-		t.Fatalf("defaults: Extension %v, Interval %v; want 5m and 1m", d.Visibility.Extension, d.Visibility.Interval)
+	if d := (Config{}).withDefaults(); d.VisibilityTimeout != 0 || d.Visibility.Interval != 0 {
+		t.Fatalf("defaults: VisibilityTimeout %v, Interval %v; want both 0 until Run reads the queue's", d.VisibilityTimeout, d.Visibility.Interval)
 	}
 }

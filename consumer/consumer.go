@@ -42,12 +42,14 @@ type Consumer struct {
 	pause   pauseSwitch // drain mode without exit (pause.go)
 	idle    idleClock   // Config.ExitWhenIdle (idle.go)
 
+	vtFrom       string // where the visibility timeout comes from: "config", "queue", "default"; "" until Run reads the queue's
 	state        atomic.Int32
 	drainReq     chan struct{} // closed by Shutdown
 	drainOne     sync.Once
 	idleOnce     sync.Once     // logs the exit of ExitWhenIdle
 	cutShort     chan struct{} // closed when Shutdown's context ends before Run: the drain budget is spent
 	cutOne       sync.Once
+	spentByCtx   atomic.Bool // the drain budget ended with Shutdown's context: its handlers were cancelled
 	budget       drainBudget // when the drain budget ends (drain.go)
 	interrupted  context.Context
 	interrupt    context.CancelFunc // ends interrupted: Interrupt was called, the flush ends
@@ -58,8 +60,9 @@ type Consumer struct {
 	obs       observed // handlers running, with Config.Observer
 	drainMark Stats    // counts when the drain began: set by the receive watcher, read by Run after it ended
 
-	dead     *rules.DeadLetters // the dead-letter queue of Permanent failures (poison.go)
-	failures *failurelog.Log    // the WARN lines of failed handler runs, rate-limited
+	scale    atomic.Pointer[scaleSample] // the scaling signal's latest sample (scale.go); nil before the first
+	dead     *rules.DeadLetters          // the dead-letter queue of Permanent failures (poison.go)
+	failures *failurelog.Log             // the WARN lines of failed handler runs, rate-limited
 }
 
 // New returns a Consumer of mb that runs h for each message. It returns the
@@ -80,6 +83,10 @@ func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
 		return nil, errors.Join(errs...)
 	}
 	byContext := cfg.ShutdownTimeout == 0 // Shutdown's deadline, when it has one, is the budget
+	vtFrom := ""                          // read by Run
+	if cfg.VisibilityTimeout > 0 {
+		vtFrom = "config"
+	}
 	cfg = cfg.withDefaults()
 	owner, err := leases.New(mb, cfg.Visibility, cfg.Logger)
 	if err != nil {
@@ -101,6 +108,7 @@ func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
 		budget:       drainBudget{timeout: cfg.ShutdownTimeout, byContext: byContext, moved: make(chan struct{}, 1)},
 		interrupted:  interrupted,
 		interrupt:    interrupt,
+		vtFrom:       vtFrom,
 	}, nil
 }
 
@@ -114,9 +122,10 @@ func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
 // first, the drain budget is spent: the in-flight handlers' contexts are
 // cancelled (cause ErrDrainTimeout; not before those receives are back),
 // after DrainGrace their messages are given back, and Shutdown returns
-// ctx's error while Run completes. Shutdown before Run makes a later Run
-// return at once; after Run it returns nil. Only the first call's
-// deadline counts.
+// ctx's error while Run completes (ctx's error too when Run returned at
+// the moment ctx ended, its handlers cancelled by it). Shutdown before Run
+// makes a later Run return at once; after Run it returns nil. Only the
+// first call's deadline counts.
 func (c *Consumer) Shutdown(ctx context.Context) error {
 	if d, ok := ctx.Deadline(); ok {
 		c.budget.limit(d)
@@ -128,6 +137,16 @@ func (c *Consumer) Shutdown(ctx context.Context) error {
 	}
 	select {
 	case <-c.done:
+		// Run may return at the instant ctx ends, its handlers cancelled by
+		// that very deadline, before ctx's own timer has fired.
+		if c.spentByCtx.Load() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+				return context.DeadlineExceeded
+			}
+		}
 		return nil
 	case <-ctx.Done():
 		c.cutOne.Do(func() { close(c.cutShort) })
@@ -159,6 +178,17 @@ func (c *Consumer) Run(ctx context.Context) error {
 	defer c.dead.Close()
 	defer c.failures.Flush()
 
+	var attrs sqsloop.QueueAttributes // read at start-up already, for the check
+	adopted, read := c.vtFrom == "", false
+	if adopted {
+		var err error
+		if attrs, read, err = c.adoptQueueTimeout(ctx); err != nil {
+			return err
+		}
+		if read && c.cfg.Observer != nil {
+			c.sample(attrs) // for the first receive's event
+		}
+	}
 	c.logStart()
 	c.idle.reset(time.Now())
 
@@ -173,7 +203,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 
 	checkCtx, stopCheck := context.WithCancel(ctx)
 	checkDone := make(chan struct{})
-	go func() { defer close(checkDone); c.checkQueue(checkCtx) }()
+	go func() { defer close(checkDone); c.watchQueue(checkCtx, attrs, read, adopted) }()
 
 	handlers := newPool(c.cfg.Concurrency, c.cfg.Concurrency+maxAhead, func(s *sequence) {
 		defer c.intake.release(len(s.msgs))

@@ -52,5 +52,41 @@
 // queue's dead-letter queue at once (a copy saying why, then the delete),
 // and JSONHandler's handlers do so for a body that does not decode.
 //
+// # Lease lengths
+//
+// A zero Config.VisibilityTimeout is the queue's (read at start-up), and
+// a zero Visibility.Extension is chosen by the lease owner from the gaps
+// between beats it observes: the shortest extension that keeps the leases
+// of healthy handlers, so that a stuck one loses its message soon after
+// its last beat (see visibility.Config for the formula and the trade). A
+// handler that knows its beats come far apart says so with SetExtension.
+//
+// # Scaling signal
+//
+// How many consumers does a queue need? AWS's guidance for a fleet of SQS
+// workers compares the backlog per instance with an acceptable backlog per
+// instance (the latency target ÷ the time a message takes). A consumer
+// with an Observer reads its queue's approximate counts every 30 s (when
+// its Mailbox is an sqsloop.AttributesReader) and reports, on each
+// sqsloop.ReceiveEvent:
+//
+//	backlog per consumer = B ÷ N,  N = max(1, round(F ÷ h))
+//	recommended          = max(1, ⌈(F + B × T ÷ L) ÷ C⌉)
+//
+// with B the queue's visible messages (ApproximateNumberOfMessages), F its
+// messages in flight (ApproximateNumberOfMessagesNotVisible), h the
+// messages this consumer holds (its Concurrency when it holds none), T the
+// handlers' run time (a moving average that rises fast and falls slowly),
+// L Config.LatencyTarget, and C Config.Concurrency. N counts the consumers
+// as their share of the messages in flight: exact while the backlog is not
+// empty (every consumer then holds what it can), and the backlog per
+// consumer is 0 when it is. The recommended count keeps what is in flight
+// running (F ÷ C consumers: by Little's law, the arrival rate × T ÷ C) and
+// clears the backlog within L (B × T ÷ L more handlers busy). It assumes
+// consumers alike (one Concurrency, one handler) and SQS's counts, which
+// are approximate and up to a minute late. Package otelsqsloop exports both
+// as metrics, with the ECS and KEDA set-ups that scale on them; package
+// leasepage shows them.
+//
 // Delivery is at least once: a handler must tolerate seeing a message twice.
 package consumer

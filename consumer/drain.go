@@ -115,6 +115,7 @@ func (c *Consumer) awaitHandlers(handlers *pool, cancel context.CancelCauseFunc,
 			spent = shutdownEnded
 		}
 	}
+	c.spentByCtx.Store(spent == shutdownEnded)
 	cancelled := c.st.running.Load()
 	c.cfg.Logger.Warn("consumer: drain budget exhausted; cancelling in-flight handlers",
 		duration("budget", end.Sub(drainBegan).Round(time.Millisecond)), slog.Int64("handlers", cancelled))

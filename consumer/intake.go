@@ -145,6 +145,14 @@ func (in *intake) rtt() time.Duration {
 	return in.roundTrip
 }
 
+// runTime returns the moving average of a handler's run (see cautious), 0
+// until one has run.
+func (in *intake) runTime() time.Duration {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.handlerTime
+}
+
 // depth returns the receive-ahead depth now.
 func (in *intake) depth() int {
 	in.mu.Lock()

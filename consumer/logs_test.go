@@ -52,7 +52,8 @@ func records(t *testing.T, out string) []map[string]any {
 // What the consumer and its lease owner log, at DEBUG under
 // slog.JSONHandler, over a run with acks, a failure, a stale receipt
 // handle, two handlers that never beat, and a drain: the effective
-// configuration at start (a zero VisibilityTimeout reads 5m0s); durations
+// configuration at start (a zero VisibilityTimeout reads the queue's 30s,
+// a zero Extension the lease owner's choice); durations
 // as text, never nanoseconds; one WARN for a handler that never beat, the
 // second one counted and logged as a plain lost lease; lost-lease reasons
 // said once; DEBUG records of extension batches; the drain's start and end
@@ -134,7 +135,8 @@ func TestLogsSayWhatHappenedAndNoSecrets(t *testing.T) {
 			switch {
 			case msg == "consumer: started":
 				started++
-				if r["visibility_timeout"] != "5m0s" || r["interval"] != "1m0s" || r["extension"] != "5m0s" || r["wait_time"] != "1s" ||
+				if r["visibility_timeout"] != "30s" || r["visibility_timeout_from"] != "queue" || r["interval"] != "6s" ||
+					r["extension"] != "chosen, 18s–1h0m0s, 30s at first" || r["wait_time"] != "1s" ||
 					r["shutdown_timeout"] != "Shutdown's deadline, else 25s" || r["concurrency"] != 6.0 || r["max_extension"] != "12h0m0s" || !strings.HasPrefix(r["backoff"].(string), "1h0m0s") {
 					t.Errorf("the start record misses the effective configuration: %v", r)
 				}

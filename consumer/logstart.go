@@ -11,7 +11,8 @@ import (
 )
 
 // logStart logs, at INFO, the configuration Run runs with: every value
-// after defaults, so that a zero VisibilityTimeout visibly means 5m0s.
+// after defaults, so that a zero VisibilityTimeout visibly means the
+// queue's, and a zero Extension the lease owner's choice.
 func (c *Consumer) logStart() {
 	cfg := c.cfg
 	v := cfg.Visibility
@@ -30,14 +31,16 @@ func (c *Consumer) logStart() {
 		slog.String("queue", queueName(c.mb)),
 		slog.Int("concurrency", cfg.Concurrency),
 		duration("visibility_timeout", cfg.VisibilityTimeout),
+		slog.String("visibility_timeout_from", c.vtFrom),
 		duration("wait_time", cfg.WaitTime),
 		slog.String("extension_policy", extension),
 		duration("interval", v.Interval),
-		duration("extension", v.Extension),
+		c.extensionAttr(),
 		duration("max_extension", maxExt),
 		slog.String("backoff", describeBackoff(cfg.Backoff)),
 		c.shutdownTimeoutAttr(),
 		duration("exit_when_idle", cfg.ExitWhenIdle),
+		duration("latency_target", cfg.LatencyTarget),
 		duration("drain_grace", DrainGrace),
 		slog.Bool("cancel_on_lease_lost", v.CancelOnLeaseLost),
 	)
@@ -74,4 +77,18 @@ func (c *Consumer) shutdownTimeoutAttr() slog.Attr {
 		return slog.String("shutdown_timeout", "Shutdown's deadline, else "+c.cfg.ShutdownTimeout.String())
 	}
 	return duration("shutdown_timeout", c.cfg.ShutdownTimeout)
+}
+
+// extensionAttr is the extension as the start line logs it: "30s" when
+// fixed, "chosen, 18s–1h0m0s, 30s at first" when the lease owner chooses
+// it (see visibility.Config).
+func (c *Consumer) extensionAttr() slog.Attr {
+	switch v := c.cfg.Visibility; {
+	case v.Extension > 0:
+		return duration("extension", v.Extension)
+	case v.Disabled || v.FixedInterval:
+		return duration("extension", c.cfg.VisibilityTimeout)
+	}
+	lo, hi := c.leases.Lengths().Bounds(c.cfg.VisibilityTimeout)
+	return slog.String("extension", fmt.Sprintf("chosen, %v–%v, %v at first", lo, hi, c.cfg.VisibilityTimeout))
 }

@@ -30,10 +30,12 @@ type run struct {
 
 // observeReceive reports a receive call to the observer.
 func (c *Consumer) observeReceive(ctx context.Context, began time.Time, took time.Duration, asked int, msgs []*sqsloop.Message, err error) {
-	c.cfg.Observer.Received(ctx, sqsloop.ReceiveEvent{
+	e := sqsloop.ReceiveEvent{
 		Start: began, Duration: took, MaxMessages: asked, Messages: msgs, Err: err,
 		Ahead: c.intake.depth(), Held: c.leases.Held() + len(msgs),
-	})
+	}
+	c.scaleFields(&e)
+	c.cfg.Observer.Received(ctx, e)
 }
 
 // processStart reports the start of the handler of m, a message of s, and

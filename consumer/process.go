@@ -23,7 +23,8 @@ type sequence struct {
 	msgs    []*sqsloop.Message
 	leases  []*leases.Lease
 	hb      *heartbeat.Heartbeat // shared by the messages, beaten by their handlers; made when it starts
-	ctx     context.Context      // the handlers' context
+	cur     leases.Current       // the lease of the message running now, for SetExtension
+	ctx     context.Context      // the handlers' context, carrying cur
 	ctxs    []context.Context    // per message, with Visibility.CancelOnLeaseLost
 	cancels []context.CancelCauseFunc
 	run     *run // the handler run now, with Config.Observer (observe.go)
@@ -60,17 +61,17 @@ func (s *sequence) rest() (first, end int) {
 // beats. ctx is the handlers' context.
 func (c *Consumer) arrive(ctx context.Context, msgs []*sqsloop.Message) []*sequence {
 	seqs := sequences(msgs)
-	leases := make([]*leases.Lease, len(msgs)) // one allocation for the receive
+	held := make([]*leases.Lease, len(msgs)) // one allocation for the receive
 	var runs []run
 	if c.cfg.Observer != nil {
 		runs = make([]run, len(seqs)) // one allocation for the receive
 	}
 	for i, s := range seqs {
-		s.ctx = ctx
+		s.ctx = leases.NewContext(ctx, &s.cur)
 		if runs != nil {
 			s.run = &runs[i]
 		}
-		s.leases, leases = leases[:len(s.msgs):len(s.msgs)], leases[len(s.msgs):]
+		s.leases, held = held[:len(s.msgs):len(s.msgs)], held[len(s.msgs):]
 		for i, m := range s.msgs {
 			var cancel context.CancelCauseFunc
 			if c.cfg.Visibility.CancelOnLeaseLost {
@@ -174,6 +175,7 @@ func (c *Consumer) process(s *sequence) {
 		if s.ctxs != nil {
 			mctx = heartbeat.NewContext(s.ctxs[i], s.hb)
 		}
+		s.cur.Set(lease)
 		c.st.started.Add(1)
 		c.st.running.Add(1)
 		began := time.Now()

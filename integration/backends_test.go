@@ -15,6 +15,12 @@ import (
 // "sqlmailbox/sqlite" and "sqlmailbox/postgres" (forEachSQLBackend). body
 // creates its queues with h.NewQueue and waits with h.Sleep.
 //
+// The subtests run in parallel (t.Parallel): the wire ones mostly wait on
+// their server, so a scenario takes as long as its slowest backend, not
+// the sum. So forEachBackend is the last thing its caller does (the
+// subtests start once the caller's function has returned), and body shares
+// nothing mutable across backends.
+//
 // It is the entry point for end-to-end consumer scenarios
 // (consumer_e2e_test.go): write one body and it runs on every backend.
 func forEachBackend(t *testing.T, body func(t *testing.T, h mailboxtest.Harness)) {
@@ -28,9 +34,11 @@ func forEachBackend(t *testing.T, body func(t *testing.T, h mailboxtest.Harness)
 func forEachSQSBackend(t *testing.T, body func(t *testing.T, h mailboxtest.Harness)) {
 	t.Helper()
 	t.Run(harness.Mem{}.Name(), func(t *testing.T) {
+		t.Parallel()
 		harness.Mem{}.Run(t, func(t *testing.T) { body(t, harness.Mem{}) })
 	})
 	t.Run("sqsmailbox", func(t *testing.T) {
+		t.Parallel()
 		h := sqsServerHarness(t)
 		h.Run(t, func(t *testing.T) { body(t, h) })
 	})

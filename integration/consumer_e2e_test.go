@@ -215,7 +215,6 @@ func TestE2EShutdownGivesBackUnstarted(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		inFlight := c.Stats().Started
 		began := time.Now()
 		shutdown := make(chan error, 1)
 		go func() { shutdown <- c.Shutdown(context.Background()) }()
@@ -255,9 +254,15 @@ func TestE2EShutdownGivesBackUnstarted(t *testing.T) {
 		if err := <-runDone; err != nil {
 			t.Fatal(err)
 		}
+		// The first receive's handlers may still be starting when Shutdown
+		// is called (the pool starts them on goroutines of its own; one
+		// not yet taken by a worker when the drain begins is given back
+		// too), so what was in flight is counted once Run has returned:
+		// every message that started was acked, every other one (the held
+		// receive's at least) given back.
 		st := c.Stats()
-		if st.Acked != inFlight || st.GivenBack != int64(want) || st.AckFailed != 0 {
-			t.Fatalf("%s: stats %+v: want the %d in-flight acked and %d given back", h.Name(), st, inFlight, want)
+		if st.Started == 0 || st.Acked != st.Started || st.GivenBack < int64(want) || st.Received != st.Started+st.GivenBack || st.AckFailed != 0 {
+			t.Fatalf("%s: stats %+v: want every started message acked and the rest, the %d held ones among them, given back", h.Name(), st, want)
 		}
 	})
 }

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"log/slog"
@@ -16,6 +15,7 @@ import (
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/heartbeat"
+	"github.com/sqsloop/sqsloop/internal/harness"
 	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/sqlmailbox/sqlite"
 )
@@ -71,7 +71,7 @@ func (g *gatedHandlers) let() { g.once.Do(func() { close(g.release) }) }
 func drainThroughSlowAcks(t *testing.T, mb sqsloop.Mailbox, check sqsloop.Mailbox, slowFor time.Duration, hold func() (end func())) {
 	ctx := t.Context()
 	mailboxtest.SendBodies(ctx, t, mb, jobBodies(8)...)
-	var logs syncBuffer
+	var logs harness.Buffer // the test reads while the logger writes
 	h := newGatedHandlers(8)
 	c, err := consumer.New(mb, h.handle, consumer.Config{Concurrency: 8, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
@@ -110,25 +110,6 @@ func drainThroughSlowAcks(t *testing.T, mb sqsloop.Mailbox, check sqsloop.Mailbo
 	if a := counts(t, check); a.ApproximateMessages != 0 || a.ApproximateMessagesInFlight != 0 {
 		t.Errorf("queue: %d visible, %d in flight after the drain, want none: every message deleted", a.ApproximateMessages, a.ApproximateMessagesInFlight)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes (a slog handler
-// serializes its own, but the test reads while it writes).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // The acks decided during a drain are sent within the drain budget, on

@@ -41,7 +41,10 @@ var _ interface {
 // cancelled at its 2 s and their messages given back, while the critical
 // consumer still finishes its jobs: Run reports the background loop's
 // drain timeout. Either way nothing is lost: every job that finished ran
-// once and was acked, and every other one is in its queue again.
+// once and was acked, and every other one is in its queue again: at once,
+// or, for one a receive brought after the consumer gave up on it at
+// shutdown (an answer later than the receive grace, from a loaded
+// server), after its visibility timeout, as on SQS.
 func TestE2EPriorityShutdownUnderOneBudget(t *testing.T) {
 	t.Parallel()
 	for _, bgJob := range []time.Duration{300 * time.Millisecond, 5 * time.Second} {
@@ -53,16 +56,17 @@ func TestE2EPriorityShutdownUnderOneBudget(t *testing.T) {
 
 func priorityShutdown(t *testing.T, h mailboxtest.Harness, bgJob time.Duration) {
 	ctx := t.Context()
-	longQ, cleanLong := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: 10 * time.Second})
+	const vis = 10 * time.Second
+	longQ, cleanLong := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: vis})
 	defer cleanLong()
-	shortQ, cleanShort := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: 10 * time.Second})
+	shortQ, cleanShort := h.NewQueue(ctx, t, mailboxtest.QueueOptions{VisibilityTimeout: vis})
 	defer cleanShort()
 	longIDs := mailboxtest.SendBodies(ctx, t, longQ.Mailbox, jobBodies(4)...)
 	shortIDs := mailboxtest.SendBodies(ctx, t, shortQ.Mailbox, jobBodies(40)...)
 
 	cfg := func(n int) consumer.Config {
 		return consumer.Config{
-			Concurrency: n, VisibilityTimeout: 10 * time.Second, WaitTime: time.Second,
+			Concurrency: n, VisibilityTimeout: vis, WaitTime: time.Second,
 			Visibility: visibility.Config{Interval: 2 * time.Second, Extension: 10 * time.Second},
 			Logger:     quietLogger, // ShutdownTimeout left zero: the group's share is the budget
 		}
@@ -153,7 +157,17 @@ func priorityShutdown(t *testing.T, h mailboxtest.Harness, bgJob time.Duration) 
 		runs *runLog
 		ids  []string
 	}{{"long", longQ, longRuns, longIDs}, {"short", shortQ, shortRuns, shortIDs}} {
-		left := leftovers(ctx, t, q.mb.Mailbox, time.Second)
+		// Every unfinished job is back at once, but for those of a receive
+		// the consumer abandoned at shutdown (its answer later than the
+		// receive grace, as from a loaded server): hidden, as on SQS, for
+		// their visibility timeout.
+		var unfinished []string
+		for _, id := range q.ids {
+			if !q.runs.finishedAll([]string{id}) {
+				unfinished = append(unfinished, id)
+			}
+		}
+		left := leftoversAwaiting(ctx, t, q.mb.Mailbox, time.Second, unfinished, vis+2*time.Second)
 		seen := map[string]int{}
 		for _, m := range left {
 			seen[m.ID]++

@@ -175,10 +175,10 @@ func sendFrom(ctx context.Context, p *producer.Producer, n, senders int) []error
 	return errs
 }
 
-// The producer's promise on both backends: 10,000 messages sent with Send
-// from 32 goroutines arrive exactly once each (by body), in at most 1,010
-// SendMessageBatch calls, each Send returning the ID the message arrives
-// with.
+// The producer's promise on both backends: 2,000 messages sent with Send
+// from 32 goroutines arrive exactly once each (by body), in at most 210
+// SendMessageBatch calls (full batches but for 10), each Send returning the
+// ID the message arrives with.
 func TestE2EProducerSendsEachOnce(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, h mailboxtest.Harness) {
@@ -188,10 +188,11 @@ func TestE2EProducerSendsEachOnce(t *testing.T) {
 		// The bound is about coalescing, not the linger's length: 50 ms
 		// rather than the default 5 ms, so that a sender a loaded machine
 		// deschedules for a few milliseconds still finds its batch open
-		// (with 5 ms, CI made 1,015–1,025 calls once in a while).
+		// (with 5 ms, CI made 1,015–1,025 calls for 10,000 messages, bound
+		// 1,010, once in a while).
 		p, counted := newProducer(t, q.Mailbox, 0, 1, producer.Config{Linger: 50 * time.Millisecond})
 		log := counted.log
-		const n, senders = 10_000, 32
+		const n, senders = 2_000, 32
 		ids := make([]string, n)
 		var next atomic.Int64
 		var wg sync.WaitGroup
@@ -216,8 +217,8 @@ func TestE2EProducerSendsEachOnce(t *testing.T) {
 		st := p.Stats()
 		t.Logf("%s: %d messages from %d goroutines in %v: %d SendMessageBatch calls (%.2f entries each); stats %+v",
 			h.Name(), n, senders, took.Round(time.Millisecond), log.calls, float64(st.Entries)/float64(st.Calls), st)
-		if log.calls > 1010 {
-			t.Errorf("%s: %d SendMessageBatch calls, want at most 1,010", h.Name(), log.calls)
+		if limit := n/sqsloop.MaxBatchSize + 10; log.calls > limit {
+			t.Errorf("%s: %d SendMessageBatch calls, want at most %d", h.Name(), log.calls, limit)
 		}
 		for i := range n {
 			if c := got[fmt.Sprint("p-", i)]; c != 1 {
@@ -236,11 +237,12 @@ func TestE2EProducerSendsEachOnce(t *testing.T) {
 
 // With 30 % of SendMessageBatch calls failing (half before the queue, half
 // after it applied them) and 30 % of the entries of the others failing
-// alone, every one of 10,000 messages sent from 32 goroutines either
-// arrives or has its Send return an error; a message whose Send succeeded
-// arrives; the producer never sends a message again after a call answered
-// that it was sent; the only copies are those of calls whose answer was
-// lost (SQS's at least once, counted and reported).
+// alone, every one of 2,000 messages sent from 32 goroutines (600-860
+// calls, some 100 failing before the queue, 100 after it, and 850 entries
+// alone) either arrives or has its Send return an error; a message whose
+// Send succeeded arrives; the producer never sends a message again after a
+// call answered that it was sent; the only copies are those of calls whose
+// answer was lost (SQS's at least once, counted and reported).
 func TestE2EProducerUnderFaults(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, h mailboxtest.Harness) {
@@ -249,7 +251,9 @@ func TestE2EProducerUnderFaults(t *testing.T) {
 		defer cleanup()
 		p, fs := newProducer(t, q.Mailbox, faultRate, 20261125, producer.Config{})
 		log := fs.log
-		const n, senders = 10_000, 32
+		// Each message's fate is checked, so what counts is that the faults
+		// hit every path many times, not the number of messages.
+		const n, senders = 2_000, 32
 		began := time.Now()
 		errs := sendFrom(ctx, p, n, senders)
 		took := time.Since(began)

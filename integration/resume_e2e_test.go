@@ -60,13 +60,20 @@ func (r *receiveLog) after(down, back time.Time) (received, started time.Time, f
 	return received, time.Time{}, failed
 }
 
-// resumeAfterOutage runs a consumer (default settings: 20 s long polls)
-// through 300 jobs of 20 ms on mb; once 50 are done, stop takes the
-// mailbox away for outage and start brings it back. It checks that the
-// first receive that succeeds after the mailbox is back completes within
-// bound of it (the promise is a second: the back-off stops at 1 s, and the
-// probe after it is a short poll), that Ready is nil then, and that every
-// job runs.
+// resumeAfterOutage runs a consumer (default settings but for the
+// visibility timeout: 20 s long polls) through 300 jobs of 20 ms on mb;
+// once 50 are done, stop takes the mailbox away for outage and start
+// brings it back. It checks that the first receive that succeeds after the
+// mailbox is back completes within bound of it (the promise is a second:
+// the back-off stops at 1 s, and the probe after it is a short poll), that
+// Ready is nil then, and that every job runs.
+//
+// A receive the outage cuts off after the server handed out its messages
+// (the answer lost on the way) leaves them hidden for their visibility
+// timeout, as on SQS; they run once it lapses. So the visibility timeout
+// is the outage and 5 s (the default, 5 min, would outlast the test's
+// minute): long enough that no lease of a job done before the outage
+// lapses while its ack waits for the mailbox to come back.
 func resumeAfterOutage(t *testing.T, mb sqsloop.Mailbox, outage, bound time.Duration, stop, start func()) {
 	ctx := t.Context()
 	ids := mailboxtest.SendBodies(ctx, t, mb, jobBodies(300)...)
@@ -81,7 +88,7 @@ func resumeAfterOutage(t *testing.T, mb sqsloop.Mailbox, outage, bound time.Dura
 			fifty.Do(func() { close(reached) })
 		}
 		return nil
-	}), consumer.Config{Concurrency: 4, Logger: quietLogger, Observer: log})
+	}), consumer.Config{Concurrency: 4, VisibilityTimeout: outage + 5*time.Second, Logger: quietLogger, Observer: log})
 	if err != nil {
 		t.Fatal(err)
 	}

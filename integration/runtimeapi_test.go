@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sqsloop/sqsloop/internal/harness"
 )
 
 // runtimeAPI serves the AWS Lambda Runtime API (version 2018-06-01, the
@@ -147,7 +149,7 @@ func buildExample(t *testing.T, name string, flags ...string) string {
 // startRuntime runs bin as Lambda runs a custom runtime: with the Runtime
 // API's address and the function's environment, plus env. It is killed,
 // and api closed, when the test ends; stderr holds what it logged.
-func startRuntime(t *testing.T, bin string, api *runtimeAPI, env ...string) *logBuffer {
+func startRuntime(t *testing.T, bin string, api *runtimeAPI, env ...string) *harness.Buffer {
 	t.Helper()
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(),
@@ -159,7 +161,7 @@ func startRuntime(t *testing.T, bin string, api *runtimeAPI, env ...string) *log
 		"LAMBDA_TASK_ROOT="+filepath.Dir(bin),
 	)
 	cmd.Env = append(cmd.Env, env...)
-	stderr := &logBuffer{}
+	stderr := &harness.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -173,22 +175,4 @@ func startRuntime(t *testing.T, bin string, api *runtimeAPI, env ...string) *log
 		}
 	})
 	return stderr
-}
-
-// logBuffer collects a process's output; safe to read while it writes.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -17,9 +17,11 @@ func forEachSQLBackend(t *testing.T, body func(t *testing.T, h mailboxtest.Harne
 	t.Helper()
 	lite := sqlharness.SQLite{}
 	t.Run(lite.Name(), func(t *testing.T) {
+		t.Parallel()
 		lite.Run(t, func(t *testing.T) { body(t, lite) })
 	})
 	t.Run("sqlmailbox/postgres", func(t *testing.T) {
+		t.Parallel()
 		h := sqlharness.NewPostgres(t)
 		h.Run(t, func(t *testing.T) { body(t, h) })
 	})

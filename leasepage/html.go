@@ -19,8 +19,9 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"secs": func(s float64) string {
 		return (time.Duration(s * float64(time.Second))).Round(100 * time.Millisecond).String()
 	},
-	"clock": func(t time.Time) string { return t.Format("15:04:05.0") },
-	"deref": func(f *float64) float64 { return *f },
+	"clock":     func(t time.Time) string { return t.Format("15:04:05.0") },
+	"deref":     func(f *float64) float64 { return *f },
+	"deref_int": func(n *int) int { return *n },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="refresh" content="{{.Refresh}}">
@@ -53,6 +54,8 @@ code{font-size:13px;white-space:nowrap}
 <tr><th>handler runs</th>{{range $k, $v := .V.Outcomes}}<td>{{$k}} <b>{{$v}}</b></td>{{end}}</tr>
 <tr><th>leases lost</th>{{range $k, $v := .V.LeasesLost}}<td>{{$k}} <b>{{$v}}</b></td>{{end}}</tr>
 <tr><th>calls</th><td>receives <b>{{.V.Receives}}</b></td><td>receive errors <b>{{.V.ReceiveErrors}}</b></td><td>extensions <b>{{.V.Extensions}}</b></td><td>late extensions <b>{{.V.LateExtensions}}</b></td></tr>
+<tr><th>lease</th><td>extension <b id="extension">{{if .V.Lease.Extension}}{{secs .V.Lease.Extension}}{{else}}–{{end}}</b></td><td>beat gap, 99th percentile <b id="beat-gap">{{if .V.Lease.BeatGap}}{{secs .V.Lease.BeatGap}}{{else}}–{{end}}</b></td></tr>
+{{with .V.Scaling}}<tr><th>scaling</th><td>backlog <b id="backlog">{{.Backlog}}</b></td><td>per consumer <b id="backlog-per-consumer">{{printf "%.1f" .BacklogPerConsumer}}</b></td><td>consumers recommended <b id="recommended">{{if .RecommendedConsumers}}{{deref_int .RecommendedConsumers}}{{else}}–{{end}}</b></td><td class="muted">read {{clock .ReadAt}}</td></tr>{{end}}
 <tr><th>now</th><td>held <b>{{.V.Held}}</b></td><td>receive-ahead <b>{{.V.ReceiveAhead}}</b></td><td>drain <b id="drain">{{.V.Drain.State}}</b></td>{{if ne .V.Drain.State "running"}}<td>given back {{.V.Drain.GivenBack}}, finished {{.V.Drain.Finished}}, abandoned {{.V.Drain.Abandoned}}</td>{{end}}</tr>
 </table>
 <h2>Last errors</h2>

@@ -12,7 +12,10 @@
 // with its beats marked (inline SVG), so that a stuck handler (a bar with
 // no recent beat, running out) stands out. Below: the handler runs by
 // outcome, lost leases by reason, the receive-ahead depth, the drain's
-// state, and the last errors. It is plain HTML that reloads itself (no
+// state, the extension the lease owner asks for (its adaptive choice and
+// the 99th percentile of beat gaps it follows, see visibility.Config), the
+// scaling signal (the queue's backlog, the backlog per consumer and the
+// recommended consumer count, see package consumer), and the last errors. It is plain HTML that reloads itself (no
 // JavaScript); ?format=json gives the same as JSON for scripts.
 //
 // It never shows a message body or a receipt handle (error texts have the
@@ -69,6 +72,8 @@ type Page struct {
 	lost                                      map[string]int64 // by sqsloop.LeaseLostEvent.Reason
 	receives, receiveErrors, extensions, late int64
 	ahead, held                               int
+	extension, beatGap                        time.Duration         // the lease owner's choice, as the last batch call reported it
+	scale                                     *sqsloop.ReceiveEvent // the last receive with the scaling signal (Messages dropped)
 	drain                                     *sqsloop.DrainEvent
 	drainAt                                   time.Time
 	errs                                      []errorNote
@@ -112,6 +117,10 @@ func (p *Page) Received(_ context.Context, e sqsloop.ReceiveEvent) {
 	defer p.mu.Unlock()
 	p.receives++
 	p.ahead, p.held = e.Ahead, e.Held
+	if !e.QueueReadAt.IsZero() {
+		e.Messages = nil // not kept past the call
+		p.scale = &e
+	}
 	if e.Err != nil {
 		p.receiveErrors++
 		p.note("receive", e.Err, "")
@@ -153,6 +162,9 @@ func (p *Page) Settled(e sqsloop.SettleEvent) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.held = e.Held
+	if e.Extension > 0 {
+		p.extension, p.beatGap = e.Extension, e.BeatGap
+	}
 	if e.Err != nil { // every entry failed with it: one note
 		handles := make([]string, len(e.Entries))
 		for i, en := range e.Entries {

@@ -23,6 +23,8 @@ type view struct {
 	ReceiveAhead   int              `json:"receive_ahead"`
 	Held           int              `json:"held"`
 	Drain          drainView        `json:"drain"`
+	Lease          leaseChoice      `json:"lease"`
+	Scaling        *scalingView     `json:"scaling"` // null until the consumer read the queue's counts
 	Errors         []errorView      `json:"errors"`
 
 	from, to time.Time // the bars' time axis
@@ -42,6 +44,22 @@ type leaseView struct {
 	DeadlineIn   float64     `json:"deadline_in_seconds"` // negative: past
 	Extensions   int         `json:"extensions"`
 	Beats        []time.Time `json:"beats"`
+}
+
+// leaseChoice is the extension the lease owner asks for (0 before its
+// first batch call) and the beat gap it follows (0: none observed, or a
+// fixed extension).
+type leaseChoice struct {
+	Extension float64 `json:"extension_seconds"`
+	BeatGap   float64 `json:"beat_gap_p99_seconds"`
+}
+
+// scalingView is the scaling signal of the last receive that carried it.
+type scalingView struct {
+	ReadAt               time.Time `json:"read_at"`
+	Backlog              int       `json:"backlog"`
+	BacklogPerConsumer   float64   `json:"backlog_per_consumer"`
+	RecommendedConsumers *int      `json:"recommended_consumers"` // null: no latency target, or no handler ran yet
 }
 
 type drainView struct {
@@ -70,6 +88,13 @@ func (p *Page) view() view {
 		Receives: p.receives, ReceiveErrors: p.receiveErrors, Extensions: p.extensions, LateExtensions: p.late,
 		ReceiveAhead: p.ahead, Held: p.held, Drain: drainView{State: "running"},
 		InFlight: []leaseView{}, Errors: []errorView{},
+	}
+	v.Lease = leaseChoice{Extension: p.extension.Seconds(), BeatGap: p.beatGap.Seconds()}
+	if e := p.scale; e != nil {
+		v.Scaling = &scalingView{ReadAt: e.QueueReadAt, Backlog: e.Backlog, BacklogPerConsumer: e.BacklogPerConsumer}
+		if n := e.RecommendedConsumers; n > 0 {
+			v.Scaling.RecommendedConsumers = &n
+		}
 	}
 	if d := p.drain; d != nil {
 		v.Drain = drainView{State: d.Phase, Since: p.drainAt, Running: d.Running, GivenBack: d.GivenBack, Finished: d.Finished, Abandoned: d.Abandoned}

@@ -64,6 +64,10 @@ type QueueOptions struct {
 	// policy that moves a message there after this many receives (SQS allows
 	// 1–1000).
 	MaxReceiveCount int
+
+	// Priority makes a queue with priorities (sqsloop.QueueSpec.Priority),
+	// which only a harness with Features.Priority can make.
+	Priority bool
 }
 
 // Queue is what Harness.NewQueue returns: the queue's mailbox and, with a
@@ -91,7 +95,7 @@ type Queue struct {
 // declares a difference: a scenario that meets it logs it by name, and may expect the
 // departure (a harness without LeaseCeiling whose mailbox does refuse an
 // extend past 12 hours fails TestLeaseCeiling). Amazon SQS has every field
-// true but VirtualTime.
+// true but VirtualTime and Priority.
 type Features struct {
 	// VirtualTime: Run uses testing/synctest, so scenarios may check exact
 	// instants (a message reappears exactly when its visibility timeout ends).
@@ -105,6 +109,11 @@ type Features struct {
 
 	// AttributesReader: the mailbox implements sqsloop.AttributesReader.
 	AttributesReader bool
+
+	// Priority: the implementation keeps queues with priorities
+	// (sqsloop.QueueSpec.Priority), which SQS has not: a capability beyond
+	// SQS's, not a difference from it.
+	Priority bool
 
 	// LeaseCeiling: ChangeVisibility reaching past 12 h after the receive
 	// fails its entry with sqsloop.ErrLeaseCeiling, as SQS does.

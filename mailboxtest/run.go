@@ -38,6 +38,8 @@ var scenarios = []scenario{
 	{"TestCloseStopsEveryCall", testCloseStopsEveryCall},
 	{"TestQueueAttributes", testQueueAttributes},
 	{"TestOpenDeadLetterQueue", testOpenDeadLetterQueue},
+	{"TestPriorityOrdersReceives", testPriorityOrdersReceives},
+	{"TestPriorityOrdersFIFOGroups", testPriorityOrdersFIFOGroups},
 }
 
 // ScenarioNames returns the names of the conformance scenarios, in the order
@@ -59,7 +61,7 @@ func ScenarioNames() []string {
 // by default) would run them two at a time on a two-core machine.
 //
 // A scenario skips when h lacks a feature it needs (Features.FIFO,
-// Features.DLQ, Features.AttributesReader), and logs a declared difference by
+// Features.DLQ, Features.AttributesReader, Features.Priority), and logs a declared difference by
 // name (see the Diff… constants) where h's Features say it departs from SQS.
 // On a real server the suite takes about as long as its longest scenario
 // (about 5 s); under a virtual-time harness, next to no wall-clock time.

@@ -1,6 +1,7 @@
 package memmailbox
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -32,14 +33,16 @@ type Broker struct {
 // Queue.OpenDeadLetterQueue or Broker.Queue(spec.DeadLetterQueueName()).
 //
 // Errors: spec.Validate's (wrapping sqsloop.ErrInvalidArgument, naming each
-// field and its range); spec.Match's when the queue or its dead-letter queue
+// field and its range); with spec.Priority, an error wrapping
+// sqsloop.ErrInvalidArgument that names it (memmailbox has no priorities,
+// as SQS has none); spec.Match's when the queue or its dead-letter queue
 // exists with other attributes (wrapping sqsloop.ErrInvalidArgument, naming
 // each attribute that differs; SQS: QueueAlreadyExists); after Close, an
 // error wrapping sqsloop.ErrMailboxClosed. Nothing is created on an error
 // but a dead-letter queue made before the queue's own problem was found, as
 // on SQS.
 func (b *Broker) CreateQueue(spec sqsloop.QueueSpec) (*Queue, error) {
-	if err := spec.Validate(); err != nil {
+	if err := errors.Join(spec.Validate(), refusePriority(spec)); err != nil {
 		return nil, err
 	}
 	b.mu.Lock()
@@ -99,4 +102,15 @@ func (b *Broker) Close() error {
 		s.close()
 	}
 	return nil
+}
+
+// refusePriority returns the error of a spec asking for priorities, which
+// memmailbox does not keep, as SQS does not: a program counting on them is
+// told at setup rather than served in another order.
+func refusePriority(spec sqsloop.QueueSpec) error {
+	if !spec.Priority {
+		return nil
+	}
+	return fmt.Errorf("memmailbox: CreateQueue %q: QueueSpec.Priority: must be false on memmailbox, which has no priorities (SQS has none; sqlmailbox keeps them), got true: %w",
+		spec.Name, sqsloop.ErrInvalidArgument)
 }

@@ -76,9 +76,83 @@
 // that returned after their lease was lost, by sqsloop.never_beat),
 // sqsloop.settled.messages ({message}; entries of delete and visibility
 // calls by aws.sqs.settle.kind, error.type on failed ones),
-// sqsloop.receive.errors ({call}; by error.type), and two gauges sampled at
+// sqsloop.receive.errors ({call}; by error.type), and gauges sampled at
 // every receive and batch call: sqsloop.messages.in_flight ({message}; leases
-// held) and sqsloop.receive_ahead.depth ({message}).
+// held) and sqsloop.receive_ahead.depth ({message}); the lease owner's
+// choice (visibility.Config), sqsloop.lease.extension (s; the visibility
+// timeout it asks for when it extends a lease) and sqsloop.lease.beat_gap
+// (s; the 99th percentile of the gaps between beats it follows, once
+// observed); and the scaling signal below, sqsloop.queue.backlog ({message};
+// the queue's visible messages), sqsloop.backlog_per_consumer ({message})
+// and sqsloop.consumers.recommended ({consumer}; with
+// consumer.Config.LatencyTarget, once a handler has run).
+//
+// # Scaling
+//
+// AWS's guidance for scaling a fleet of SQS workers (EC2 Auto Scaling,
+// "Scaling policy based on Amazon SQS") tracks the backlog per instance
+// (ApproximateNumberOfMessages ÷ running instances) against an acceptable
+// backlog per instance (the latency target ÷ the time one message takes).
+// A consumer knows both halves (see package consumer): it reads its queue's
+// counts every 30 s and measures its handlers, so it reports
+// sqsloop.backlog_per_consumer, and, given a latency target,
+// sqsloop.consumers.recommended: how many consumers like itself the queue
+// needs, at least 1. Every consumer of a queue reports the same queue; take
+// the maximum over them. Scale on the recommended count:
+//
+// Amazon ECS (Application Auto Scaling, target tracking with metric math):
+// export the metrics to CloudWatch (the AWS Distro for OpenTelemetry
+// collector's awsemf exporter, namespace "sqsloop" here), and keep the
+// recommended count per running task at 1:
+//
+//	{
+//	  "TargetValue": 1.0,
+//	  "CustomizedMetricSpecification": {"Metrics": [
+//	    {"Id": "recommended", "ReturnData": false, "MetricStat": {"Stat": "Maximum", "Metric": {
+//	      "Namespace": "sqsloop", "MetricName": "sqsloop.consumers.recommended",
+//	      "Dimensions": [{"Name": "messaging.destination.name", "Value": "jobs"}]}}},
+//	    {"Id": "running", "ReturnData": false, "MetricStat": {"Stat": "Average", "Metric": {
+//	      "Namespace": "ECS/ContainerInsights", "MetricName": "RunningTaskCount",
+//	      "Dimensions": [{"Name": "ClusterName", "Value": "prod"}, {"Name": "ServiceName", "Value": "jobs-worker"}]}}},
+//	    {"Id": "ratio", "Expression": "recommended / running", "ReturnData": true}
+//	  ]}
+//	}
+//
+// given to aws application-autoscaling put-scaling-policy --policy-type
+// TargetTrackingScaling --service-namespace ecs --scalable-dimension
+// ecs:service:DesiredCount as --target-tracking-scaling-policy-configuration.
+// Target tracking sets the desired count to about the running count times
+// the ratio: the recommended count. (AWS's own recipe divides SQS's
+// ApproximateNumberOfMessagesVisible by RunningTaskCount and targets the
+// acceptable backlog per task, Concurrency × LatencyTarget ÷ handler time,
+// which must then be fixed by hand; the recommended count follows the
+// handler time as it changes.)
+//
+// Kubernetes (KEDA's prometheus scaler, with the metrics in Prometheus as
+// sqsloop_consumers_recommended): the HPA's AverageValue target makes the
+// replicas ceil(value ÷ threshold), so a threshold of 1 makes them the
+// recommended count:
+//
+//	apiVersion: keda.sh/v1alpha1
+//	kind: ScaledObject
+//	metadata: {name: jobs-worker}
+//	spec:
+//	  scaleTargetRef: {name: jobs-worker}
+//	  minReplicaCount: 1 # a consumer must run to report
+//	  maxReplicaCount: 50
+//	  triggers:
+//	    - type: prometheus
+//	      metadata:
+//	        serverAddress: http://prometheus.monitoring:9090
+//	        query: max(sqsloop_consumers_recommended{messaging_destination_name="jobs"})
+//	        threshold: "1"
+//
+// To scale from zero, add KEDA's aws-sqs-queue trigger (queueLength: the
+// acceptable backlog per consumer): it sees the queue when no consumer
+// runs; KEDA follows the larger of the two. Without Prometheus, KEDA's
+// metrics-api scaler reads the same number from the lease page's JSON
+// (package leasepage; valueLocation: scaling.recommended_consumers) of any
+// one consumer behind a Service.
 //
 // # Propagation
 //

@@ -3,6 +3,7 @@ package otelsqsloop
 import (
 	"context"
 	"slices"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -61,25 +62,61 @@ func (in *instruments) init(m metric.Meter, o *Observer) error {
 	in.lateResults = count("sqsloop.process.late_results", "{message}", "Handlers that returned after their lease was lost.")
 	in.settled = count("sqsloop.settled.messages", "{message}", "Entries of delete and visibility-change calls, by kind.")
 	in.recvError = count("sqsloop.receive.errors", "{call}", "Receive calls that failed.")
-	held, e := m.Int64ObservableGauge("sqsloop.messages.in_flight", metric.WithUnit("{message}"),
-		metric.WithDescription("Messages whose leases the consumer holds: running, waiting for a handler, or being settled."))
-	if e != nil && err == nil {
-		err = e
+	intGauge := func(name, unit, desc string) metric.Int64ObservableGauge {
+		g, e := m.Int64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		if e != nil && err == nil {
+			err = e
+		}
+		return g
 	}
-	ahead, e := m.Int64ObservableGauge("sqsloop.receive_ahead.depth", metric.WithUnit("{message}"),
-		metric.WithDescription("Messages the consumer may ask for beyond its free handler slots."))
-	if e != nil && err == nil {
-		err = e
+	floatGauge := func(name, unit, desc string) metric.Float64ObservableGauge {
+		g, e := m.Float64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		if e != nil && err == nil {
+			err = e
+		}
+		return g
 	}
+	held := intGauge("sqsloop.messages.in_flight", "{message}", "Messages whose leases the consumer holds: running, waiting for a handler, or being settled.")
+	ahead := intGauge("sqsloop.receive_ahead.depth", "{message}", "Messages the consumer may ask for beyond its free handler slots.")
+	extension := floatGauge("sqsloop.lease.extension", "s", "The visibility timeout the lease owner asks for when it extends a lease: its adaptive choice, or the fixed extension.")
+	beatGap := floatGauge("sqsloop.lease.beat_gap", "s", "The 99th percentile of the gaps between beats the lease owner observed, which its adaptive extension follows.")
+	backlog := intGauge("sqsloop.queue.backlog", "{message}", "The queue's visible messages (ApproximateNumberOfMessages), as the consumer last read them.")
+	perConsumer := floatGauge("sqsloop.backlog_per_consumer", "{message}", "The queue's visible messages shared among its consumers, as many as its messages in flight make.")
+	recommended := intGauge("sqsloop.consumers.recommended", "{consumer}", "The consumers the queue needs for the consumer's latency target.")
 	if err != nil {
 		return err
 	}
 	_, err = m.RegisterCallback(func(_ context.Context, obs metric.Observer) error {
-		obs.ObserveInt64(held, o.held.Load(), o.opts.plain)
-		obs.ObserveInt64(ahead, o.ahead.Load(), o.opts.plain)
+		opt := o.opts.plain
+		obs.ObserveInt64(held, o.held.Load(), opt)
+		obs.ObserveInt64(ahead, o.ahead.Load(), opt)
+		if l := o.lease.Load(); l != nil {
+			obs.ObserveFloat64(extension, l.extension.Seconds(), opt)
+			if l.beatGap > 0 {
+				obs.ObserveFloat64(beatGap, l.beatGap.Seconds(), opt)
+			}
+		}
+		if s := o.scale.Load(); s != nil {
+			obs.ObserveInt64(backlog, int64(s.backlog), opt)
+			obs.ObserveFloat64(perConsumer, s.perConsumer, opt)
+			if s.recommended > 0 {
+				obs.ObserveInt64(recommended, int64(s.recommended), opt)
+			}
+		}
 		return nil
-	}, held, ahead)
+	}, held, ahead, extension, beatGap, backlog, perConsumer, recommended)
 	return err
+}
+
+// leaseSample is the lease owner's choice of extension, as the latest
+// batch call reported it.
+type leaseSample struct{ extension, beatGap time.Duration }
+
+// scaleSample is the scaling signal, as the latest receive reported it.
+type scaleSample struct {
+	backlog     int
+	perConsumer float64
+	recommended int
 }
 
 // operation is one kind of call or handler run an Observer reports: its

@@ -21,6 +21,11 @@ import (
 func (o *Observer) Received(ctx context.Context, e sqsloop.ReceiveEvent) {
 	o.ahead.Store(int64(e.Ahead))
 	o.held.Store(int64(e.Held))
+	if !e.QueueReadAt.IsZero() {
+		if s := o.scale.Load(); s == nil || s.backlog != e.Backlog || s.perConsumer != e.BacklogPerConsumer || s.recommended != e.RecommendedConsumers {
+			o.scale.Store(&scaleSample{backlog: e.Backlog, perConsumer: e.BacklogPerConsumer, recommended: e.RecommendedConsumers})
+		}
+	}
 	_, span := o.tracer.Start(ctx, o.receive.name, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(e.Start),
 		trace.WithAttributes(append(o.receive.spanAttrs(1), semconv.MessagingBatchMessageCount(len(e.Messages)))...))
 	if span.IsRecording() {
@@ -93,6 +98,9 @@ func (o *Observer) ProcessEnd(ctx context.Context, _ *sqsloop.Message, e sqsloop
 func (o *Observer) Settled(e sqsloop.SettleEvent) {
 	ctx := context.Background()
 	o.held.Store(int64(e.Held))
+	if l := o.lease.Load(); e.Extension > 0 && (l == nil || l.extension != e.Extension || l.beatGap != e.BeatGap) {
+		o.lease.Store(&leaseSample{extension: e.Extension, beatGap: e.BeatGap})
+	}
 	op := o.settleOp(e.Op)
 	var buf [sqsloop.MaxBatchSize]entryGroup
 	groups, late := group(buf[:0], e)

@@ -59,6 +59,8 @@ type Observer struct {
 	opts             measurements
 
 	held, ahead atomic.Int64 // the gauges' last samples
+	lease       atomic.Pointer[leaseSample]
+	scale       atomic.Pointer[scaleSample]
 }
 
 var _ sqsloop.Observer = (*Observer)(nil)

@@ -69,6 +69,9 @@ func TestWithdrawnMessagesAreReleased(t *testing.T) {
 			}
 			wg.Wait()
 		}
+		// A Send returns once withdraw has told it, which then lets go of
+		// the body: wait for those withdraws to end before looking.
+		synctest.Wait()
 		runtime.GC()
 		held := 0
 		for _, b := range bodies {

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The project's test command (README.md): vet, then every test with the race
-# detector, in the library's module, the examples' module and the
-# integration module, the real-server tests included. Each module is built
-# as its own go.mod says (GOWORK=off: the go.work at the top is for the
-# README's `go run ./examples/worker`).
+# detector, in the library's module, the examples' module, the integration
+# module and the command's (cmd/sqsloop), the real-server tests included.
+# Each module is built as its own go.mod says (GOWORK=off: the go.work at
+# the top is for the README's `go run ./examples/worker`), but for the
+# command's: its go.mod has no replace directive (go install ...@VERSION
+# refuses one), so it builds against this library through go.work.
 #
 # Before the first test it checks what the tests need and gets what it can
 # (scripts/machine.sh says how it installs):
@@ -222,7 +224,7 @@ if [ -n "$sqs_start" ]; then
   echo "test.sh: SQS_ENDPOINT=$SQS_ENDPOINT SQS_SERVER=$SQS_SERVER" >&2
 fi
 
-# The three modules' tests run at once, each vetted first: the integration
+# The four modules' tests run at once, each vetted first: the integration
 # module's end-to-end tests mostly wait (on the server, on leases and
 # drains), and the library's and the examples' run meanwhile. Each module's
 # output goes to a file and is printed whole once it has ended, in this
@@ -236,12 +238,14 @@ fi
 #     more of them run at once than the two cores' default. Test artifacts
 #     (the lease page's screenshot) are kept under $TEST_ARTIFACTS (default
 #     artifacts/ at the top of the repository).
+#   - the command's module (cmd/sqsloop): sqsloop run as a process, end to
+#     end, on the server, on SQLite and on that PostgreSQL.
 artifacts=${TEST_ARTIFACTS:-$PWD/artifacts}
 mkdir -p "$artifacts"
 logs=$(mktemp -d)
-modules=(library examples integration)
-declare -A dirs=([library]=. [examples]=examples [integration]=integration)
-flags_library=() flags_examples=() flags_integration=(-parallel 8 -artifacts -outputdir "$artifacts")
+modules=(library examples integration cmd)
+declare -A dirs=([library]=. [examples]=examples [integration]=integration [cmd]=cmd/sqsloop)
+flags_library=() flags_examples=() flags_integration=(-parallel 8 -artifacts -outputdir "$artifacts") flags_cmd=(-parallel 8)
 # Each in a process group of its own (set -m), which stop_modules ends.
 set -m
 for m in "${modules[@]}"; do
@@ -249,6 +253,9 @@ for m in "${modules[@]}"; do
   (
     if [ -n "${server_pid:-}" ]; then
       exec {server_in}>&- {server_out}<&- # this shell alone holds the server's input open
+    fi
+    if [ "$m" = cmd ]; then
+      export GOWORK=$PWD/go.work
     fi
     cd "${dirs[$m]}" && go vet ./... && go test -race ${!flags+"${!flags}"} "$@" ./...
   ) >"$logs/$m" 2>&1 &

@@ -59,9 +59,11 @@ func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error,
 		return nil, m.fail(ctx, op, err)
 	}
 	missed, freed := false, false
+	acked := make([]int, 0, len(deleted))
 	for j, ok := range deleted {
 		if ok {
 			freed = freed || m.q.Spec.FIFO
+			acked = append(acked, refs[j].ReceiveCount)
 			continue
 		}
 		missed = true
@@ -70,6 +72,7 @@ func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error,
 				at[j], sqsloop.ErrReceiptHandleExpired)
 		}
 	}
+	m.s.acks.acked(m.q.ID, now, acked)
 	if freed {
 		m.s.hub.wake(m.q.ID) // the next message of the group may be receivable
 	}

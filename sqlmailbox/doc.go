@@ -59,6 +59,11 @@
 // receive), per-entry batch results (entries naming one message apply in
 // order, each with its own result), queue attributes with the counts by
 // state, and sqsloop's request rules (with the same error texts) are SQS's.
+// A queue created with QueueSpec.Priority delivers messages of a higher
+// priority first (the message attribute sqsloop.PriorityAttribute, -9 to
+// 9, higher first, 0 without it; on a FIFO queue it orders the groups by
+// their next message, never the messages within a group): a difference
+// from SQS, which has none.
 // A long poll waits in its caller's goroutine and never answers empty while
 // a message is visible: every change that makes a message receivable (a
 // send, a nack or a shortened lease, a FIFO delete that frees a group, a
@@ -85,15 +90,26 @@
 // renewed by its calls; [Store.Receivers] lists them with what each holds
 // in flight and shows dead those that stopped.
 //
+// What is held and by whom: [Store.InFlight] lists a queue's messages in
+// flight with their receive count, holder (the receiver row: host, PID,
+// alive), lease deadline, last extension and time since the lease was last
+// renewed, the leases that lapsed unnoticed first; [Store.LeaseStats]
+// counts them, and since a time the acked and dead-lettered messages by
+// receive count, the leases sweeps recovered and the failures reported.
+// [SweepStats.ByQueue] says what each sweep recovered, by queue;
+// otelsqsloop's LeaseMetrics turns both into metrics (the recovery rate,
+// the messages past their deadline).
+//
 // # Where it differs from SQS
 //
 // Counts are exact, not approximate, and a deleted queue is gone at once
 // (SQS takes up to 60 s and refuses the name for 60 s more). Messages are
 // deleted for retention only by a sweep. Delivery order on a standard queue
-// is by visibility deadline, then send order (SQS promises none). A FIFO
+// is by visibility deadline, then send order (SQS promises none); on a
+// queue with priorities (which SQS has not) by priority first. A FIFO
 // receive looks at the oldest 1,000 messages of the groups with nothing in
 // flight: a message behind more than 1,000 others of blocked groups waits
-// for them. Leases follow the database's clock on PostgreSQL and the
+// for them, whatever its priority. Leases follow the database's clock on PostgreSQL and the
 // process's on SQLite. mailboxtest's conformance suite passes on both with
 // no declared difference.
 //

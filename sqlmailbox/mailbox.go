@@ -139,6 +139,7 @@ func attributes(q *driver.QueueRecord) sqsloop.QueueAttributes {
 		DeadLetterQueue:           q.DeadLetterQueue,
 		FIFO:                      sp.FIFO,
 		ContentBasedDeduplication: sp.ContentBasedDeduplication,
+		Priority:                  sp.Priority,
 	}
 }
 

@@ -21,7 +21,10 @@ import (
 // rounded up to whole seconds, as SQS counts) with a fresh receipt handle.
 // A message is visible once its visibility deadline has passed: never
 // received, its delay ended, nacked, or its lease lapsed. Recovery needs no
-// sweeper: the receive itself takes a message whose lease lapsed.
+// sweeper: the receive itself takes a message whose lease lapsed. It takes
+// the visible messages with the earliest deadlines first, then in the
+// order sent; on a queue with priorities (QueueSpec.Priority) those of the
+// highest priority first.
 //
 // When nothing is visible it long-polls up to req.WaitTime (0–20 s, rounded
 // up), and never answers empty while a message is visible: it returns as

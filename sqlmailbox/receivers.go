@@ -3,6 +3,8 @@ package sqlmailbox
 import (
 	"context"
 	"time"
+
+	"github.com/sqsloop/sqsloop/sqlmailbox/internal/driver"
 )
 
 // ReceiverRetention is how long a row of the receiver registry that is no
@@ -25,7 +27,9 @@ type Receiver struct {
 	// SinceSeen is how long ago LastSeen was, by the database's clock
 	// (postgres) or this process's (sqlite).
 	SinceSeen time.Duration
-	// InFlight counts the messages its receives hold in flight now.
+	// InFlight counts the messages its receives hold in flight now, as
+	// Store.InFlight lists them (not those whose failure was recorded:
+	// their visibility timeout is a back-off, not a lease).
 	InFlight int
 	// Alive reports a receiver seen within Config.ReceiverTTL (of the
 	// Store that lists it).
@@ -52,8 +56,14 @@ func (s *Store) Receivers(ctx context.Context) ([]Receiver, error) {
 	}
 	out := make([]Receiver, len(rows))
 	for i, r := range rows {
-		out[i] = Receiver{ID: r.ID, Queue: r.Queue, Host: r.Host, PID: r.PID, StartedAt: r.StartedAt, LastSeen: r.LastSeen,
-			SinceSeen: r.SinceSeen, InFlight: r.InFlight, Alive: r.SinceSeen < s.cfg.ReceiverTTL}
+		out[i] = s.receiver(r)
 	}
 	return out, nil
+}
+
+// receiver returns the Receiver of row r, alive when seen within
+// Config.ReceiverTTL.
+func (s *Store) receiver(r driver.ReceiverRow) Receiver {
+	return Receiver{ID: r.ID, Queue: r.Queue, Host: r.Host, PID: r.PID, StartedAt: r.StartedAt, LastSeen: r.LastSeen,
+		SinceSeen: r.SinceSeen, InFlight: r.InFlight, Alive: r.SinceSeen < s.cfg.ReceiverTTL}
 }

@@ -29,7 +29,10 @@ import (
 // whose deduplication ID was sent within DeduplicationWindow (5 min)
 // succeeds with the first message's ID and sequence number and stores
 // nothing; a standard queue takes a MessageGroupID (fair queues: it orders
-// nothing) but no DeduplicationID. Entry errors wrap sqsloop.ErrInvalidArgument.
+// nothing) but no DeduplicationID; on a queue with priorities
+// sqsloop.QueueSpec.MessagePriority's (the sqsloop.PriorityAttribute
+// message attribute: a Number, -9 to 9). Entry errors wrap
+// sqsloop.ErrInvalidArgument.
 //
 // The call as a whole fails with ValidateSend's error (an empty batch, more
 // than 10 entries, more than 1 MiB in all), sqsloop.ErrQueueNotFound,
@@ -80,10 +83,15 @@ func (m *Mailbox) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]s
 }
 
 // prepare applies the queue's own rules to msgs[i], which passed
-// sqsloop.ValidateSend (sqsloop.QueueSpec.AcceptMessage: its errors
-// unchanged), and returns its row.
+// sqsloop.ValidateSend (sqsloop.QueueSpec.AcceptMessage and, with
+// priorities, MessagePriority: their errors unchanged), and returns its
+// row.
 func (m *Mailbox) prepare(i int, msg sqsloop.OutgoingMessage) (driver.NewMessage, error) {
 	delay, dedupID, err := m.q.Spec.AcceptMessage(i, msg)
+	if err != nil {
+		return driver.NewMessage{}, err
+	}
+	prio, err := m.q.Spec.MessagePriority(i, msg)
 	if err != nil {
 		return driver.NewMessage{}, err
 	}
@@ -91,7 +99,8 @@ func (m *Mailbox) prepare(i int, msg sqsloop.OutgoingMessage) (driver.NewMessage
 	if err != nil {
 		return driver.NewMessage{}, fmt.Errorf("%w: Send: msgs[%d].MessageAttributes: %v", sqsloop.ErrInvalidArgument, i, err)
 	}
-	return driver.NewMessage{MessageID: newMessageID(), Body: msg.Body, Attributes: attrs, GroupID: msg.MessageGroupID, DedupID: dedupID, Delay: delay}, nil
+	return driver.NewMessage{MessageID: newMessageID(), Body: msg.Body, Attributes: attrs, GroupID: msg.MessageGroupID, DedupID: dedupID,
+		Delay: delay, Priority: prio}, nil
 }
 
 // sequenceNumber renders a FIFO message's row key as its SequenceNumber:

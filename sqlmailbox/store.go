@@ -24,6 +24,7 @@ type Store struct {
 	d    driver.Driver
 	cfg  Config
 	hub  hub
+	acks tally
 	host string
 	pid  int
 
@@ -60,7 +61,8 @@ func open(ctx context.Context, d driver.Driver, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	return &Store{d: d, cfg: cfg.withDefaults(d.DefaultPollInterval()), host: host, pid: os.Getpid(), done: make(chan struct{})}, nil
+	return &Store{d: d, cfg: cfg.withDefaults(d.DefaultPollInterval()), acks: tally{add: d.AddAcked}, host: host, pid: os.Getpid(),
+		done: make(chan struct{})}, nil
 }
 
 // CreateQueue creates the queue spec describes, with its dead-letter queue
@@ -117,12 +119,9 @@ func (s *Store) ensure(ctx context.Context, want driver.QueueRecord) (driver.Que
 // it does not exist; sqsloop.ErrMailboxClosed after Close; ctx's error; or
 // the database's. Safe for concurrent use.
 func (s *Store) Queue(ctx context.Context, name string) (*Mailbox, error) {
-	if err := s.check("Queue"); err != nil {
-		return nil, err
-	}
-	q, err := s.d.LoadQueue(ctx, name)
+	q, err := s.load(ctx, "Queue", name)
 	if err != nil {
-		return nil, s.callError(ctx, "open queue", name, err)
+		return nil, err
 	}
 	return s.mailbox(q), nil
 }
@@ -144,10 +143,31 @@ func (s *Store) DeleteQueue(ctx context.Context, name string) error {
 	return nil
 }
 
+// PurgeQueue deletes every message of the queue name, visible, in flight
+// and delayed, at once, and returns how many it deleted (SQS's PurgeQueue
+// takes up to 60 s). The queue stays, and so does its dead-letter queue and
+// what it holds; receipt handles of the messages purged no longer extend or
+// delete anything (ErrReceiptHandleExpired on a FIFO queue, success that
+// deletes nothing on a standard one, as after any delete).
+//
+// Errors: one wrapping sqsloop.ErrQueueNotFound when it does not exist;
+// sqsloop.ErrMailboxClosed after Close; ctx's error; or the database's.
+func (s *Store) PurgeQueue(ctx context.Context, name string) (int, error) {
+	if err := s.check("PurgeQueue"); err != nil {
+		return 0, err
+	}
+	n, err := s.d.PurgeQueue(ctx, name)
+	if err != nil {
+		return 0, s.callError(ctx, "purge queue", name, err)
+	}
+	return n, nil
+}
+
 // Close deletes the receiver rows of its Mailboxes that are still open
 // (with a 5 s budget; a row it fails to delete shows its receiver dead
-// until a sweep deletes it), stops the Store's listener, waiting for it,
-// and closes what its database package opened (not a pool given to
+// until a sweep deletes it), adds the acks it counted to the database's
+// tally (LeaseStats; 5 s more at most), stops the Store's listener,
+// waiting for it, and closes what its database package opened (not a pool given to
 // postgres.New). Long polls of its Mailboxes return
 // sqsloop.ErrMailboxClosed at once, and so does every later call. Close is
 // idempotent; it returns the database's error from closing, if any.
@@ -173,6 +193,7 @@ func (s *Store) Close() error {
 		}
 		cancel()
 	}
+	s.acks.close()
 	s.listen.wg.Wait()
 	return s.d.Close()
 }

@@ -30,8 +30,19 @@ type SweepStats struct {
 	// ReceiversRemoved counts receiver rows deleted, not seen for
 	// ReceiverRetention (an hour).
 	ReceiversRemoved int
+	// ByQueue breaks ExpiredFound, Recovered and Failed down by queue: one
+	// entry for each queue where the sweep found lapsed leases (what a
+	// recovery metric counts: otelsqsloop's LeaseMetrics.Swept).
+	ByQueue []QueueSweepStats
 	// Duration is how long the sweep took.
 	Duration time.Duration
+}
+
+// QueueSweepStats are what one sweep found of one queue's lapsed leases
+// (SweepStats says what each counts).
+type QueueSweepStats struct {
+	Queue                           string
+	ExpiredFound, Recovered, Failed int
 }
 
 // Sweep does, in one pass over every queue of the database, what no receive
@@ -39,8 +50,9 @@ type SweepStats struct {
 // those whose receive count reached maxReceiveCount to the dead-letter
 // queue (a receive would move them too, when it got to them), deletes
 // messages older than their queue's retention period, forgets expired FIFO
-// deduplication IDs, and trims the audit table, the archive table and the
-// receiver registry to their retention. It is optional: without it queues
+// deduplication IDs, and trims the audit table (and the acked tally
+// LeaseStats reads, with it), the archive table and the receiver registry
+// to their retention. It is optional: without it queues
 // still work, lapsed leases are still recovered by receives, and only the
 // tables grow. Several processes may sweep at once; each row is counted by
 // one of them.
@@ -63,6 +75,9 @@ func (s *Store) Sweep(ctx context.Context) (SweepStats, error) {
 		RetentionDeleted: c.RetentionDeleted, DeduplicationIDsPruned: c.DeduplicationIDsPruned,
 		AuditTrimmed: c.AuditTrimmed, ArchiveTrimmed: c.ArchiveTrimmed, ReceiversRemoved: c.ReceiversRemoved,
 		Duration: time.Since(start)}
+	for _, q := range c.ByQueue {
+		st.ByQueue = append(st.ByQueue, QueueSweepStats{Queue: q.Queue, ExpiredFound: q.ExpiredFound, Recovered: q.Recovered, Failed: q.Failed})
+	}
 	if err != nil {
 		return st, s.callError(ctx, "sweep", "*", err)
 	}

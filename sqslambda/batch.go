@@ -102,8 +102,8 @@ func (h *Handler) newBatch(ctx context.Context, recs []events.SQSMessage, start 
 		qr, known := queues[r.EventSourceARN]
 		if !known && h.cfg.OpenQueue != nil {
 			st := h.state(r.EventSourceARN)
-			if q, vt, lc := st.client(ctx, h, start, deadline); q != nil {
-				if qr.o = h.startOwner(ctx, guard{q: q, s: st, log: h.cfg.Logger}, lc); qr.o != nil {
+			if q, vt, ls := st.client(ctx, h, start, deadline); q != nil {
+				if qr.o = h.startOwner(ctx, guard{q: q, s: st, log: h.cfg.Logger}, ls); qr.o != nil {
 					b.owners = append(b.owners, qr.o)
 					qr.vt, qr.dead = vt, st.dead // set with the client, never changed after
 				}
@@ -163,10 +163,10 @@ func (b *batch) lapsedBeforeStart(i int, start time.Time, vt time.Duration) {
 }
 
 // startOwner starts a lease owner over mb for one invocation.
-func (h *Handler) startOwner(ctx context.Context, mb leases.Mailbox, lc visibility.Config) *owner {
-	m, err := leases.New(mb, lc, h.cfg.Logger)
+func (h *Handler) startOwner(ctx context.Context, mb leases.Mailbox, ls *leases.Lengths) *owner {
+	m, err := leases.NewFor(mb, ls, h.cfg.Logger)
 	if err != nil {
-		// lc passed Validate when the queue was checked: unreachable but
+		// ls's Config passed Validate when the queue was checked: unreachable but
 		// for a bug, and then the records run without a lease owner.
 		h.cfg.Logger.Error("sqslambda: lease owner", slog.Any("error", err))
 		return nil
@@ -286,6 +286,11 @@ func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
 	}
 	m := b.msgs[i]
 	ctx := heartbeat.NewContext(b.ctxs[i], hb)
+	if l := b.leases[i]; l != nil {
+		var cur leases.Current // for consumer.SetExtension
+		cur.Set(l)
+		ctx = leases.NewContext(ctx, &cur)
+	}
 	b.h.st.started.Add(1)
 	if b.runs != nil {
 		ctx = b.processStart(ctx, i)

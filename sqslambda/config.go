@@ -124,9 +124,10 @@ type Config struct {
 
 	// Visibility tunes the lease owner as in consumer.Config: extension
 	// (heartbeat-gated unless FixedInterval), CancelOnLeaseLost, OnLeaseLost,
-	// Observer (Config.Observer when nil). Left zero, Extension is the
-	// queue's visibility timeout and Interval a fifth of the smaller of the
-	// two; the rules that depend on the queue's visibility timeout
+	// Observer (Config.Observer when nil). Left zero, Interval is a fifth
+	// of the queue's visibility timeout and the extension is chosen from
+	// the beats seen, starting from that timeout, across invocations (see
+	// visibility.Config); the rules that depend on the queue's visibility timeout
 	// (see visibility.Config) are checked at the first
 	// invocation, and a Visibility that breaks them leaves the records
 	// without a client (logged at ERROR). Used only with OpenQueue.
@@ -195,8 +196,8 @@ func (c Config) withDefaults() Config {
 // defaults), joined with errors.Join; each names its field and its allowed
 // range and wraps sqsloop.ErrInvalidArgument (errors.Is). Visibility is
 // checked as far as it can be before the queue's visibility timeout is
-// known (a zero Extension stands for it); the rest is checked at the first
-// invocation. It returns nil for a valid Config.
+// known (a zero Interval is derived from it); the rest is checked at the
+// first invocation. It returns nil for a valid Config.
 func (c Config) Validate() error {
 	d := c.withDefaults()
 	var errs []error
@@ -214,11 +215,7 @@ func (c Config) Validate() error {
 			bad("Middleware[%d]: must not be nil", i)
 		}
 	}
-	v := d.Visibility
-	if v.Extension == 0 {
-		v.Extension = sqsloop.MaxVisibilityTimeout // stands for the queue's visibility timeout
-	}
-	if err := leases.Validate(v); err != nil {
+	if err := leases.ValidateAnyTimeout(d.Visibility); err != nil {
 		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() { // errors.Join's
 			errs = append(errs, fmt.Errorf("Visibility.%w", e))
 		}

@@ -37,11 +37,11 @@ type queueState struct {
 	q        Queue              // the client; nil until opened, or when there is none
 	dead     *rules.DeadLetters // q's dead-letter queue, for Permanent failures; set with q
 	vt       time.Duration      // the queue's visibility timeout; 0 until read
-	lc       visibility.Config
-	failures int           // attribute reads failed transiently in a row, across invocations
-	denied   int           // visibility changes denied in a row, across invocations
-	off      error         // why the client is not used any more; nil while it is
-	checking chan struct{} // closed when the check under way (open, attributes) ends; nil when none is
+	ls       *leases.Lengths    // the lease owners' extensions, chosen from what every invocation observed; set with vt
+	failures int                // attribute reads failed transiently in a row, across invocations
+	denied   int                // visibility changes denied in a row, across invocations
+	off      error              // why the client is not used any more; nil while it is
+	checking chan struct{}      // closed when the check under way (open, attributes) ends; nil when none is
 }
 
 // state returns the state of the queue arn names, made on first use.
@@ -56,15 +56,15 @@ func (h *Handler) state(arn string) *queueState {
 	return s
 }
 
-// client returns the queue's client, its visibility timeout and the lease
-// owner's configuration for it, or a nil Queue when the records of this
+// client returns the queue's client, its visibility timeout and the
+// Lengths of its lease owners, or a nil Queue when the records of this
 // queue run without one. Until the queue is checked, it checks it (check):
 // one invocation at a time; another that comes meanwhile waits for that
 // check, but no longer than its own would take (maxCheckTimeout, and a
 // quarter of its time), and then runs without a client, leaving the check
 // to go on. start and deadline are the invocation's (deadline zero when it
 // has none).
-func (s *queueState) client(ctx context.Context, h *Handler, start, deadline time.Time) (Queue, time.Duration, visibility.Config) {
+func (s *queueState) client(ctx context.Context, h *Handler, start, deadline time.Time) (Queue, time.Duration, *leases.Lengths) {
 	timeout, functionTimeout := maxCheckTimeout, time.Duration(0)
 	if !deadline.IsZero() {
 		left := deadline.Sub(start)
@@ -81,10 +81,10 @@ func (s *queueState) client(ctx context.Context, h *Handler, start, deadline tim
 		switch {
 		case s.off != nil:
 			s.mu.Unlock()
-			return nil, 0, visibility.Config{}
+			return nil, 0, nil
 		case s.vt > 0:
 			defer s.mu.Unlock()
-			return s.q, s.vt, s.lc
+			return s.q, s.vt, s.ls
 		case s.checking != nil:
 			checking := s.checking
 			s.mu.Unlock()
@@ -94,7 +94,7 @@ func (s *queueState) client(ctx context.Context, h *Handler, start, deadline tim
 			case <-cctx.Done():
 				h.cfg.Logger.Warn("sqslambda: another invocation is still reading the queue's attributes; this one runs without extension and back-off",
 					slog.String("event_source_arn", s.arn), slog.String("waited", timeout.String()))
-				return nil, 0, visibility.Config{}
+				return nil, 0, nil
 			}
 		}
 		checking := make(chan struct{})
@@ -113,7 +113,7 @@ func (s *queueState) client(ctx context.Context, h *Handler, start, deadline tim
 // client off until the next cold start, as does an OpenQueue error. It
 // records the outcome and closes checking; it calls SQS and logs without
 // s.mu, which other invocations' lease owners take (observe).
-func (s *queueState) check(ctx context.Context, h *Handler, q Queue, functionTimeout time.Duration, checking chan struct{}) (Queue, time.Duration, visibility.Config) {
+func (s *queueState) check(ctx context.Context, h *Handler, q Queue, functionTimeout time.Duration, checking chan struct{}) (Queue, time.Duration, *leases.Lengths) {
 	var dead *rules.DeadLetters
 	var err error
 	if q == nil {
@@ -125,6 +125,7 @@ func (s *queueState) check(ctx context.Context, h *Handler, q Queue, functionTim
 	}
 	read := q != nil && err == nil // the attributes are in
 	var lc visibility.Config
+	var ls *leases.Lengths
 	if read {
 		if lc, err = leases.ForVisibilityTimeout(h.cfg.Visibility, attrs.VisibilityTimeout); err != nil {
 			err = fmt.Errorf("sqslambda: Visibility on a queue whose visibility timeout is %v: %w", attrs.VisibilityTimeout, err)
@@ -170,7 +171,8 @@ func (s *queueState) check(ctx context.Context, h *Handler, q Queue, functionTim
 			}
 		}
 	default:
-		s.vt, s.lc = attrs.VisibilityTimeout, lc
+		ls = leases.NewLengths(lc)
+		s.vt, s.ls = attrs.VisibilityTimeout, ls
 	}
 	s.mu.Unlock()
 	close(checking)
@@ -182,9 +184,9 @@ func (s *queueState) check(ctx context.Context, h *Handler, q Queue, functionTim
 	}
 	if report != nil {
 		report()
-		return nil, 0, visibility.Config{}
+		return nil, 0, nil
 	}
-	return q, attrs.VisibilityTimeout, lc
+	return q, attrs.VisibilityTimeout, ls
 }
 
 // open makes the client of the queue arn names with open, and its

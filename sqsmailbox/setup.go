@@ -38,7 +38,9 @@ var _ sqsloop.DeadLetterQueueOpener = (*Mailbox)(nil)
 // differs.
 //
 // Other errors: spec.Validate's (wrapping sqsloop.ErrInvalidArgument, naming
-// each field and its range), before any call; the calls' errors, mapped as
+// each field and its range) and, with spec.Priority, an error wrapping
+// sqsloop.ErrInvalidArgument that names it (SQS has no priorities), before
+// any call; the calls' errors, mapped as
 // for Mailbox (sqsloop.ErrAccessDenied without sqs:CreateQueue,
 // sqs:GetQueueAttributes or sqs:GetQueueUrl permission, transient failures
 // without a sentinel), naming the queue. A dead-letter queue made before the
@@ -47,7 +49,7 @@ var _ sqsloop.DeadLetterQueueOpener = (*Mailbox)(nil)
 // two calls racing to create one queue may both fail on a server that
 // refuses a concurrent create.
 func CreateQueue(ctx context.Context, client *sqs.Client, spec sqsloop.QueueSpec) (*Mailbox, error) {
-	if err := spec.Validate(); err != nil {
+	if err := errors.Join(spec.Validate(), refusePriority(spec)); err != nil {
 		return nil, err
 	}
 	if client == nil {
@@ -187,4 +189,15 @@ func (m *Mailbox) OpenDeadLetterQueue(ctx context.Context) (sqsloop.Mailbox, err
 		return nil, m.callError(op, err)
 	}
 	return New(m.client, aws.ToString(out.QueueUrl))
+}
+
+// refusePriority returns the error of a spec asking for priorities, which
+// SQS has not: a program counting on them is told at setup rather than
+// served in another order.
+func refusePriority(spec sqsloop.QueueSpec) error {
+	if !spec.Priority {
+		return nil
+	}
+	return fmt.Errorf("sqsmailbox: CreateQueue %q: QueueSpec.Priority: must be false on sqsmailbox, since SQS has no priorities (sqlmailbox keeps them), got true: %w",
+		spec.Name, sqsloop.ErrInvalidArgument)
 }

@@ -6,17 +6,10 @@ import (
 	"github.com/sqsloop/sqsloop"
 )
 
-// Defaults of a Config used on its own (each field's doc gives its own). A
-// consumer and sqslambda derive Interval and Extension from the visibility
-// timeout instead (see Config).
-const (
-	// DefaultInterval is how often each lease is looked at (and at most
-	// extended): 60 s.
-	DefaultInterval = 60 * time.Second
-	// DefaultExtension is the visibility timeout each extension asks for,
-	// counted from the moment it is sent: 300 s.
-	DefaultExtension = 300 * time.Second
-)
+// DefaultInterval is the Interval of a Config used on its own, with no
+// visibility timeout to derive it from: 60 s. A consumer and sqslambda
+// derive Interval from the visibility timeout instead (see Config).
+const DefaultInterval = 60 * time.Second
 
 // MaxAccessDenied is how many consecutive calls of one kind (receives,
 // deletes, visibility changes) may fail with sqsloop.ErrAccessDenied
@@ -29,28 +22,61 @@ const MaxAccessDenied = 5
 // Config tunes the lease owner of a consumer (consumer.Config.Visibility)
 // or of sqslambda's invocations (sqslambda.Config.Visibility). The zero
 // Config is valid and means: extension enabled, heartbeat-gated, Interval
-// and Extension derived from the visibility timeout (see below); acks and
-// nacks batched within 50 ms. Its problems are reported, each naming its
-// field ("Visibility.Interval: …"), by the Validate of the Config that
-// holds it.
+// derived from the visibility timeout, Extension chosen by the lease owner
+// from the beats it observes (see below); acks and nacks batched within
+// 50 ms. Its problems are reported, each naming its field
+// ("Visibility.Interval: …"), by the Validate of the Config that holds it.
 //
 // How it times: the lease owner looks at each lease once per Interval (the
 // first time Interval after the receive), and once more Interval/2 before
 // its deadline. A lease whose handler beat since its last extension is
-// extended to now + Extension; one that did not beat is not, and lapses at
-// its deadline. So a handler keeps its message by beating at least once per
-// Interval, and one that stops beating loses it at most Interval + Extension
-// after its last beat.
+// extended to now + the extension; one that did not beat is not, and
+// lapses at its deadline. So a handler keeps its message by beating often
+// enough for the extension, and one that stops beating loses it at most
+// Interval + the extension after its last beat. The calls do not depend on
+// the extension: one per look that finds a new beat, so at most 3600 s /
+// Interval per message-hour, 10 messages to a ChangeMessageVisibilityBatch
+// call.
+//
+// Adaptive extension (Extension left zero): the lease owner chooses the
+// extension as Cloud Pub/Sub's client chooses its ack deadline, from the
+// 99th percentile G of the gaps between beats it observed on the queue
+// (the last 256), with a margin, within bounds:
+//
+//	extension = clamp(1.25 × G + 1.5 × Interval, MinExtensionPeriod, MaxExtensionPeriod)
+//
+// A beat is seen at the first look after it, up to an Interval late, and
+// the last look is Interval/2 before the deadline: 1.5 × Interval covers
+// both, the quarter of G the jitter of the slowest gaps. A handler that
+// beats at every look gets MinExtensionPeriod (three Intervals: a stuck one
+// loses its lease within four Intervals of its last beat, where a fixed
+// Extension of the visibility timeout takes up to six); one that beats
+// every 5 min gets about 6 min, and keeps its lease. Until 16 gaps are
+// observed, over a visibility timeout at least, the extension is not
+// shorter than the visibility timeout the message was received with (the
+// fixed choice), only longer, at once, when a gap says so; a lease that
+// lapses while its handler still runs is watched, and its handler's next
+// beat counts as the gap that was too long, so a first guess too short
+// corrects itself after one lapse. The run times of the handlers are kept
+// too: while a handler is expected to return (the 99th percentile of the
+// run times) 2.5 Intervals or more before its lease's deadline, its lease
+// is not extended, so jobs shorter than the visibility timeout cost no
+// extension; after that time its lease is extended to no later than an
+// extension at the look that saw its last beat would have, so a stuck
+// handler loses its message no later for the wait. A handler that knows
+// better sets its own extension, within the same bounds
+// (consumer.SetExtension). A consumer reports the choice
+// (sqsloop.SettleEvent's Extension and BeatGap); set Extension to fix it.
 //
 // Timing rules, for messages received with visibility timeout vt: Interval
-// must be less than Extension/2 and at most vt/2, so that every lease is
-// looked at, and a failed extension tried again at the next look, before it
-// lapses; and MaxExtension 0 or at least vt, so that no extension shortens a
-// lease. Left zero, Extension is vt and Interval a fifth of the smaller of
-// the two, which keeps both rules (vt 30 s: extended by 30 s, looked at
-// every 6 s, so handlers beat at least every 6 s); used on its own, with no
-// visibility timeout to derive from, they are DefaultInterval and
-// DefaultExtension.
+// must be less than Extension/2 (and MinExtensionPeriod more than twice
+// Interval) and at most vt/2, so that every lease is looked at, and a
+// failed extension tried again at the next look, before it lapses; and
+// MaxExtension 0 or at least vt, so that no extension shortens a lease to
+// its ceiling. Left zero, Interval is a fifth of the smaller of vt and
+// Extension (vt 30 s: looked at every 6 s, extended by at least 18 s);
+// used on its own, with no visibility timeout to derive from, it is
+// DefaultInterval.
 type Config struct {
 	// Disabled turns lease extension off: messages stay hidden for the
 	// receive's visibility timeout only. Acks, nacks and give-backs are
@@ -74,10 +100,22 @@ type Config struct {
 	Interval time.Duration
 
 	// Extension is the visibility timeout requested by each extension,
-	// counted from when it is sent. Range: 1 s–12 h (SQS's VisibilityTimeout
-	// is 0–43,200 s); SQS counts whole seconds, so it is rounded up to one.
-	// Default: see Config.
+	// counted from when it is sent. Range: 1 s–12 h (SQS's
+	// VisibilityTimeout is 0–43,200 s); SQS counts whole seconds, so it is
+	// rounded up to one. 0 (the default): chosen by the lease owner from
+	// the beats it observes, starting from the visibility timeout (see
+	// Config).
 	Extension time.Duration
+
+	// MinExtensionPeriod and MaxExtensionPeriod bound the extension the
+	// lease owner chooses (Extension 0) and the one a handler sets for its
+	// message (consumer.SetExtension), as Cloud Pub/Sub's
+	// MinExtensionPeriod and MaxExtensionPeriod do its ack deadline.
+	// MinExtensionPeriod: more than 2 × Interval, at most 12 h; 0 means
+	// 3 × Interval. MaxExtensionPeriod: MinExtensionPeriod–12 h; 0 means
+	// an hour, or the visibility timeout when longer. The longer the
+	// extension, the later a stuck handler loses its message.
+	MinExtensionPeriod, MaxExtensionPeriod time.Duration
 
 	// MaxExtension bounds how long a message may stay hidden in total,
 	// counted from the receive. Range 0–12 h, and 0 or at least the

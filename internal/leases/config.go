@@ -13,26 +13,31 @@ import (
 // its batch call: 50 ms (a batch of 10, and a give-back, go at once).
 const ackWindow = 50 * time.Millisecond
 
-// withDefaults returns c with a zero Interval and Extension set to
-// visibility.DefaultInterval and DefaultExtension. Negative values are kept
-// for Validate to report.
+// defaultMaxExtensionPeriod is MaxExtensionPeriod's default: an hour, or
+// the visibility timeout when longer (see visibility.Config).
+const defaultMaxExtensionPeriod = time.Hour
+
+// withDefaults returns c with a zero Interval set to
+// visibility.DefaultInterval and a zero MinExtensionPeriod to three
+// Intervals. A zero Extension stays zero: the lease owner chooses it
+// (Lengths). Negative values are kept for Validate to report.
 func withDefaults(c visibility.Config) visibility.Config {
 	if c.Interval == 0 {
 		c.Interval = visibility.DefaultInterval
 	}
-	if c.Extension == 0 {
-		c.Extension = visibility.DefaultExtension
+	if c.MinExtensionPeriod == 0 {
+		c.MinExtensionPeriod = 3 * c.Interval
 	}
 	return c
 }
 
 // ForVisibilityTimeout returns c as it must be to keep the leases of
 // messages received with visibility timeout vt, 1 s–12 h (SQS's
-// VisibilityTimeout, whole seconds): a zero Extension becomes vt, and a
-// zero Interval a fifth of the smaller of vt and Extension (vt 30 s:
-// extended by 30 s, looked at every 6 s). This is how a consumer derives
-// its lease owner's Config from its VisibilityTimeout, and sqslambda from
-// the queue's.
+// VisibilityTimeout, whole seconds): a zero Interval becomes a fifth of
+// the smaller of vt and Extension (vt 30 s: looked at every 6 s). A zero
+// Extension stays zero: the lease owner chooses it (see Lengths), starting
+// from vt. This is how a consumer derives its lease owner's Config from
+// its VisibilityTimeout (or its queue's), and sqslambda from the queue's.
 //
 // Besides the problems of Validate, it reports those only vt shows
 // (unless c is Disabled): an Interval above vt/2, which leaves too little
@@ -45,11 +50,11 @@ func withDefaults(c visibility.Config) visibility.Config {
 // errors.Join. It returns the derived Config in every case, and nil for a
 // valid one.
 func ForVisibilityTimeout(c visibility.Config, vt time.Duration) (visibility.Config, error) {
-	if c.Extension == 0 {
-		c.Extension = vt
-	}
 	if c.Interval == 0 {
-		c.Interval = min(vt, c.Extension) / 5
+		c.Interval = vt / 5
+		if c.Extension > 0 {
+			c.Interval = min(vt, c.Extension) / 5
+		}
 	}
 	var errs []error
 	if vt < time.Second || vt > sqsloop.MaxVisibilityTimeout {
@@ -85,6 +90,18 @@ func Validate(c visibility.Config) error {
 	return errors.Join(problems(c)...)
 }
 
+// ValidateAnyTimeout is Validate for a Config whose visibility timeout is
+// not known yet (sqslambda's before its first invocation, a consumer's that
+// reads its queue's at start-up): a zero Interval, which that timeout will
+// give, is not held against the other fields. ForVisibilityTimeout checks
+// the rest once the timeout is known.
+func ValidateAnyTimeout(c visibility.Config) error {
+	if c.Interval == 0 {
+		c.Interval = time.Nanosecond // the least it can be: no rule against another field fails on it
+	}
+	return Validate(c)
+}
+
 // problems lists what Validate reports, one error per problem.
 func problems(c visibility.Config) []error {
 	d := withDefaults(c)
@@ -95,13 +112,19 @@ func problems(c visibility.Config) []error {
 	if c.Disabled {
 		return nil
 	}
-	if d.Extension < time.Second || d.Extension > sqsloop.MaxVisibilityTimeout {
-		bad("Extension: must be between 1s and 12h (SQS VisibilityTimeout 0–43200 s), got %v", d.Extension)
+	if d.Extension != 0 && (d.Extension < time.Second || d.Extension > sqsloop.MaxVisibilityTimeout) {
+		bad("Extension: must be 0 (chosen by the lease owner) or between 1s and 12h (SQS VisibilityTimeout 0–43200 s), got %v", d.Extension)
 	}
 	if d.Interval <= 0 {
 		bad("Interval: must be > 0, got %v", d.Interval)
-	} else if d.Interval >= d.Extension/2 {
+	} else if d.Extension > 0 && d.Interval >= d.Extension/2 {
 		bad("Interval: must be less than Extension/2 (%v), got %v", d.Extension/2, d.Interval)
+	}
+	if lo := d.MinExtensionPeriod; d.Interval > 0 && (lo <= 2*d.Interval || lo > sqsloop.MaxVisibilityTimeout) {
+		bad("MinExtensionPeriod: must be 0 (3 Intervals, %v) or more than 2 Intervals (%v) and at most 12h, got %v", 3*d.Interval, 2*d.Interval, lo)
+	}
+	if hi := d.MaxExtensionPeriod; hi != 0 && (hi < d.MinExtensionPeriod || hi > sqsloop.MaxVisibilityTimeout) {
+		bad("MaxExtensionPeriod: must be 0 (an hour, or the visibility timeout if longer) or between MinExtensionPeriod (%v) and 12h, got %v", d.MinExtensionPeriod, hi)
 	}
 	if d.MaxExtension < 0 || d.MaxExtension > sqsloop.MaxVisibilityTimeout {
 		bad("MaxExtension: must be between 0 and 12h (the SQS ceiling), got %v", d.MaxExtension)

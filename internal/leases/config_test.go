@@ -15,8 +15,8 @@ func TestZeroConfigIsValid(t *testing.T) {
 		t.Fatalf("zero Config: %v", err)
 	}
 	d := withDefaults(visibility.Config{})
-	if d.Interval != visibility.DefaultInterval || d.Extension != visibility.DefaultExtension {
-		t.Fatalf("defaults = %v/%v", d.Interval, d.Extension)
+	if d.Interval != visibility.DefaultInterval || d.Extension != 0 || d.MinExtensionPeriod != 3*visibility.DefaultInterval {
+		t.Fatalf("defaults = %v/%v/%v", d.Interval, d.Extension, d.MinExtensionPeriod)
 	}
 }
 
@@ -71,8 +71,9 @@ func TestNewRejectsNilMailbox(t *testing.T) {
 	}
 }
 
-// ForVisibilityTimeout derives Extension and Interval from the visibility
-// timeout messages are received with, as a consumer and sqslambda do, and
+// ForVisibilityTimeout derives Interval from the visibility timeout
+// messages are received with (a zero Extension stays zero: the lease owner
+// chooses it), as a consumer and sqslambda do, and
 // refuses what cannot keep such a lease: a first look too late, a ceiling
 // before the receive's own deadline, a visibility timeout out of range.
 func TestForVisibilityTimeout(t *testing.T) {
@@ -84,15 +85,17 @@ func TestForVisibilityTimeout(t *testing.T) {
 		extension, interval time.Duration
 		field               string // the field the error names; "" for none
 	}{
-		{"zero", visibility.Config{}, vt, vt, 6 * time.Second, ""},
+		{"zero: the extension chosen", visibility.Config{}, vt, 0, 6 * time.Second, ""},
 		{"a longer extension", visibility.Config{Extension: time.Minute}, vt, time.Minute, 6 * time.Second, ""},
 		{"a shorter extension", visibility.Config{Extension: 10 * time.Second}, vt, 10 * time.Second, 2 * time.Second, ""},
-		{"max extension at the visibility timeout", visibility.Config{MaxExtension: vt}, vt, vt, 6 * time.Second, ""},
+		{"max extension at the visibility timeout", visibility.Config{MaxExtension: vt}, vt, 0, 6 * time.Second, ""},
 		{"interval past half the visibility timeout", visibility.Config{Interval: 20 * time.Second, Extension: time.Minute}, vt, time.Minute, 20 * time.Second, "Interval:"},
-		{"max extension under the visibility timeout", visibility.Config{MaxExtension: 10 * time.Second}, vt, vt, 6 * time.Second, "MaxExtension:"},
-		{"a problem Validate finds", visibility.Config{Interval: -time.Second}, vt, vt, -time.Second, "Interval:"},
+		{"max extension under the visibility timeout", visibility.Config{MaxExtension: 10 * time.Second}, vt, 0, 6 * time.Second, "MaxExtension:"},
+		{"a problem Validate finds", visibility.Config{Interval: -time.Second}, vt, 0, -time.Second, "Interval:"},
 		{"no visibility timeout", visibility.Config{}, 0, 0, 0, "visibility timeout:"},
-		{"disabled", visibility.Config{Disabled: true, Interval: time.Hour, MaxExtension: time.Second}, vt, vt, time.Hour, ""},
+		{"disabled", visibility.Config{Disabled: true, Interval: time.Hour, MaxExtension: time.Second}, vt, 0, time.Hour, ""},
+		{"a minimum extension under two intervals", visibility.Config{MinExtensionPeriod: 10 * time.Second}, vt, 0, 6 * time.Second, "MinExtensionPeriod:"},
+		{"a maximum extension under the minimum", visibility.Config{MinExtensionPeriod: time.Minute, MaxExtensionPeriod: 30 * time.Second}, vt, 0, 6 * time.Second, "MaxExtensionPeriod:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ForVisibilityTimeout(tc.cfg, tc.vt)

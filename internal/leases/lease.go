@@ -2,6 +2,7 @@ package leases
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
@@ -29,14 +30,19 @@ type Lease struct {
 	hb     *heartbeat.Heartbeat // nil while it waits for its handler (Start)
 	cancel context.CancelCauseFunc
 
-	deadline time.Time // when the queue makes the message visible unless changed
-	lastExt  time.Time // last successful extension, or the receive
-	beatSeen time.Time // the beat the last successful extension was earned by, or the receive
-	beatNow  time.Time // the heartbeat's last beat at the latest look (alive)
-	ceiling  time.Time // receive + the configured ceiling (≤ 12 h)
-	due      time.Time // when the Manager looks at this lease next
-	capped   bool      // the last extension was clamped to the ceiling
-	lastErr  error     // the last extension's transient error, nil after a success
+	deadline    time.Time     // when the queue makes the message visible unless changed
+	lastExt     time.Time     // last successful extension, or the receive
+	beatSeen    time.Time     // the beat the last successful extension was earned by, or the receive
+	beatNow     time.Time     // the heartbeat's last beat at the latest look (alive)
+	ceiling     time.Time     // receive + the configured ceiling (≤ 12 h)
+	due         time.Time     // when the Manager looks at this lease next
+	capped      bool          // the last extension was clamped to the ceiling
+	lastErr     error         // the last extension's transient error, nil after a success
+	own         time.Duration // the extension its handler asked for (SetExtension); 0: the Manager's choice
+	begin       time.Time     // when its handler started (Begin)
+	startEarned bool          // an extension came after its handler started (startUnearned)
+	waited      bool          // canWait let it go without an extension since the last one (afterWait)
+	seen        time.Time     // the latest beat seen at a look since Begin, or Begin's time: where the next gap starts
 
 	decided   decision
 	delay     time.Duration // nack delay
@@ -118,9 +124,11 @@ func (l *Lease) Begin() error {
 	m := l.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	err := m.lostNow(l, time.Now())
+	now := time.Now()
+	err := m.lostNow(l, now)
 	if err == nil && !l.begun {
 		l.begun, l.beat0 = true, l.hb.LastBeat()
+		l.begin, l.seen = now, now
 	}
 	return err
 }
@@ -134,9 +142,33 @@ func (l *Lease) Returned() (lost error, neverBeat bool) {
 	m := l.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	err := m.lostNow(l, time.Now())
+	now := time.Now()
+	err := m.lostNow(l, now)
+	if l.begun && !l.returned {
+		m.ls.ran(now.Sub(l.begin))
+	}
 	l.returned = true
 	return err, err != nil && l.neverBeat
+}
+
+// SetExtension makes every later extension of the lease ask for d instead
+// of the Manager's choice: a handler that knows how far apart its beats
+// come. d must be within MinExtensionPeriod and MaxExtensionPeriod (see
+// visibility.Config), else SetExtension changes nothing and returns an
+// error naming the range and wrapping sqsloop.ErrInvalidArgument. It takes
+// effect at the lease's next extension, which its next beat earns. Safe
+// for concurrent use.
+func (l *Lease) SetExtension(d time.Duration) error {
+	m := l.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	lo, hi := m.ls.Bounds(l.msg.VisibilityTimeout)
+	if d < lo || d > hi {
+		return fmt.Errorf("visibility: SetExtension: the extension must be between %v and %v (Visibility.MinExtensionPeriod and MaxExtensionPeriod), got %v: %w",
+			lo, hi, d, sqsloop.ErrInvalidArgument)
+	}
+	l.own = d
+	return nil
 }
 
 // lostNow is Err at now. A holding lease whose deadline has passed is

@@ -47,7 +47,8 @@ type Mailbox interface {
 // leases it returns, are safe for concurrent use with each other and with
 // Run.
 type Manager struct {
-	cfg visibility.Config // with its defaults
+	cfg visibility.Config // with its defaults: lengths.cfg
+	ls  *Lengths
 	log *slog.Logger
 	mb  Mailbox
 	obs sqsloop.Observer // cfg.Observer; nil: no events
@@ -85,22 +86,55 @@ type Manager struct {
 // logging to log (nil: slog.Default()): WARN records for lost leases and
 // failed calls, ERROR records for acks that failed for good, message IDs
 // only (receipt handles are never logged). cfg is usually derived from
-// the visibility timeout (ForVisibilityTimeout); a zero Interval or
-// Extension takes visibility.DefaultInterval or DefaultExtension. It
-// returns the errors of Validate (naming each bad field) for an invalid
-// cfg, and an error wrapping sqsloop.ErrInvalidArgument for a nil mb.
+// the visibility timeout (ForVisibilityTimeout); a zero Interval takes
+// visibility.DefaultInterval, and a zero Extension is chosen from what the
+// Manager observes (Lengths). It returns the errors of Validate (naming
+// each bad field) for an invalid cfg, and an error wrapping
+// sqsloop.ErrInvalidArgument for a nil mb.
 func New(mb Mailbox, cfg visibility.Config, log *slog.Logger) (*Manager, error) {
-	if mb == nil {
-		return nil, fmt.Errorf("visibility: lease owner: mailbox: must not be nil: %w", sqsloop.ErrInvalidArgument)
-	}
 	if err := Validate(cfg); err != nil {
 		return nil, err
+	}
+	return NewFor(mb, NewLengths(cfg), log)
+}
+
+// NewFor is New with the Lengths of the queue: the Managers that serve one
+// queue one after another (sqslambda's invocations) share what they
+// observe. ls's Config must be valid (Validate).
+func NewFor(mb Mailbox, ls *Lengths, log *slog.Logger) (*Manager, error) {
+	if mb == nil {
+		return nil, fmt.Errorf("visibility: lease owner: mailbox: must not be nil: %w", sqsloop.ErrInvalidArgument)
 	}
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Manager{cfg: withDefaults(cfg), mb: mb, obs: cfg.Observer, log: log, wake: make(chan struct{}, 1), failed: make(chan struct{}),
+	return &Manager{cfg: ls.cfg, ls: ls, mb: mb, obs: ls.cfg.Observer, log: log, wake: make(chan struct{}, 1), failed: make(chan struct{}),
 		stop: make(chan struct{}), ran: make(chan struct{})}, nil
+}
+
+// Configure replaces the Manager's Config (see New) before Run: a consumer
+// learns its queue's visibility timeout at start-up. It returns the errors
+// of Validate for an invalid cfg, and an error wrapping
+// sqsloop.ErrAlreadyRunning once Run has been called.
+func (m *Manager) Configure(cfg visibility.Config) error {
+	if err := Validate(cfg); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.running.Load() {
+		return fmt.Errorf("visibility: Manager.Configure after Run: %w", sqsloop.ErrAlreadyRunning)
+	}
+	m.ls = NewLengths(cfg)
+	m.cfg, m.obs = m.ls.cfg, cfg.Observer
+	return nil
+}
+
+// Lengths returns the Manager's Lengths: its extensions, chosen or fixed.
+func (m *Manager) Lengths() *Lengths {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ls
 }
 
 // Hold starts holding msg, received with visibility timeout

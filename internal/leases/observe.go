@@ -59,9 +59,10 @@ func (m *Manager) observe(c *call, start time.Time, took time.Duration, err erro
 	if c.kind == deleteCall {
 		op = sqsloop.OpDelete
 	}
+	ext, gap := m.ls.Choice(c.leases[0].msg.VisibilityTimeout)
 	m.obs.Settled(sqsloop.SettleEvent{
 		Op: op, Start: start, Duration: took, Entries: c.entries[:len(c.leases)],
-		Failed: failed, Err: err, Held: int(m.st.held.Load()),
+		Failed: failed, Err: err, Held: int(m.st.held.Load()), Extension: ext, BeatGap: gap,
 	})
 }
 

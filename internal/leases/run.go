@@ -156,7 +156,9 @@ func (m *Manager) abandon() {
 	count := func(l *Lease) {
 		switch l.decided {
 		case holding:
-			abandoned++ // not done: its Err still tells when it lapses
+			if l.lost == nil { // a lost one is watched (see watch): visible already
+				abandoned++ // not done: its Err still tells when it lapses
+			}
 			return
 		case acking:
 			m.st.ackFailed.Add(1)

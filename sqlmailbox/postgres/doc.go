@@ -12,12 +12,18 @@
 // UPDATE and DELETE on the tables and USAGE on their sequences.
 //
 // A receive from a standard queue is one statement: it picks the oldest
-// visible messages by an index on (queue, visibility deadline) with FOR
-// UPDATE SKIP LOCKED, so concurrent receivers neither wait on nor take each
-// other's messages, and updates them in place. A receive from a FIFO queue
-// first locks the queue's row for its transaction (two statements), so that
-// two receives never take messages of one group: a FIFO queue's receivers
-// take turns. An ack is one DELETE for the batch. A change that makes a
+// visible messages by an index on (queue, priority, visibility deadline)
+// with FOR UPDATE SKIP LOCKED, so concurrent receivers neither wait on nor
+// take each other's messages, and updates them in place; only a receive
+// that took nothing asks a second statement when to look again. Its limit
+// is a constant of the statement, one statement per batch size, so that
+// the server plans each once per connection, not at every call (with a
+// parameter there, a prepared statement's generic plan is costed for a
+// tenth of the table and the server plans every call afresh, which cost as
+// much as the receive itself). A receive from a FIFO queue first locks the
+// queue's row for its transaction, so that two receives never take
+// messages of one group: a FIFO queue's receivers take turns. An ack is
+// one DELETE for the batch. A change that makes a
 // message receivable (a send, a nack, a FIFO ack that frees a group, a move
 // to the dead-letter queue) notifies the channel "sqsloop" (LISTEN/NOTIFY),
 // so a long poll in another process wakes at once; a Store sends at most

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,11 +16,36 @@ import (
 	"github.com/sqsloop/sqsloop/sqlmailbox/internal/driver"
 )
 
-// Queries with the pick of each queue type in place.
-var (
-	qReceiveStandard = strings.Replace(qReceive, "$pick", qPickStandard, 1)
-	qReceiveFIFO     = strings.Replace(qReceive, "$pick", qPickFIFO, 1)
+// Kinds of receive, by the queue's type: each its own pick.
+const (
+	receiveStandard = iota
+	receivePriority
+	receiveFIFO
 )
+
+// receiveQueries[kind][dlq][max] is qTake, or with a dead-letter queue
+// (dlq 1) qTakeOrDeadLetter, with the pick of the kind of queue and the
+// limit max in place, so that each statement is planned once per
+// connection (see qPickStandard).
+var receiveQueries = func() (qs [3][2][sqsloop.MaxBatchSize + 1]string) {
+	for kind, pick := range []string{qPickStandard, qPickPriority, qPickFIFO} {
+		for dlq, take := range []string{qTake, qTakeOrDeadLetter} {
+			for max := 1; max <= sqsloop.MaxBatchSize; max++ {
+				qs[kind][dlq][max] = strings.ReplaceAll(strings.Replace(take, "{pick}", pick, 1), "{max}", strconv.Itoa(max))
+			}
+		}
+	}
+	return qs
+}()
+
+// levels are the priorities qNext looks at: 0 alone on a queue without
+// priorities, else every priority.
+var levels = [2][]int16{{0}, func() (ps []int16) {
+	for p := sqsloop.MaxPriority; p >= sqsloop.MinPriority; p-- {
+		ps = append(ps, int16(p))
+	}
+	return ps
+}()}
 
 func (d *pgDriver) Send(ctx context.Context, q *driver.QueueRecord, _ time.Time, msgs []driver.NewMessage) ([]driver.SendOutcome, error) {
 	out := make([]driver.SendOutcome, len(msgs))
@@ -42,14 +69,14 @@ func (d *pgDriver) Send(ctx context.Context, q *driver.QueueRecord, _ time.Time,
 func (d *pgDriver) sendStandard(ctx context.Context, q *driver.QueueRecord, msgs []driver.NewMessage, out []driver.SendOutcome, carry bool) error {
 	n := len(msgs)
 	ids, bodies, groups := make([]string, n), make([]string, n), make([]string, n)
-	attrs, delays := make([][]byte, n), make([]int32, n)
+	attrs, delays, prios := make([][]byte, n), make([]int32, n), make([]int16, n)
 	for i, m := range msgs {
-		ids[i], bodies[i], attrs[i], groups[i], delays[i] = m.MessageID, m.Body, m.Attributes, m.GroupID, seconds(m.Delay)
+		ids[i], bodies[i], attrs[i], groups[i], delays[i], prios[i] = m.MessageID, m.Body, m.Attributes, m.GroupID, seconds(m.Delay), int16(m.Priority)
 		out[i].MessageID = m.MessageID
 	}
 	var stored int64
 	var notified any
-	return d.classify(d.pool.QueryRow(ctx, qSend, q.ID, ids, bodies, attrs, groups, delays, carry).Scan(&stored, &notified))
+	return d.classify(d.pool.QueryRow(ctx, qSend, q.ID, ids, bodies, attrs, groups, delays, carry, prios).Scan(&stored, &notified))
 }
 
 // sendFIFO stores a FIFO batch in one transaction, message by message, in
@@ -61,7 +88,7 @@ func (d *pgDriver) sendFIFO(ctx context.Context, q *driver.QueueRecord, msgs []d
 			var stored bool
 			var seq int64
 			if err := tx.QueryRow(ctx, qSendFIFO, q.ID, m.DedupID, m.MessageID, m.Body, m.Attributes, m.GroupID, seconds(m.Delay),
-				seconds(sqlmailbox.DeduplicationWindow)).Scan(&id, &stored, &seq); err != nil {
+				seconds(sqlmailbox.DeduplicationWindow), int16(m.Priority)).Scan(&id, &stored, &seq); err != nil {
 				return err
 			}
 			if id == nil { // another transaction stored the ID after this statement began
@@ -85,8 +112,19 @@ func (d *pgDriver) sendFIFO(ctx context.Context, q *driver.QueueRecord, msgs []d
 }
 
 func (d *pgDriver) Receive(ctx context.Context, q *driver.QueueRecord, r driver.ReceiveArgs) (driver.ReceiveResult, error) {
-	args := []any{q.ID, r.Max, seconds(r.Visibility), q.Spec.MaxReceiveCount, q.DeadLetterQueueID, r.Receiver, q.Spec.Name,
-		r.DeadLetterReason, string(sqlmailbox.AuditDeadLettered), !q.Spec.FIFO}
+	kind, dlq := receiveStandard, 0
+	switch {
+	case q.Spec.FIFO:
+		kind = receiveFIFO
+	case q.Spec.Priority:
+		kind = receivePriority
+	}
+	args := []any{q.ID, seconds(r.Visibility), r.Receiver}
+	if q.DeadLetterQueueID != 0 {
+		dlq = 1
+		args = append(args, q.Spec.MaxReceiveCount, q.DeadLetterQueueID, q.Spec.Name, r.DeadLetterReason, string(sqlmailbox.AuditDeadLettered))
+	}
+	query := receiveQueries[kind][dlq][r.Max]
 	var res driver.ReceiveResult
 	var err error
 	if q.Spec.FIFO {
@@ -94,11 +132,11 @@ func (d *pgDriver) Receive(ctx context.Context, q *driver.QueueRecord, r driver.
 			if _, err := tx.Exec(ctx, qLockFIFO, q.ID); err != nil {
 				return err
 			}
-			res, err = receive(ctx, tx, q, qReceiveFIFO, args)
+			res, err = receive(ctx, tx, q, query, args)
 			return err
 		})
 	} else {
-		res, err = receive(ctx, d.pool, q, qReceiveStandard, args)
+		res, err = receive(ctx, d.pool, q, query, args)
 		err = d.classify(err)
 	}
 	if err == nil && res.DeadLettered > 0 {
@@ -110,10 +148,13 @@ func (d *pgDriver) Receive(ctx context.Context, q *driver.QueueRecord, r driver.
 // querier is a pool or a transaction.
 type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// receive runs a receive query of q and reads its rows: first the one about
-// the receive (see qReceive), then those taken.
+// receive runs a receive query of q (qTake, qTakeOrDeadLetter) and reads
+// its rows, putting those taken in the pick's order; when it took nothing
+// and moved nothing, it asks qNext when to look again, or whether the
+// queue is gone.
 func receive(ctx context.Context, db querier, q *driver.QueueRecord, query string, args []any) (driver.ReceiveResult, error) {
 	var res driver.ReceiveResult
 	rows, err := db.Query(ctx, query, args...)
@@ -121,27 +162,60 @@ func receive(ctx context.Context, db querier, q *driver.QueueRecord, query strin
 		return res, err
 	}
 	defer rows.Close()
-	for first := true; rows.Next(); first = false {
+	var order []int64
+	for rows.Next() {
 		var row driver.ReceivedRow
-		if err := rows.Scan(&row.ID, &row.MessageID, &row.Body, &row.Attributes, &row.GroupID, &row.DedupID,
-			&row.SentAt, &row.FirstReceivedAt, &row.ReceiveCount); err != nil {
+		var n int64
+		var dead bool
+		if err := rows.Scan(&n, &row.ID, &row.MessageID, &row.Body, &row.Attributes, &row.GroupID, &row.DedupID,
+			&row.SentAt, &row.FirstReceivedAt, &row.ReceiveCount, &dead); err != nil {
 			return res, err
 		}
-		if !first {
-			res.Rows = append(res.Rows, row)
+		if dead {
+			res.DeadLettered++
 			continue
 		}
-		res.DeadLettered = int(row.ID)
-		if row.ReceiveCount == 0 {
-			return res, fmt.Errorf("queue %q: %w", q.Spec.Name, sqsloop.ErrQueueNotFound)
-		}
-		if next, now := row.SentAt, row.FirstReceivedAt; next.After(now) {
-			// The server's deadline, as a time on this process's clock: the
-			// two clocks may differ, the wait they give does not.
-			res.NextVisible = time.Now().Add(next.Sub(now))
-		}
+		res.Rows, order = append(res.Rows, row), append(order, n)
 	}
-	return res, rows.Err()
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return res, err
+	}
+	if len(res.Rows) > 0 || res.DeadLettered > 0 {
+		sort.Sort(byPick{res.Rows, order})
+		return res, nil
+	}
+	lv := levels[0]
+	if q.Spec.Priority {
+		lv = levels[1]
+	}
+	var exists bool
+	var next, now time.Time
+	if err := db.QueryRow(ctx, qNext, q.ID, !q.Spec.FIFO, lv).Scan(&exists, &next, &now); err != nil {
+		return res, err
+	}
+	if !exists {
+		return res, fmt.Errorf("queue %q: %w", q.Spec.Name, sqsloop.ErrQueueNotFound)
+	}
+	if next.After(now) {
+		// The server's deadline, as a time on this process's clock: the two
+		// clocks may differ, the wait they give does not.
+		res.NextVisible = time.Now().Add(next.Sub(now))
+	}
+	return res, nil
+}
+
+// byPick sorts received rows by their place in the pick's order.
+type byPick struct {
+	rows  []driver.ReceivedRow
+	order []int64
+}
+
+func (b byPick) Len() int           { return len(b.rows) }
+func (b byPick) Less(i, j int) bool { return b.order[i] < b.order[j] }
+func (b byPick) Swap(i, j int) {
+	b.rows[i], b.rows[j] = b.rows[j], b.rows[i]
+	b.order[i], b.order[j] = b.order[j], b.order[i]
 }
 
 func (d *pgDriver) Delete(ctx context.Context, q *driver.QueueRecord, _ time.Time, refs []driver.Ref, archive bool) ([]bool, error) {
@@ -150,7 +224,11 @@ func (d *pgDriver) Delete(ctx context.Context, q *driver.QueueRecord, _ time.Tim
 		ids[i], counts[i] = r.ID, int32(r.ReceiveCount)
 	}
 	carry := q.Spec.FIFO && d.notes.lead(q.ID) // a FIFO delete may free its group
-	rows, err := d.pool.Query(ctx, qDelete, q.ID, ids, counts, q.Spec.FIFO, archive, q.Spec.Name, carry)
+	query, args := qDelete, []any{q.ID, ids, counts, q.Spec.FIFO, carry}
+	if archive {
+		query, args = qDeleteArchive, append(args, q.Spec.Name)
+	}
+	rows, err := d.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, d.classify(err)
 	}

@@ -93,4 +93,23 @@ CREATE TABLE sqsloop_workers (
 `,
 	// 2: the registry of receiving Mailboxes is the receiver registry.
 	`ALTER TABLE sqsloop_workers RENAME TO sqsloop_receivers`,
+	// 3: priorities (a queue's setting, each message's priority, the
+	// receive's index in their order: a queue without priorities has only
+	// priority 0, one range of the index); when a lease was last extended;
+	// the tally of acked messages by receive count. Building the new index
+	// holds off writes to the messages for as long as it takes (a second or
+	// so per million messages).
+	`
+ALTER TABLE sqsloop_queues ADD COLUMN priority boolean NOT NULL DEFAULT false;
+ALTER TABLE sqsloop_messages ADD COLUMN priority smallint NOT NULL DEFAULT 0, ADD COLUMN extended_at timestamptz;
+CREATE INDEX sqsloop_messages_ready ON sqsloop_messages (queue_id, priority DESC, visible_at, id);
+DROP INDEX sqsloop_messages_visible;
+CREATE TABLE sqsloop_acked (
+	queue_id      bigint      NOT NULL REFERENCES sqsloop_queues (id) ON DELETE CASCADE,
+	hour          timestamptz NOT NULL,
+	receive_count integer     NOT NULL,
+	messages      bigint      NOT NULL,
+	PRIMARY KEY (queue_id, hour, receive_count)
+);
+`,
 }

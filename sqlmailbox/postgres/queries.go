@@ -25,29 +25,32 @@ const (
 	qNotify = `SELECT pg_notify('` + channel + `', $1::bigint::text)`
 
 	qInsertQueue = `INSERT INTO sqsloop_queues
-	(name, fifo, content_based_dedup, visibility_timeout, delay, retention, max_message_size, max_receive_count, dlq_id, key)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, nullif($9::bigint, 0), $10)
+	(name, fifo, content_based_dedup, visibility_timeout, delay, retention, max_message_size, max_receive_count, dlq_id, key, priority)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, nullif($9::bigint, 0), $10, $11)
 	ON CONFLICT (name) DO NOTHING`
 	qLoadQueue = `SELECT q.id, q.name, q.fifo, q.content_based_dedup, q.visibility_timeout, q.delay, q.retention,
-	q.max_message_size, q.max_receive_count, coalesce(q.dlq_id, 0), coalesce(d.name, ''), q.key, q.created_at
+	q.max_message_size, q.max_receive_count, coalesce(q.dlq_id, 0), coalesce(d.name, ''), q.key, q.created_at, q.priority
 	FROM sqsloop_queues q LEFT JOIN sqsloop_queues d ON d.id = q.dlq_id WHERE q.name = $1`
 	qQueueIsDLQ  = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues s JOIN sqsloop_queues d ON s.dlq_id = d.id WHERE d.name = $1)`
 	qDeleteQueue = `DELETE FROM sqsloop_queues WHERE name = $1`
+	qQueueID     = `SELECT id FROM sqsloop_queues WHERE name = $1`
+	qPurgeQueue  = `DELETE FROM sqsloop_messages WHERE queue_id = $1`
 
 	// qSend stores a standard queue's batch in the order given, and wakes
 	// the queue's long polls in every process when it carries the NOTIFY
 	// ($7).
 	qSend = `WITH ins AS (
-		INSERT INTO sqsloop_messages (queue_id, message_id, body, attributes, group_id, sent_at, visible_at)
-		SELECT $1, u.mid, u.body, u.attrs, u.grp, statement_timestamp(), statement_timestamp() + u.delay * interval '1 second'
-		FROM unnest($2::text[], $3::text[], $4::bytea[], $5::text[], $6::integer[]) WITH ORDINALITY AS u(mid, body, attrs, grp, delay, n)
+		INSERT INTO sqsloop_messages (queue_id, message_id, body, attributes, group_id, priority, sent_at, visible_at)
+		SELECT $1, u.mid, u.body, u.attrs, u.grp, u.prio, statement_timestamp(), statement_timestamp() + u.delay * interval '1 second'
+		FROM unnest($2::text[], $3::text[], $4::bytea[], $5::text[], $6::integer[], $8::smallint[])
+			WITH ORDINALITY AS u(mid, body, attrs, grp, delay, prio, n)
 		ORDER BY u.n
 		RETURNING 1
 	)
 	SELECT (SELECT count(*) FROM ins), CASE WHEN $7 THEN pg_notify('` + channel + `', $1::bigint::text) END`
 	// qSendFIFO stores one FIFO message unless its deduplication ID is
 	// remembered and unexpired (for $8 seconds: DeduplicationWindow), and
-	// returns the message ID that holds it
+	// returns the message ID that holds it (with priority $9)
 	// (NULL when another transaction stored the ID meanwhile: look again),
 	// whether it stored this one, and its sequence number (the stored
 	// message's id; the remembered one's for a duplicate; qDedupSeq then
@@ -59,8 +62,8 @@ const (
 		WHERE x.expires_at <= statement_timestamp()
 		RETURNING message_id
 	), ins AS (
-		INSERT INTO sqsloop_messages (queue_id, message_id, body, attributes, group_id, dedup_id, sent_at, visible_at)
-		SELECT $1, d.message_id, $4, $5, $6, $2, statement_timestamp(), statement_timestamp() + $7::integer * interval '1 second'
+		INSERT INTO sqsloop_messages (queue_id, message_id, body, attributes, group_id, dedup_id, priority, sent_at, visible_at)
+		SELECT $1, d.message_id, $4, $5, $6, $2, $9, statement_timestamp(), statement_timestamp() + $7::integer * interval '1 second'
 		FROM d
 		RETURNING message_id, id
 	)
@@ -70,81 +73,124 @@ const (
 	qDedupSeq  = `UPDATE sqsloop_dedup SET seq = $3 WHERE queue_id = $1 AND dedup_id = $2`
 	qDedupFind = `SELECT message_id, seq FROM sqsloop_dedup WHERE queue_id = $1 AND dedup_id = $2`
 
-	// qPickStandard: the oldest visible messages, by the receive's index,
-	// skipping those another receive has locked.
-	qPickStandard = `SELECT id, receive_count FROM sqsloop_messages
-		WHERE queue_id = $1 AND visible_at <= statement_timestamp()
-		ORDER BY visible_at, id LIMIT $2
-		FOR UPDATE SKIP LOCKED`
+	// The picks choose what a receive takes, each returning id,
+	// receive_count and n, the order of delivery. Their LIMIT is a
+	// constant ({max}, 1–10, put in place by receiveQueries): with a
+	// parameter there, a prepared receive's generic plan would be costed
+	// for a tenth of the table, worse than a plan made for the call's
+	// values, and the server would plan every call afresh (pgx prepares
+	// each statement once per connection; a plan costs about as much as
+	// the receive itself).
+	//
+	// qPickStandard: the oldest visible messages of a standard queue,
+	// by the receive's index, skipping those another receive has locked.
+	// All messages of a queue without priorities have priority 0, so the
+	// index's range is one queue's visible messages.
+	qPickStandard = `SELECT id, receive_count, row_number() OVER () AS n FROM (
+			SELECT id, receive_count FROM sqsloop_messages
+			WHERE queue_id = $1 AND priority = 0 AND visible_at <= statement_timestamp()
+			ORDER BY visible_at, id LIMIT {max}
+			FOR UPDATE SKIP LOCKED
+		) s`
+	// qPickPriority: the highest priority first, then the oldest
+	// deadline; the index gives that order, and the scan reads past the
+	// messages of higher priorities that are in flight or delayed.
+	qPickPriority = `SELECT id, receive_count, row_number() OVER () AS n FROM (
+			SELECT id, receive_count FROM sqsloop_messages
+			WHERE queue_id = $1 AND visible_at <= statement_timestamp()
+			ORDER BY priority DESC, visible_at, id LIMIT {max}
+			FOR UPDATE SKIP LOCKED
+		) s`
 	// qLockFIFO serializes a FIFO queue's receives (not its sends: an
 	// insert's foreign-key check takes a KEY SHARE lock, which NO KEY
 	// UPDATE does not conflict with).
 	qLockFIFO = `SELECT 1 FROM sqsloop_queues WHERE id = $1 FOR NO KEY UPDATE`
 	// qPickFIFO: of the oldest 1,000 messages of the groups with nothing in
 	// flight, those with only visible messages before them in their group,
-	// a group at a time, oldest group first: as many of one group as the
-	// receive takes before another (SQS's FIFO delivery logic).
-	qPickFIFO = `SELECT m.id, m.receive_count FROM sqsloop_messages m JOIN (
-			SELECT id, head FROM (
-				SELECT id, bool_and(visible_at <= statement_timestamp()) OVER (PARTITION BY group_id ORDER BY id) AS ok,
-					min(id) OVER (PARTITION BY group_id) AS head
-				FROM (
-					SELECT id, group_id, visible_at FROM sqsloop_messages
-					WHERE queue_id = $1 AND group_id NOT IN (
-						SELECT group_id FROM sqsloop_messages
-						WHERE queue_id = $1 AND visible_at > statement_timestamp() AND receive_count > 0
-					)
-					ORDER BY id LIMIT 1000
-				) prefix
-			) runs WHERE ok ORDER BY head, id LIMIT $2
-		) r ON m.queue_id = $1 AND m.id = r.id
-		ORDER BY r.head, m.id
-		FOR UPDATE OF m`
-	// qReceive takes what the pick chose ($pick is replaced by one of the
-	// two above), moves to the DLQ ($5) what was received maxReceiveCount
-	// ($4) times, auditing it (kind $9, reason $8), and returns first a row
-	// about the receive (n 0), then the rows taken, in the pick's order.
-	// The first row's columns say: id, how many it moved to the DLQ;
-	// receive_count, 1 if the queue exists, else 0; sent_at, when nothing
-	// was taken, when to look again: on a standard queue ($10) whose pick
-	// skipped visible messages (another receive was taking them: their new
-	// deadlines are known once it commits) 10 ms later, else the earliest
-	// future visibility deadline of the queue's messages ('epoch' for none,
-	// or when something was taken); first_received_at, the server's now.
-	qReceive = `WITH picked AS MATERIALIZED (
-		SELECT p.id, p.receive_count, row_number() OVER () AS n FROM ($pick) p
-	), dead AS (
+	// a group at a time, the group whose next message has the highest
+	// priority first (all 0 without priorities), then the oldest: as many
+	// of one group as the receive takes before another (SQS's FIFO
+	// delivery logic). Priority orders the groups, never the messages
+	// within one.
+	qPickFIFO = `SELECT id, receive_count, row_number() OVER () AS n FROM (
+			SELECT m.id, m.receive_count FROM sqsloop_messages m JOIN (
+				SELECT id, head, prio FROM (
+					SELECT id, bool_and(visible_at <= statement_timestamp()) OVER (PARTITION BY group_id ORDER BY id) AS ok,
+						min(id) OVER (PARTITION BY group_id) AS head,
+						first_value(priority) OVER (PARTITION BY group_id ORDER BY id) AS prio
+					FROM (
+						SELECT id, group_id, visible_at, priority FROM sqsloop_messages
+						WHERE queue_id = $1 AND group_id NOT IN (
+							SELECT group_id FROM sqsloop_messages
+							WHERE queue_id = $1 AND visible_at > statement_timestamp() AND receive_count > 0
+						)
+						ORDER BY id LIMIT 1000
+					) prefix
+				) runs WHERE ok ORDER BY prio DESC, head, id LIMIT {max}
+			) r ON m.queue_id = $1 AND m.id = r.id
+			ORDER BY r.prio DESC, r.head, m.id
+			FOR UPDATE OF m
+		) s`
+
+	// qTake takes what the pick ({pick}) chose, in one statement: each
+	// message gets one more receive count, a lease of $2 seconds, its
+	// receive time, its first receive time if it had none, no extension
+	// yet, and the receiving Mailbox's receiver ID ($3) as its holder. It
+	// returns the rows taken, each with n, its place in the pick's order
+	// (the update returns them in no set order), and dead false. Nothing
+	// else rides along: a receive that takes nothing asks qNext what to do.
+	// The pick is a materialized CTE, so that it runs once whatever the
+	// plan (in the update's FROM, it may be rescanned for every row the
+	// join looks at, picking again each time).
+	qTake = `WITH picked AS MATERIALIZED ({pick})
+		UPDATE sqsloop_messages m
+		SET receive_count = m.receive_count + 1, visible_at = statement_timestamp() + $2::integer * interval '1 second',
+			received_at = statement_timestamp(), first_received_at = coalesce(m.first_received_at, statement_timestamp()),
+			extended_at = NULL, leased = true, leased_by = $3
+		FROM picked p
+		WHERE m.queue_id = $1 AND m.id = p.id
+		RETURNING p.n, m.id, m.message_id, m.body, m.attributes, m.group_id, m.dedup_id, m.sent_at, m.first_received_at, m.receive_count, false`
+	// qTakeOrDeadLetter is qTake for a queue with a dead-letter queue: the
+	// picked messages received maxReceiveCount ($4) times already are moved
+	// to the DLQ ($5) instead, keeping their rows, and audited (the
+	// queue's name $6, reason $7, kind $8); each returns a row with dead
+	// true (and only n set).
+	qTakeOrDeadLetter = `WITH picked AS MATERIALIZED ({pick}), dead AS (
 		UPDATE sqsloop_messages m SET queue_id = $5, visible_at = statement_timestamp(), leased = false, leased_by = NULL
 		FROM picked p
-		WHERE $5 <> 0 AND p.receive_count >= $4 AND m.queue_id = $1 AND m.id = p.id
-		RETURNING m.message_id, m.receive_count
+		WHERE p.receive_count >= $4 AND m.queue_id = $1 AND m.id = p.id
+		RETURNING p.n, m.message_id, m.receive_count
 	), audit AS (
 		INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)
-		SELECT $7, message_id, receive_count, $9, $8, statement_timestamp() FROM dead
+		SELECT $6, message_id, receive_count, $8, $7, statement_timestamp() FROM dead
 		RETURNING 1
 	), taken AS (
 		UPDATE sqsloop_messages m
-		SET receive_count = m.receive_count + 1, visible_at = statement_timestamp() + $3::integer * interval '1 second',
+		SET receive_count = m.receive_count + 1, visible_at = statement_timestamp() + $2::integer * interval '1 second',
 			received_at = statement_timestamp(), first_received_at = coalesce(m.first_received_at, statement_timestamp()),
-			leased = true, leased_by = $6
+			extended_at = NULL, leased = true, leased_by = $3
 		FROM picked p
-		WHERE NOT ($5 <> 0 AND p.receive_count >= $4) AND m.queue_id = $1 AND m.id = p.id
+		WHERE p.receive_count < $4 AND m.queue_id = $1 AND m.id = p.id
 		RETURNING p.n, m.id, m.message_id, m.body, m.attributes, m.group_id, m.dedup_id, m.sent_at, m.first_received_at, m.receive_count
 	)
-	SELECT id, message_id, body, attributes, group_id, dedup_id, sent_at, first_received_at, receive_count
-	FROM (
-		SELECT 0 AS n, (SELECT count(*) FROM dead) AS id, '' AS message_id, '' AS body, NULL::bytea AS attributes,
-			'' AS group_id, '' AS dedup_id,
-			CASE WHEN EXISTS (SELECT 1 FROM taken) THEN 'epoch'
-				WHEN $10 AND EXISTS (SELECT 1 FROM sqsloop_messages WHERE queue_id = $1 AND visible_at <= statement_timestamp())
-				THEN statement_timestamp() + interval '10 milliseconds'
-				ELSE coalesce((SELECT min(visible_at) FROM sqsloop_messages
-				WHERE queue_id = $1 AND visible_at > statement_timestamp()), 'epoch') END AS sent_at,
-			statement_timestamp() AS first_received_at,
-			(SELECT count(*) FROM sqsloop_queues WHERE id = $1)::integer AS receive_count
-		UNION ALL
-		SELECT n, id, message_id, body, attributes, group_id, dedup_id, sent_at, first_received_at, receive_count FROM taken
-	) r ORDER BY n`
+	SELECT *, false FROM taken
+	UNION ALL
+	SELECT n, 0, '', '', NULL, '', '', 'epoch', 'epoch', 0, true FROM dead`
+	// qNext says, after a receive that took nothing, whether the queue
+	// exists, when to look again and the server's now: on a standard queue
+	// ($2) with visible messages (another receive was taking them: their
+	// new deadlines are known once it commits) 10 ms later, else the
+	// earliest future visibility deadline of the queue's messages ('epoch'
+	// for none). It reads the receive's index one priority level at a
+	// time ($3: {0} on a queue without priorities), so each look is a
+	// range of it, however many messages are in flight.
+	qNext = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = $1),
+		CASE WHEN $2 AND EXISTS (SELECT 1 FROM unnest($3::smallint[]) l(p) WHERE EXISTS (
+				SELECT 1 FROM sqsloop_messages WHERE queue_id = $1 AND priority = l.p AND visible_at <= statement_timestamp()))
+			THEN statement_timestamp() + interval '10 milliseconds'
+			ELSE coalesce((SELECT min((SELECT min(visible_at) FROM sqsloop_messages
+				WHERE queue_id = $1 AND priority = l.p AND visible_at > statement_timestamp())) FROM unnest($3::smallint[]) l(p)), 'epoch') END,
+		statement_timestamp()`
 
 	qExists = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = $1)`
 	qCounts = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = $1),
@@ -152,21 +198,38 @@ const (
 	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = $1 AND visible_at > statement_timestamp() AND receive_count > 0),
 	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = $1 AND visible_at > statement_timestamp() AND receive_count = 0)`
 
-	// qDelete: $4 is true on a FIFO queue, whose handles expire with the
-	// lease; with $5 (archive) the deleted rows are copied to the archive
-	// table, under the queue's name $6. A ref given twice deletes once. A
-	// delete that carries the NOTIFY ($7: a FIFO queue's, whose delete may
-	// free a group) sends it if it deleted something.
-	qDelete = `WITH d AS (
-		DELETE FROM sqsloop_messages m USING unnest($2::bigint[], $3::integer[]) AS r(id, cnt)
-		WHERE m.queue_id = $1 AND m.id = r.id AND m.receive_count = r.cnt AND (NOT $4 OR m.visible_at > statement_timestamp())
+	// qDelete deletes the messages of the refs ($2 ids, $3 receive
+	// counts) whose receive is the message's (qDeleting); $4 is true on a
+	// FIFO queue, whose handles expire with the lease. A ref given twice
+	// deletes once. A delete that carries the NOTIFY ($5: a FIFO queue's,
+	// whose delete may free a group) sends it if it deleted something.
+	qDelete = `DELETE FROM sqsloop_messages m WHERE ` + qDeleting + `
+		RETURNING m.id, m.receive_count, CASE WHEN $5 THEN pg_notify('` + channel + `', $1::bigint::text) END`
+	// qDeleteArchive is qDelete copying the deleted messages to the
+	// archive table, under the queue's name $6 (Config.Archive).
+	qDeleteArchive = `WITH d AS (
+		DELETE FROM sqsloop_messages m WHERE ` + qDeleting + `
 		RETURNING m.id, m.message_id, m.body, m.attributes, m.group_id, m.receive_count, m.sent_at
 	), a AS (
 		INSERT INTO sqsloop_archive (queue, message_id, body, attributes, group_id, receive_count, sent_at, deleted_at)
-		SELECT $6, message_id, body, attributes, group_id, receive_count, sent_at, statement_timestamp() FROM d WHERE $5
+		SELECT $6, message_id, body, attributes, group_id, receive_count, sent_at, statement_timestamp() FROM d
 		RETURNING 1
 	)
-	SELECT id, receive_count, CASE WHEN $7 THEN pg_notify('` + channel + `', $1::bigint::text) END FROM d`
+	SELECT id, receive_count, CASE WHEN $5 THEN pg_notify('` + channel + `', $1::bigint::text) END FROM d`
+	// qDeleting selects the messages a delete deletes: the keys bound the
+	// scan ($2 with = ANY: an index scan of the primary key however the
+	// table's statistics stand), the pairs pick the receives.
+	qDeleting = `m.queue_id = $1 AND m.id = ANY($2::bigint[]) AND (m.id, m.receive_count) IN (SELECT * FROM unnest($2::bigint[], $3::integer[]))
+		AND (NOT $4 OR m.visible_at > statement_timestamp())`
+
+	// qAddAcked adds counts (queue $1, hour $2, receive count $3: $4
+	// messages) to the acked tally, in key order (two Stores adding at
+	// once take the rows' locks in one order), skipping deleted queues.
+	qAddAcked = `INSERT INTO sqsloop_acked AS x (queue_id, hour, receive_count, messages)
+	SELECT u.q, u.h, u.c, u.n FROM unnest($1::bigint[], $2::timestamptz[], $3::integer[], $4::bigint[]) AS u(q, h, c, n)
+	WHERE EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = u.q)
+	ORDER BY u.q, u.h, u.c
+	ON CONFLICT (queue_id, hour, receive_count) DO UPDATE SET messages = x.messages + excluded.messages`
 
 	// qChange applies the batch's changes in order, each to its message as
 	// the changes before it left it, in one statement: a change applies
@@ -196,7 +259,8 @@ const (
 	), last AS MATERIALIZED (
 		SELECT DISTINCT ON (id) id, secs, was FROM r WHERE inflight AND within ORDER BY id, n DESC
 	), upd AS (
-		UPDATE sqsloop_messages m SET visible_at = statement_timestamp() + last.secs * interval '1 second', leased = last.secs > 0
+		UPDATE sqsloop_messages m SET visible_at = statement_timestamp() + last.secs * interval '1 second', leased = last.secs > 0,
+			extended_at = CASE WHEN last.secs > 0 THEN statement_timestamp() END
 		FROM last WHERE m.queue_id = $1 AND m.id = last.id
 		RETURNING 1
 	), s AS (
@@ -222,10 +286,11 @@ const (
 	// last sweep ($2) and $3: over-received ones ($4 maxReceiveCount, $5 DLQ)
 	// move to the DLQ, the others are marked no longer leased; both are
 	// audited (kinds $8 and $9, reasons $7 and $10). It returns how many of
-	// each.
+	// each. It reads one range of the receive's index per priority
+	// ($11, every one).
 	qSweepLapsed = `WITH l AS MATERIALIZED (
 		SELECT id, message_id, receive_count, ($5 <> 0 AND receive_count >= $4) AS dead FROM sqsloop_messages
-		WHERE queue_id = $1 AND visible_at > $2 AND visible_at <= $3 AND leased
+		WHERE queue_id = $1 AND priority = ANY($11::smallint[]) AND visible_at > $2 AND visible_at <= $3 AND leased
 		FOR UPDATE SKIP LOCKED
 	), upd AS (
 		UPDATE sqsloop_messages m SET leased = false, leased_by = NULL,
@@ -260,9 +325,37 @@ const (
 	)
 	SELECT count(*) FROM audit`
 	qTrimDedup     = `DELETE FROM sqsloop_dedup WHERE expires_at <= statement_timestamp()`
+	qTrimAcked     = `DELETE FROM sqsloop_acked WHERE hour < statement_timestamp() - $1::bigint * interval '1 microsecond'`
 	qTrimAudit     = `DELETE FROM sqsloop_audit WHERE at < statement_timestamp() - $1::bigint * interval '1 microsecond'`
 	qTrimArchive   = `DELETE FROM sqsloop_archive WHERE deleted_at < statement_timestamp() - $1::bigint * interval '1 microsecond'`
 	qTrimReceivers = `DELETE FROM sqsloop_receivers WHERE last_seen < statement_timestamp() - $1::bigint * interval '1 microsecond'`
+
+	// qInFlight lists up to $2 messages of queue $1 a receive holds, the
+	// earliest deadline first, with their holders' receiver rows. It reads
+	// every message of the queue (an operator's call).
+	qInFlight = `SELECT m.message_id, m.group_id, m.receive_count, m.sent_at, coalesce(m.received_at, m.sent_at), m.visible_at,
+		coalesce(m.extended_at, 'epoch'), statement_timestamp() - coalesce(m.extended_at, m.received_at, m.sent_at),
+		m.visible_at <= statement_timestamp(), coalesce(m.leased_by, ''), r.id IS NOT NULL, coalesce(r.queue, ''),
+		coalesce(r.host, ''), coalesce(r.pid, 0), coalesce(r.started_at, 'epoch'), coalesce(r.last_seen, 'epoch'),
+		coalesce(statement_timestamp() - r.last_seen, '0')
+	FROM sqsloop_messages m LEFT JOIN sqsloop_receivers r ON r.id = m.leased_by
+	WHERE m.queue_id = $1 AND m.leased
+	ORDER BY m.visible_at, m.id LIMIT $2`
+	// qLeaseStats returns rows (what, receive count, messages; what as
+	// driver.LeaseStatsRow.Add reads it) about queue $1 (named $2) since
+	// $3: the messages held, the deadline ahead or passed; the audit rows
+	// of kinds $4 (lease-expired) and $5 (failure); the acked tally and the
+	// audit rows of kind $6 (dead-lettered) by receive count. One
+	// statement: one snapshot.
+	qLeaseStats = `SELECT CASE WHEN visible_at > statement_timestamp() THEN 'in-flight' ELSE 'past-deadline' END, 0, count(*)
+		FROM sqsloop_messages WHERE queue_id = $1 AND leased GROUP BY 1
+	UNION ALL
+	SELECT CASE WHEN kind = $4 THEN 'lease-expired' ELSE 'failure' END, 0, count(*)
+		FROM sqsloop_audit WHERE queue = $2 AND at >= $3 AND kind IN ($4, $5) GROUP BY kind
+	UNION ALL
+	SELECT 'acked', receive_count, sum(messages)::bigint FROM sqsloop_acked WHERE queue_id = $1 AND hour >= $3 GROUP BY receive_count
+	UNION ALL
+	SELECT 'dead-lettered', receive_count, count(*) FROM sqsloop_audit WHERE queue = $2 AND at >= $3 AND kind = $6 GROUP BY receive_count`
 
 	qRegisterReceiver = `INSERT INTO sqsloop_receivers (id, queue, host, pid, started_at, last_seen)
 	VALUES ($1, $2, $3, $4, statement_timestamp(), statement_timestamp())
@@ -272,6 +365,6 @@ const (
 		statement_timestamp() - r.last_seen, coalesce(h.n, 0)
 	FROM sqsloop_receivers r LEFT JOIN (
 		SELECT leased_by, count(*)::integer AS n FROM sqsloop_messages
-		WHERE leased_by IS NOT NULL AND visible_at > statement_timestamp() GROUP BY leased_by
+		WHERE leased AND visible_at > statement_timestamp() GROUP BY leased_by
 	) h ON h.leased_by = r.id ORDER BY r.started_at`
 )

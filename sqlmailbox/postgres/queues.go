@@ -17,7 +17,7 @@ func (d *pgDriver) CreateQueue(ctx context.Context, q driver.QueueRecord) (drive
 	sp := q.Spec
 	if _, err := d.pool.Exec(ctx, qInsertQueue, sp.Name, sp.FIFO, sp.ContentBasedDeduplication,
 		seconds(sp.VisibilityTimeout), seconds(sp.Delay), seconds(sp.RetentionPeriod), sp.MaxMessageSize,
-		sp.MaxReceiveCount, q.DeadLetterQueueID, q.Key); err != nil {
+		sp.MaxReceiveCount, q.DeadLetterQueueID, q.Key, sp.Priority); err != nil {
 		return q, d.classify(err)
 	}
 	return d.LoadQueue(ctx, sp.Name)
@@ -29,7 +29,7 @@ func (d *pgDriver) LoadQueue(ctx context.Context, name string) (driver.QueueReco
 	sp := &q.Spec
 	err := d.pool.QueryRow(ctx, qLoadQueue, name).Scan(&q.ID, &sp.Name, &sp.FIFO, &sp.ContentBasedDeduplication,
 		&vis, &delay, &retention, &sp.MaxMessageSize, &sp.MaxReceiveCount, &q.DeadLetterQueueID, &q.DeadLetterQueue,
-		&q.Key, &q.CreatedAt)
+		&q.Key, &q.CreatedAt, &sp.Priority)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return q, fmt.Errorf("queue %q: %w", name, sqsloop.ErrQueueNotFound)
 	}
@@ -54,6 +54,24 @@ func (d *pgDriver) DeleteQueue(ctx context.Context, name string) error {
 		}
 		return err
 	})
+}
+
+func (d *pgDriver) PurgeQueue(ctx context.Context, name string) (int, error) {
+	var n int64
+	err := d.tx(ctx, func(tx pgx.Tx) error {
+		var id int64
+		err := tx.QueryRow(ctx, qQueueID, name).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("queue %q: %w", name, sqsloop.ErrQueueNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, qPurgeQueue, id)
+		n = tag.RowsAffected()
+		return err
+	})
+	return int(n), err
 }
 
 func (d *pgDriver) Exists(ctx context.Context, q *driver.QueueRecord) (bool, error) {

@@ -39,12 +39,15 @@ func (d *pgDriver) Sweep(ctx context.Context, a driver.SweepArgs) (driver.SweepC
 		var recovered, failed int64
 		if err := d.pool.QueryRow(ctx, qSweepLapsed, q.id, q.sweptAt, q.now, q.maxReceives, q.dlq, q.name,
 			driver.DeadLetterReason(q.maxReceives, q.deadLetterQueue), string(sqlmailbox.AuditDeadLettered),
-			string(sqlmailbox.AuditLeaseExpired), driver.ReasonLeaseExpired).Scan(&recovered, &failed); err != nil {
+			string(sqlmailbox.AuditLeaseExpired), driver.ReasonLeaseExpired, levels[1]).Scan(&recovered, &failed); err != nil {
 			return st, d.classify(err)
 		}
 		st.ExpiredFound += int(recovered + failed)
 		st.Recovered += int(recovered)
 		st.Failed += int(failed)
+		if recovered+failed > 0 {
+			st.ByQueue = append(st.ByQueue, driver.QueueSweep{Queue: q.name, ExpiredFound: int(recovered + failed), Recovered: int(recovered), Failed: int(failed)})
+		}
 		if failed > 0 {
 			if err := d.notes.notify(ctx, q.dlq); err != nil {
 				return st, d.classify(err)
@@ -64,6 +67,7 @@ func (d *pgDriver) Sweep(ctx context.Context, a driver.SweepArgs) (driver.SweepC
 		}
 		st.Queues++
 	}
+	var tallies int // the acked tally's hours: not reported
 	for _, t := range []struct {
 		q   string
 		age time.Duration
@@ -71,6 +75,7 @@ func (d *pgDriver) Sweep(ctx context.Context, a driver.SweepArgs) (driver.SweepC
 	}{
 		{qTrimDedup, 0, &st.DeduplicationIDsPruned},
 		{qTrimAudit, a.AuditRetention, &st.AuditTrimmed},
+		{qTrimAcked, a.AuditRetention, &tallies},
 		{qTrimArchive, a.ArchiveRetention, &st.ArchiveTrimmed},
 		{qTrimReceivers, a.ReceiverRetention, &st.ReceiversRemoved},
 	} {
@@ -141,4 +146,55 @@ func (d *pgDriver) Receivers(ctx context.Context, _ time.Time) ([]driver.Receive
 		return nil, d.classify(err)
 	}
 	return out, nil
+}
+
+func (d *pgDriver) InFlight(ctx context.Context, q *driver.QueueRecord, _ time.Time, limit int) ([]driver.InFlightRow, error) {
+	rows, err := d.pool.Query(ctx, qInFlight, q.ID, limit)
+	if err != nil {
+		return nil, d.classify(err)
+	}
+	var out []driver.InFlightRow
+	var m driver.InFlightRow
+	r := &m.Receiver
+	_, err = pgx.ForEachRow(rows, []any{&m.MessageID, &m.GroupID, &m.ReceiveCount, &m.SentAt, &m.ReceivedAt, &m.Deadline,
+		&m.ExtendedAt, &m.SinceRenewed, &m.PastDeadline, &r.ID, &m.HasReceiver, &r.Queue, &r.Host, &r.PID, &r.StartedAt,
+		&r.LastSeen, &r.SinceSeen}, func() error {
+		if m.ExtendedAt.Equal(epoch) {
+			m.ExtendedAt = time.Time{}
+		}
+		out = append(out, m)
+		return nil
+	})
+	return out, d.classify(err)
+}
+
+// epoch is 'epoch', the zero of the queries' coalesce for a time that is
+// not there.
+var epoch = time.Unix(0, 0)
+
+func (d *pgDriver) LeaseStats(ctx context.Context, q *driver.QueueRecord, _, since time.Time) (driver.LeaseStatsRow, error) {
+	var st driver.LeaseStatsRow
+	rows, err := d.pool.Query(ctx, qLeaseStats, q.ID, q.Spec.Name, since, string(sqlmailbox.AuditLeaseExpired),
+		string(sqlmailbox.AuditFailure), string(sqlmailbox.AuditDeadLettered))
+	if err != nil {
+		return st, d.classify(err)
+	}
+	var what string
+	var count int
+	var n int64
+	_, err = pgx.ForEachRow(rows, []any{&what, &count, &n}, func() error {
+		st.Add(what, count, n)
+		return nil
+	})
+	return st, d.classify(err)
+}
+
+func (d *pgDriver) AddAcked(ctx context.Context, counts []driver.AckedCount) error {
+	n := len(counts)
+	queues, hours, receives, messages := make([]int64, n), make([]time.Time, n), make([]int32, n), make([]int64, n)
+	for i, c := range counts {
+		queues[i], hours[i], receives[i], messages[i] = c.QueueID, c.Hour, int32(c.ReceiveCount), c.Messages
+	}
+	_, err := d.pool.Exec(ctx, qAddAcked, queues, hours, receives, messages)
+	return d.classify(err)
 }

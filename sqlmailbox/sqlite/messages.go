@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,7 +36,7 @@ func (d *sqliteDriver) Send(ctx context.Context, q *driver.QueueRecord, now time
 			}
 			var id int64
 			if err := tx.QueryRowContext(ctx, qInsertMessage, q.ID, m.MessageID, m.Body, m.Attributes, m.GroupID, m.DedupID,
-				t, micros(now.Add(m.Delay))).Scan(&id); err != nil {
+				t, micros(now.Add(m.Delay)), m.Priority).Scan(&id); err != nil {
 				return err
 			}
 			if q.Spec.FIFO {
@@ -62,9 +63,15 @@ type picked struct {
 func (d *sqliteDriver) Receive(ctx context.Context, q *driver.QueueRecord, r driver.ReceiveArgs) (driver.ReceiveResult, error) {
 	var res driver.ReceiveResult
 	now := micros(r.Now)
-	pick := qPickStandard
-	if q.Spec.FIFO {
+	pick, nextQuery := qPickStandard, nextQueries[0]
+	switch {
+	case q.Spec.FIFO:
 		pick = qPickFIFO
+	case q.Spec.Priority:
+		pick = qPickPriority
+	}
+	if q.Spec.Priority {
+		nextQuery = nextQueries[1]
 	}
 	err := d.tx(ctx, func(tx *sql.Tx) error {
 		res = driver.ReceiveResult{}
@@ -101,20 +108,37 @@ func (d *sqliteDriver) Receive(ctx context.Context, q *driver.QueueRecord, r dri
 			return err
 		}
 		var exists bool
-		var next int64
-		if err := tx.QueryRowContext(ctx, qNext, q.ID, now).Scan(&exists, &next); err != nil {
+		var at int64
+		if err := tx.QueryRowContext(ctx, nextQuery, q.ID, now).Scan(&exists, &at); err != nil {
 			return err
 		}
 		if !exists {
 			return fmt.Errorf("queue %q: %w", q.Spec.Name, sqsloop.ErrQueueNotFound)
 		}
-		if next != 0 {
-			res.NextVisible = fromMicros(next)
+		if at != 0 {
+			res.NextVisible = fromMicros(at)
 		}
 		return nil
 	})
 	return res, err
 }
+
+// allLevels lists every priority, highest first: "9, 8, …, -9".
+var allLevels = func() string {
+	var all []string
+	for p := sqsloop.MaxPriority; p >= sqsloop.MinPriority; p-- {
+		all = append(all, strconv.Itoa(p))
+	}
+	return strings.Join(all, ", ")
+}()
+
+// nextQueries are qNext for a queue without priorities and with them;
+// lapsedQuery is qLapsed.
+var (
+	nextQueries = [2]string{strings.Replace(qNext, "{levels}", "(0)", 1),
+		strings.Replace(qNext, "{levels}", "("+strings.ReplaceAll(allLevels, ", ", "), (")+")", 1)}
+	lapsedQuery = strings.Replace(qLapsed, "{levels}", allLevels, 1)
+)
 
 // takeQueries[n] is qTake for n messages.
 var takeQueries = func() (qs [sqsloop.MaxBatchSize + 1]string) {

@@ -91,4 +91,22 @@ CREATE TABLE sqsloop_workers (
 `,
 	// 2: the registry of receiving Mailboxes is the receiver registry.
 	`ALTER TABLE sqsloop_workers RENAME TO sqsloop_receivers`,
+	// 3: priorities (a queue's setting, each message's priority, the
+	// receive's index in their order: a queue without priorities has only
+	// priority 0, one range of the index); when a lease was last extended;
+	// the tally of acked messages by receive count.
+	`
+ALTER TABLE sqsloop_queues ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sqsloop_messages ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sqsloop_messages ADD COLUMN extended_at INTEGER;
+CREATE INDEX sqsloop_messages_ready ON sqsloop_messages (queue_id, priority DESC, visible_at);
+DROP INDEX sqsloop_messages_visible;
+CREATE TABLE sqsloop_acked (
+	queue_id      INTEGER NOT NULL REFERENCES sqsloop_queues (id) ON DELETE CASCADE,
+	hour          INTEGER NOT NULL,
+	receive_count INTEGER NOT NULL,
+	messages      INTEGER NOT NULL,
+	PRIMARY KEY (queue_id, hour, receive_count)
+) WITHOUT ROWID;
+`,
 }

@@ -22,7 +22,7 @@ func (d *sqliteDriver) CreateQueue(ctx context.Context, q driver.QueueRecord) (d
 		}
 		if _, err := tx.ExecContext(ctx, qInsertQueue, sp.Name, sp.FIFO, sp.ContentBasedDeduplication,
 			seconds(sp.VisibilityTimeout), seconds(sp.Delay), seconds(sp.RetentionPeriod), sp.MaxMessageSize,
-			sp.MaxReceiveCount, dlq, q.Key, micros(time.Now())); err != nil {
+			sp.MaxReceiveCount, dlq, q.Key, micros(time.Now()), sp.Priority); err != nil {
 			return err
 		}
 		var err error
@@ -48,7 +48,7 @@ func loadQueue(ctx context.Context, tx *sql.Tx, name string) (driver.QueueRecord
 	sp := &q.Spec
 	err := tx.QueryRowContext(ctx, qLoadQueue, name).Scan(&q.ID, &sp.Name, &sp.FIFO, &sp.ContentBasedDeduplication,
 		&vis, &delay, &retention, &sp.MaxMessageSize, &sp.MaxReceiveCount, &q.DeadLetterQueueID, &q.DeadLetterQueue,
-		&q.Key, &created)
+		&q.Key, &created, &sp.Priority)
 	if errors.Is(err, sql.ErrNoRows) {
 		return q, fmt.Errorf("queue %q: %w", name, sqsloop.ErrQueueNotFound)
 	}
@@ -77,6 +77,27 @@ func (d *sqliteDriver) DeleteQueue(ctx context.Context, name string) error {
 		}
 		return nil
 	})
+}
+
+func (d *sqliteDriver) PurgeQueue(ctx context.Context, name string) (int, error) {
+	var n int64
+	err := d.tx(ctx, func(tx *sql.Tx) error {
+		var id int64
+		err := tx.QueryRowContext(ctx, qQueueID, name).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("queue %q: %w", name, sqsloop.ErrQueueNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, qPurgeQueue, id)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
 }
 
 func (d *sqliteDriver) Exists(ctx context.Context, q *driver.QueueRecord) (bool, error) {

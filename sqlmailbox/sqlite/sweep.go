@@ -41,11 +41,22 @@ func (d *sqliteDriver) Sweep(ctx context.Context, a driver.SweepArgs) (driver.Sw
 		return st, err
 	}
 	for _, q := range queues {
-		if err := d.tx(ctx, func(tx *sql.Tx) error { return sweepQueueTx(ctx, tx, q, now, &st) }); err != nil {
+		var qs driver.QueueSweep
+		if err := d.tx(ctx, func(tx *sql.Tx) error {
+			qs = driver.QueueSweep{Queue: q.rec.Spec.Name}
+			return sweepQueueTx(ctx, tx, q, now, &qs, &st.RetentionDeleted)
+		}); err != nil {
 			return st, err
+		}
+		st.ExpiredFound += qs.ExpiredFound
+		st.Recovered += qs.Recovered
+		st.Failed += qs.Failed
+		if qs.ExpiredFound > 0 {
+			st.ByQueue = append(st.ByQueue, qs)
 		}
 		st.Queues++
 	}
+	var tallies int // the acked tally's hours: not reported
 	err := d.tx(ctx, func(tx *sql.Tx) error {
 		for _, t := range []struct {
 			q      string
@@ -54,6 +65,7 @@ func (d *sqliteDriver) Sweep(ctx context.Context, a driver.SweepArgs) (driver.Sw
 		}{
 			{qTrimDedup, now, &st.DeduplicationIDsPruned},
 			{qTrimAudit, now - microsOf(a.AuditRetention), &st.AuditTrimmed},
+			{qTrimAcked, now - microsOf(a.AuditRetention), &tallies},
 			{qTrimArchive, now - microsOf(a.ArchiveRetention), &st.ArchiveTrimmed},
 			{qTrimReceivers, now - microsOf(a.ReceiverRetention), &st.ReceiversRemoved},
 		} {
@@ -73,15 +85,16 @@ func (d *sqliteDriver) Sweep(ctx context.Context, a driver.SweepArgs) (driver.Sw
 }
 
 // sweepQueueTx audits the leases of q that lapsed since its last sweep (and
-// dead-letters the over-received), then deletes its messages past the
-// retention period, oldest first.
-func sweepQueueTx(ctx context.Context, tx *sql.Tx, q sweepQueue, now int64, st *driver.SweepCounts) error {
+// dead-letters the over-received), counting them in qs, then deletes its
+// messages past the retention period, oldest first, counting them in
+// retained.
+func sweepQueueTx(ctx context.Context, tx *sql.Tx, q sweepQueue, now int64, qs *driver.QueueSweep, retained *int) error {
 	type lapsed struct {
 		id, count int64
 		msgID     string
 	}
 	var ls []lapsed
-	rows, err := tx.QueryContext(ctx, qLapsed, q.rec.ID, q.sweptAt, now)
+	rows, err := tx.QueryContext(ctx, lapsedQuery, q.rec.ID, q.sweptAt, now)
 	if err != nil {
 		return err
 	}
@@ -97,12 +110,12 @@ func sweepQueueTx(ctx context.Context, tx *sql.Tx, q sweepQueue, now int64, st *
 		return err
 	}
 	for _, l := range ls {
-		st.ExpiredFound++
+		qs.ExpiredFound++
 		if q.rec.DeadLetterQueueID != 0 && int(l.count) >= q.rec.Spec.MaxReceiveCount {
 			if err := deadLetter(ctx, tx, &q.rec, now, l.id, driver.DeadLetterReason(q.rec.Spec.MaxReceiveCount, q.rec.DeadLetterQueue)); err != nil {
 				return err
 			}
-			st.Failed++
+			qs.Failed++
 			continue
 		}
 		if _, err := tx.ExecContext(ctx, qUnlease, q.rec.ID, l.id, l.count); err != nil {
@@ -112,17 +125,18 @@ func sweepQueueTx(ctx context.Context, tx *sql.Tx, q sweepQueue, now int64, st *
 			driver.ReasonLeaseExpired, now); err != nil {
 			return err
 		}
-		st.Recovered++
+		qs.Recovered++
 	}
 	if _, err := tx.ExecContext(ctx, qSwept, q.rec.ID, now); err != nil {
 		return err
 	}
-	return dropExpired(ctx, tx, q, now, st)
+	return dropExpired(ctx, tx, q, now, retained)
 }
 
 // dropExpired deletes q's messages sent before its retention period, in id
-// order (the order they were sent), until it meets one still within it.
-func dropExpired(ctx context.Context, tx *sql.Tx, q sweepQueue, now int64, st *driver.SweepCounts) error {
+// order (the order they were sent), until it meets one still within it,
+// counting them in deleted.
+func dropExpired(ctx context.Context, tx *sql.Tx, q sweepQueue, now int64, deleted *int) error {
 	cutoff := now - q.retention*int64(time.Second/time.Microsecond)
 	for {
 		type old struct {
@@ -156,7 +170,7 @@ func dropExpired(ctx context.Context, tx *sql.Tx, q sweepQueue, now int64, st *d
 				driver.RetentionReason(time.Duration(q.retention)*time.Second), now); err != nil {
 				return err
 			}
-			st.RetentionDeleted++
+			*deleted++
 		}
 		if len(batch) == 0 {
 			return nil
@@ -239,4 +253,71 @@ func (d *sqliteDriver) Receivers(ctx context.Context, now time.Time) ([]driver.R
 		return rows.Err()
 	})
 	return out, err
+}
+
+func (d *sqliteDriver) InFlight(ctx context.Context, q *driver.QueueRecord, now time.Time, limit int) ([]driver.InFlightRow, error) {
+	var out []driver.InFlightRow
+	err := d.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, qInFlight, q.ID, limit, micros(now))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var m driver.InFlightRow
+			r := &m.Receiver
+			var sent, received, deadline, extended, renewed, started, seen int64
+			if err := rows.Scan(&m.MessageID, &m.GroupID, &m.ReceiveCount, &sent, &received, &deadline, &extended, &renewed,
+				&m.PastDeadline, &r.ID, &m.HasReceiver, &r.Queue, &r.Host, &r.PID, &started, &seen); err != nil {
+				return err
+			}
+			m.SentAt, m.ReceivedAt, m.Deadline = fromMicros(sent), fromMicros(received), fromMicros(deadline)
+			if extended != 0 {
+				m.ExtendedAt = fromMicros(extended)
+			}
+			m.SinceRenewed = now.Sub(fromMicros(renewed))
+			if m.HasReceiver {
+				r.StartedAt, r.LastSeen = fromMicros(started), fromMicros(seen)
+				r.SinceSeen = now.Sub(r.LastSeen)
+			}
+			out = append(out, m)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+func (d *sqliteDriver) LeaseStats(ctx context.Context, q *driver.QueueRecord, now, since time.Time) (driver.LeaseStatsRow, error) {
+	var st driver.LeaseStatsRow
+	err := d.read(ctx, func(tx *sql.Tx) error {
+		st = driver.LeaseStatsRow{}
+		rows, err := tx.QueryContext(ctx, qLeaseStats, q.ID, q.Spec.Name, micros(since), micros(now), string(sqlmailbox.AuditLeaseExpired),
+			string(sqlmailbox.AuditFailure), string(sqlmailbox.AuditDeadLettered))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var what string
+			var count int
+			var n int64
+			if err := rows.Scan(&what, &count, &n); err != nil {
+				return err
+			}
+			st.Add(what, count, n)
+		}
+		return rows.Err()
+	})
+	return st, err
+}
+
+func (d *sqliteDriver) AddAcked(ctx context.Context, counts []driver.AckedCount) error {
+	return d.tx(ctx, func(tx *sql.Tx) error {
+		for _, c := range counts {
+			if _, err := tx.ExecContext(ctx, qAddAcked, c.QueueID, micros(c.Hour), c.ReceiveCount, c.Messages); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/benchmarks/stats"
 	"github.com/sqsloop/sqsloop/benchmarks/wire"
 	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/heartbeat"
@@ -214,7 +215,7 @@ func measureDrain(ctx context.Context, e *env, c drainCase, rep int, logLevel sl
 			r.reached = -1
 		}
 	}
-	r.poll = time.Duration(median(gaps))
+	r.poll = time.Duration(stats.Median(gaps))
 	r.final, err = settledDepth(context.WithoutCancel(ctx), e.admin, url, 0)
 	if err != nil && r.err == nil {
 		r.err = err
@@ -277,7 +278,7 @@ func writeDrainTable(w io.Writer, rs []drainResult) {
 			for _, x := range reached {
 				mx = max(mx, x)
 			}
-			reach = fmt.Sprintf("%s, %s", time.Duration(median(reached)).Round(time.Millisecond), time.Duration(mx).Round(time.Millisecond))
+			reach = fmt.Sprintf("%s, %s", time.Duration(stats.Median(reached)).Round(time.Millisecond), time.Duration(mx).Round(time.Millisecond))
 			if never > 0 {
 				reach += fmt.Sprintf(" (%d runs never)", never)
 			}
@@ -288,6 +289,6 @@ func writeDrainTable(w io.Writer, rs []drainResult) {
 		}
 		fmt.Fprintf(w, "| %s (%d msgs, %d handlers of %s%s) | %d | %s | %s | %s | %s | %s | %d | %d |\n",
 			c.name, c.messages, c.concurrency, c.work, rtt, len(mine), started, atSignal, reach,
-			time.Duration(median(polls)).Round(100*time.Microsecond), time.Duration(median(shut)).Round(time.Millisecond), givenBack, inFlight)
+			time.Duration(stats.Median(polls)).Round(100*time.Microsecond), time.Duration(stats.Median(shut)).Round(time.Millisecond), givenBack, inFlight)
 	}
 }

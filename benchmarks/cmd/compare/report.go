@@ -6,29 +6,16 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sqsloop/sqsloop/benchmarks/stats"
 	"github.com/sqsloop/sqsloop/benchmarks/wire"
 )
-
-// median returns the median of xs (the mean of the middle two for an even
-// count), 0 for none.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
 
 func medianOf(rs []result, f func(result) float64) float64 {
 	xs := make([]float64, len(rs))
 	for i, r := range rs {
 		xs[i] = f(r)
 	}
-	return median(xs)
+	return stats.Median(xs)
 }
 
 func maxOf(rs []result, f func(result) float64) float64 {

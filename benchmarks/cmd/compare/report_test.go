@@ -9,19 +9,6 @@ import (
 	"github.com/sqsloop/sqsloop/benchmarks/wire"
 )
 
-func TestMedian(t *testing.T) {
-	for _, c := range []struct {
-		in   []float64
-		want float64
-	}{
-		{nil, 0}, {[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5},
-	} {
-		if got := median(c.in); got != c.want {
-			t.Errorf("median(%v) = %v, want %v", c.in, got, c.want)
-		}
-	}
-}
-
 // tableRows returns the rows of the markdown table written by write,
 // failing the test unless it has a header, a rule and n rows.
 func tableRows(t *testing.T, write func(io.Writer), n int) []string {

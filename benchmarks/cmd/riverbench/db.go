@@ -42,11 +42,34 @@ func freshDatabase(ctx context.Context, dsn string) (string, func(), error) {
 // bench is what every run of one invocation shares.
 type bench struct {
 	dsn         string        // the PostgreSQL server
-	concurrency int           // handlers (River: MaxWorkers)
+	concurrency int           // handlers (River: MaxWorkers; the bare loops: goroutines)
 	work        time.Duration // each job's handler time (work)
 	// postmaster is the PID of the server's postmaster when it runs on
 	// this machine (findPostmaster), else 0: its CPU is then not measured.
 	postmaster int
+	// statements reads pg_stat_statements when the server loads it, else
+	// it is nil (statements.go).
+	statements *statements
+}
+
+// ready brings the database db (a DSN) to where a running queue's is,
+// before the clock starts: ANALYZE, so the planner knows the tables'
+// sizes (autovacuum would analyze them within a minute of the fill; a
+// run that starts before would be planned for empty tables), then
+// CHECKPOINT, so that no run inherits another's unwritten pages or a
+// checkpoint due in its middle (the server's superuser may; a role that
+// may not skips it), and the statement statistics of db reset.
+func (b bench) ready(ctx context.Context, db string) error {
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "ANALYZE"); err != nil {
+		return fmt.Errorf("ANALYZE: %w", err)
+	}
+	_, _ = conn.Exec(ctx, "CHECKPOINT")
+	return b.statements.reset(ctx, conn)
 }
 
 // findPostmaster returns the PID of the PostgreSQL server's postmaster: the

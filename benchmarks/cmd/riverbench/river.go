@@ -26,17 +26,19 @@ type worker struct {
 
 func (w *worker) Work(ctx context.Context, _ *river.Job[jobArgs]) error { return work(ctx, w.work) }
 
-// riverClient is a River client on a fresh database with n jobs inserted,
-// not started.
+// riverClient is a River client on a fresh database (db, its DSN) with n
+// jobs inserted, not started.
 type riverClient struct {
 	client *river.Client[pgx.Tx]
+	db     string
 	events <-chan *river.Event
 	close  func()
 }
 
-// newRiver migrates a fresh database, inserts n jobs (InsertManyFast: COPY)
-// and returns a client with MaxWorkers b.concurrency; cooldown 0 keeps
-// River's FetchCooldown default (100 ms).
+// newRiver migrates a fresh database, inserts n jobs (InsertManyFast: COPY),
+// readies the database (bench.ready: ANALYZE) and returns a client with
+// MaxWorkers b.concurrency; cooldown 0 keeps River's FetchCooldown default
+// (100 ms).
 func (b bench) newRiver(ctx context.Context, n int, cooldown time.Duration) (*riverClient, error) {
 	db, drop, err := freshDatabase(ctx, b.dsn)
 	if err != nil {
@@ -83,8 +85,11 @@ func (b bench) newRiver(ctx context.Context, n int, cooldown time.Duration) (*ri
 			return fail(err)
 		}
 	}
+	if err := b.ready(ctx, db); err != nil {
+		return fail(err)
+	}
 	events, cancel := client.SubscribeConfig(&river.SubscribeConfig{ChanSize: n + 1000, Kinds: []river.EventKind{river.EventKindJobCompleted}})
-	return &riverClient{client: client, events: events, close: func() { cancel(); pool.Close(); drop() }}, nil
+	return &riverClient{client: client, db: db, events: events, close: func() { cancel(); pool.Close(); drop() }}, nil
 }
 
 // runUntil starts the client and waits for want completions.
@@ -107,10 +112,7 @@ func (r *riverClient) runUntil(ctx context.Context, want int) error {
 
 // runRiver times River until n jobs are completed.
 func (b bench) runRiver(ctx context.Context, n int, cooldown time.Duration) (result, error) {
-	name := "river (defaults)"
-	if cooldown > 0 {
-		name = fmt.Sprintf("river (FetchCooldown %v)", cooldown)
-	}
+	name := riverName(cooldown)
 	progress("%s: inserting %d", name, n)
 	r, err := b.newRiver(ctx, n, cooldown)
 	if err != nil {
@@ -123,6 +125,10 @@ func (b bench) runRiver(ctx context.Context, n int, cooldown time.Duration) (res
 	if err != nil {
 		return result{}, err
 	}
+	stmts, err := b.statements.read(ctx, r.db, 8)
+	if err != nil {
+		return result{}, err
+	}
 	progress("%s: %d jobs in %v (%.0f/s)", name, n, wall.Round(time.Millisecond), float64(n)/wall.Seconds())
-	return result{impl: name, n: n, wall: wall, server: server, client: client}, nil
+	return result{impl: name, n: n, wall: wall, server: server, client: client, stmts: stmts}, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -25,8 +27,11 @@ import (
 type result struct {
 	impl                         string
 	n                            int
+	round                        int
+	load                         float64 // the machine's load average (1 minute) as the run began
 	wall, server, client         time.Duration
 	recv50, recv99, del50, del99 time.Duration // sqlmailbox only
+	stmts                        []statement   // with pg_stat_statements
 }
 
 // openStore opens a Store of its own on dialect: a fresh database on dsn's
@@ -168,11 +173,45 @@ func (b bench) consume(ctx context.Context, mb sqsloop.Mailbox, want int) error 
 	return <-done
 }
 
+// loop runs b.concurrency goroutines that receive batches of 10 from mb
+// and delete them at once, with no consumer, until a receive finds
+// nothing: the Mailbox's own cost, the consumer's left out.
+func (b bench) loop(ctx context.Context, mb sqsloop.Mailbox, want int) error {
+	var done atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	for range b.concurrency {
+		g.Go(func() error {
+			for {
+				msgs, err := mb.Receive(gctx, sqsloop.ReceiveRequest{MaxMessages: sqsloop.MaxBatchSize, VisibilityTimeout: 30 * time.Second})
+				if err != nil || len(msgs) == 0 {
+					return err
+				}
+				handles := make([]string, len(msgs))
+				for i, m := range msgs {
+					handles[i] = m.ReceiptHandle
+				}
+				errs, err := mb.Delete(gctx, handles)
+				if err = errors.Join(append(errs, err)...); err != nil {
+					return err
+				}
+				done.Add(int64(len(msgs)))
+			}
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	if got := done.Load(); got != int64(want) {
+		return fmt.Errorf("the loop acked %d of %d", got, want)
+	}
+	return nil
+}
+
 // runSQLMailbox enqueues n messages on dialect and times the consumer until
 // all are acked. With profile set it writes there a CPU profile of the
 // timed part alone (not the enqueue).
-func (b bench) runSQLMailbox(ctx context.Context, dialect string, n int, profile string) (result, error) {
-	st, _, closeAll, err := openStore(ctx, b.dsn, dialect)
+func (b bench) runSQLMailbox(ctx context.Context, dialect string, n int, profile string, bare bool) (result, error) {
+	st, where, closeAll, err := openStore(ctx, b.dsn, dialect)
 	if err != nil {
 		return result{}, err
 	}
@@ -185,20 +224,33 @@ func (b bench) runSQLMailbox(ctx context.Context, dialect string, n int, profile
 	if err := enqueue(ctx, mb, n); err != nil {
 		return result{}, err
 	}
+	if dialect == "postgres" {
+		if err := b.ready(ctx, where); err != nil {
+			return result{}, err
+		}
+	}
 	tm := &timed{Mailbox: mb}
 	stopProfile := startProfile(profile)
 	m := b.meter()
-	err = b.consume(ctx, tm, n)
+	impl := "sqlmailbox/" + dialect
+	if bare {
+		impl += " loop"
+		err = b.loop(ctx, tm, n)
+	} else {
+		err = b.consume(ctx, tm, n)
+	}
 	wall, server, client := m.stop()
 	stopProfile()
 	if err != nil {
 		return result{}, err
 	}
-	r := result{impl: "sqlmailbox/" + dialect, n: n, wall: wall, server: server, client: client,
+	r := result{impl: impl, n: n, wall: wall, server: server, client: client,
 		recv50: percentile(tm.recv, 50), recv99: percentile(tm.recv, 99), del50: percentile(tm.deletes, 50), del99: percentile(tm.deletes, 99)}
 	if dialect == "sqlite" {
 		r.server = 0 // in this process: counted in client
+	} else if r.stmts, err = b.statements.read(ctx, where, 8); err != nil {
+		return result{}, err
 	}
-	progress("sqlmailbox/%s: %d jobs in %v (%.0f/s)", dialect, n, wall.Round(time.Millisecond), float64(n)/wall.Seconds())
+	progress("%s: %d jobs in %v (%.0f/s)", impl, n, wall.Round(time.Millisecond), float64(n)/wall.Seconds())
 	return r, nil
 }

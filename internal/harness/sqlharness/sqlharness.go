@@ -35,6 +35,7 @@ func features() mailboxtest.Features {
 		FIFO:                   true,
 		DLQ:                    true,
 		AttributesReader:       true,
+		Priority:               true,
 		LeaseCeiling:           true,
 		FIFOBatchesWithinGroup: true,
 		RedriveKeepsMessageID:  true,
@@ -55,6 +56,7 @@ func spec(name string, opts mailboxtest.QueueOptions) sqsloop.QueueSpec {
 		VisibilityTimeout:         opts.VisibilityTimeout,
 		Delay:                     opts.Delay,
 		MaxReceiveCount:           opts.MaxReceiveCount,
+		Priority:                  opts.Priority,
 	}
 }
 

@@ -60,6 +60,10 @@ type Driver interface {
 	// it does not exist, sqlmailbox.ErrQueueInUse when another queue's
 	// redrive policy names it.
 	DeleteQueue(ctx context.Context, name string) error
+	// PurgeQueue deletes every message of the queue (visible, in flight,
+	// delayed) and returns how many; ErrQueueNotFound when it does not
+	// exist.
+	PurgeQueue(ctx context.Context, name string) (int, error)
 	// Exists reports whether the queue still exists.
 	Exists(ctx context.Context, q *QueueRecord) (bool, error)
 
@@ -133,9 +137,28 @@ type Driver interface {
 	// ("expired found"), and moved to the DLQ when their receive count has
 	// reached the redrive policy's; messages older than the queue's
 	// retention period are deleted (and audited); expired deduplication IDs
-	// are forgotten; audit and archive rows older than their retention and
-	// receiver rows not seen for a.ReceiverRetention are deleted.
+	// are forgotten; audit and archive rows older than their retention,
+	// hours of the acked tally older than the audit's, and receiver rows
+	// not seen for a.ReceiverRetention are deleted.
 	Sweep(ctx context.Context, a SweepArgs) (SweepCounts, error)
+
+	// InFlight returns up to limit messages of q that a receive holds
+	// (leased, not nacked nor recorded as failed): lease deadline ahead,
+	// or passed without a new receive or a sweep taking it (PastDeadline),
+	// the earliest deadline first, each with its holder's receiver row
+	// when that still exists. It only reads.
+	InFlight(ctx context.Context, q *QueueRecord, now time.Time, limit int) ([]InFlightRow, error)
+	// LeaseStats returns the messages of q a receive holds now (deadline
+	// ahead, and past), and since since (a whole hour): the acked ones by
+	// receive count (the tally AddAcked keeps), the dead-lettered ones by
+	// receive count and the lapsed leases and reported failures (the
+	// audit table's). It only reads.
+	LeaseStats(ctx context.Context, q *QueueRecord, now, since time.Time) (LeaseStatsRow, error)
+
+	// AddAcked adds counts to the tally of acked messages (each count to
+	// its queue's, hour's and receive count's row), in one transaction,
+	// skipping the counts of queues deleted meanwhile.
+	AddAcked(ctx context.Context, counts []AckedCount) error
 
 	// RegisterReceiver inserts the receiver row r or, when a row of its ID
 	// exists, sets that row's last-seen time (the renewal: a row a sweep
@@ -204,6 +227,7 @@ type NewMessage struct {
 	GroupID    string // "" for none
 	DedupID    string // FIFO queues only
 	Delay      time.Duration
+	Priority   int // sqsloop.MinPriority–MaxPriority; 0 on a queue without priorities
 }
 
 // SendOutcome is Driver.Send's result for one message.
@@ -327,6 +351,75 @@ type ReceiverRow struct {
 	InFlight            int
 }
 
+// InFlightRow is one message Driver.InFlight found held.
+type InFlightRow struct {
+	MessageID    string
+	GroupID      string
+	ReceiveCount int
+	SentAt       time.Time
+	ReceivedAt   time.Time // the receive that holds it
+	Deadline     time.Time // its visibility deadline
+	ExtendedAt   time.Time // its last extension; zero for none since the receive
+	// SinceRenewed is how long ago the lease was last set (the receive or
+	// the last extension), on the database's clock (postgres) or the
+	// caller's (sqlite).
+	SinceRenewed time.Duration
+	PastDeadline bool
+	// Receiver is the holder's receiver row (InFlight unset); only its ID
+	// when HasReceiver is false (the row is gone).
+	Receiver    ReceiverRow
+	HasReceiver bool
+}
+
+// AckedCount is a number of messages of one queue acked within one hour
+// (Hour, its start, of UTC) at one receive count.
+type AckedCount struct {
+	QueueID      int64
+	Hour         time.Time
+	ReceiveCount int
+	Messages     int64
+}
+
+// Tally is a number of messages by receive count.
+type Tally struct {
+	ReceiveCount int
+	Messages     int64
+}
+
+// LeaseStatsRow is what Driver.LeaseStats found.
+type LeaseStatsRow struct {
+	InFlight, PastDeadline  int
+	Acked, DeadLettered     []Tally // by receive count, ascending
+	LeasesExpired, Failures int
+}
+
+// Add adds one row of a dialect's lease-stats query to s: what is
+// "in-flight", "past-deadline", "lease-expired" or "failure" (n of them;
+// count unused), or "acked" or "dead-lettered" (n messages of receive
+// count count). A row of another kind is ignored.
+func (s *LeaseStatsRow) Add(what string, count int, n int64) {
+	switch what {
+	case "in-flight":
+		s.InFlight = int(n)
+	case "past-deadline":
+		s.PastDeadline = int(n)
+	case "lease-expired":
+		s.LeasesExpired = int(n)
+	case "failure":
+		s.Failures = int(n)
+	case "acked":
+		s.Acked = append(s.Acked, Tally{count, n})
+	case "dead-lettered":
+		s.DeadLettered = append(s.DeadLettered, Tally{count, n})
+	}
+}
+
+// QueueSweep is what Driver.Sweep found of one queue's lapsed leases.
+type QueueSweep struct {
+	Queue                           string
+	ExpiredFound, Recovered, Failed int
+}
+
 // SweepArgs are Driver.Sweep's arguments.
 type SweepArgs struct {
 	Now               time.Time
@@ -344,6 +437,8 @@ type SweepCounts struct {
 	DeduplicationIDsPruned          int
 	AuditTrimmed, ArchiveTrimmed    int
 	ReceiversRemoved                int
+	// ByQueue lists the queues where it found lapsed leases.
+	ByQueue []QueueSweep
 }
 
 // ReasonLeaseExpired is the Reason of a lease-expired audit row.

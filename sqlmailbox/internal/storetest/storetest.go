@@ -7,6 +7,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,7 @@ type Env struct {
 func Run(t *testing.T, env Env) {
 	for name, f := range map[string]func(*testing.T, Env){
 		"QueueManagement":        queueManagement,
+		"PurgeQueue":             purgeQueue,
 		"SweepRecoversLapsed":    sweepRecoversLapsed,
 		"AuditAndRetention":      auditAndRetention,
 		"Archive":                archive,
@@ -41,6 +43,8 @@ func Run(t *testing.T, env Env) {
 		"ReceiverRowsAfterClose": receiverRowsAfterClose,
 		"ReceiverSweptComesBack": receiverSweptComesBack,
 		"QueueMessageSize":       queueMessageSize,
+		"InFlightAndLeaseStats":  inFlightAndLeaseStats,
+		"QueuePriority":          queuePriority,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -116,6 +120,46 @@ func queueManagement(t *testing.T, env Env) {
 	}
 	if err := st.DeleteQueue(ctx, "orders-dlq"); err != nil {
 		t.Errorf("DeleteQueue of the DLQ once its queue is gone: %v", err)
+	}
+}
+
+// purgeQueue: PurgeQueue deletes the queue's messages visible, in flight
+// and delayed, and no other queue's (its dead-letter queue's stay); the
+// queue goes on working; a missing queue is ErrQueueNotFound.
+func purgeQueue(t *testing.T, env Env) {
+	ctx := t.Context()
+	st := env.Open(t, sqlmailbox.Config{})
+	mb := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "purged", MaxReceiveCount: 3}))
+	defer mb.Close()
+	other := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "kept"}))
+	defer other.Close()
+	dlq := ok[sqsloop.Mailbox](t)(mb.OpenDeadLetterQueue(ctx))
+	defer dlq.Close()
+
+	mailboxtest.SendBodies(ctx, t, mb, "a", "b", "c")
+	ok[[]sqsloop.SendResult](t)(mb.Send(ctx, []sqsloop.OutgoingMessage{{Body: "later", Delay: time.Minute}}))
+	mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, time.Minute)
+	mailboxtest.SendBodies(ctx, t, other, "x")
+	mailboxtest.SendBodies(ctx, t, dlq, "dead")
+
+	if n := ok[int](t)(st.PurgeQueue(ctx, "purged")); n != 4 {
+		t.Errorf("PurgeQueue deleted %d messages, want 4 (2 visible, 1 in flight, 1 delayed)", n)
+	}
+	a := ok[sqsloop.QueueAttributes](t)(mb.QueueAttributes(ctx))
+	if a.ApproximateMessages+a.ApproximateMessagesInFlight+a.ApproximateMessagesDelayed != 0 {
+		t.Errorf("after PurgeQueue: visible %d, in flight %d, delayed %d; want none", a.ApproximateMessages, a.ApproximateMessagesInFlight, a.ApproximateMessagesDelayed)
+	}
+	for _, q := range []sqsloop.Mailbox{other, dlq} {
+		if a := ok[sqsloop.QueueAttributes](t)(q.(sqsloop.AttributesReader).QueueAttributes(ctx)); a.ApproximateMessages != 1 {
+			t.Errorf("another queue after PurgeQueue: %d visible, want its 1", a.ApproximateMessages)
+		}
+	}
+	mailboxtest.SendBodies(ctx, t, mb, "after")
+	if got := mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, time.Minute); got[0].Body != "after" {
+		t.Errorf("received %q after PurgeQueue, want the message sent after it", got[0].Body)
+	}
+	if _, err := st.PurgeQueue(ctx, "nope"); !errors.Is(err, sqsloop.ErrQueueNotFound) {
+		t.Errorf("PurgeQueue(nope): %v, want ErrQueueNotFound", err)
 	}
 }
 
@@ -363,5 +407,153 @@ func queueMessageSize(t *testing.T, env Env) {
 	res := ok[[]sqsloop.SendResult](t)(mb.Send(ctx, []sqsloop.OutgoingMessage{{Body: strings.Repeat("x", 1025)}, {Body: "fits"}}))
 	if !errors.Is(res[0].Err, sqsloop.ErrInvalidArgument) || !strings.Contains(res[0].Err.Error(), "1024") || res[1].Err != nil {
 		t.Fatalf("Send of 1,025 and 4 bytes to a 1,024-byte queue: %v, %v", res[0].Err, res[1].Err)
+	}
+}
+
+// inFlightAndLeaseStats: InFlight lists what receives hold, with receive
+// count, holder, deadline and last extension, the lapsed first;
+// LeaseStats counts them, and the acked and dead-lettered by receive
+// count, the leases sweeps recovered and the failures reported; a sweep
+// says by queue what it recovered.
+func inFlightAndLeaseStats(t *testing.T, env Env) {
+	ctx := t.Context()
+	st := env.Open(t, sqlmailbox.Config{})
+	start := time.Now()
+	mb := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "held", MaxReceiveCount: 2}))
+	defer mb.Close()
+	sleep := func(d time.Duration) {
+		t.Helper()
+		if err := sqlharness.Sleep(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// d is received twice (reaching maxReceiveCount) and lapses; a is
+	// held and extended; b lapses; c is acked.
+	d := mailboxtest.SendBodies(ctx, t, mb, "d")[0]
+	mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, time.Second)
+	sleep(2 * time.Second)
+	mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, time.Second)
+	ids := mailboxtest.SendBodies(ctx, t, mb, "a", "b", "c")
+	a := mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, time.Minute)[0]
+	mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, time.Second)
+	mailboxtest.AckAll(ctx, t, mb, mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, time.Minute)...)
+	if errs, err := mb.ChangeVisibility(ctx, []sqsloop.VisibilityChange{{ReceiptHandle: a.ReceiptHandle, Timeout: 2 * time.Minute}}); err != nil || errs[0] != nil {
+		t.Fatalf("extend a: %v %v", errs, err)
+	}
+	sleep(2 * time.Second)
+
+	held := ok[[]sqlmailbox.InFlightMessage](t)(st.InFlight(ctx, "held", 10))
+	if len(held) != 3 || held[0].MessageID != d || held[1].MessageID != ids[1] || held[2].MessageID != ids[0] {
+		t.Fatalf("in flight %+v: want d and b (lapsed), then a", held)
+	}
+	for i, m := range held {
+		wantCount := map[int]int{0: 2, 1: 1, 2: 1}[i]
+		if m.PastDeadline != (i < 2) || m.ReceiveCount != wantCount || m.Receiver.ID != mb.ReceiverID() || !m.Receiver.Alive ||
+			m.Receiver.PID == 0 || m.Receiver.Queue != "held" || m.ReceivedAt.IsZero() || m.SentAt.IsZero() {
+			t.Errorf("in flight [%d] %+v: want past deadline %v, receive count %d, held by %s (alive)", i, m, i < 2, wantCount, mb.ReceiverID())
+		}
+		if extended := !m.ExtendedAt.IsZero(); extended != (i == 2) {
+			t.Errorf("in flight [%d] %+v: extended %v, want %v", i, m, extended, i == 2)
+		}
+	}
+	if a := held[2]; a.LeaseDeadline.Sub(a.ExtendedAt) < 119*time.Second || a.SinceRenewed < 2*time.Second || a.SinceRenewed > time.Minute {
+		t.Errorf("a %+v: want a deadline 2 min after its extension, renewed 2 s ago", a)
+	}
+	if got := ok[[]sqlmailbox.InFlightMessage](t)(st.InFlight(ctx, "held", 1)); len(got) != 1 || got[0].MessageID != d {
+		t.Errorf("in flight, limit 1: %+v, want d alone", got)
+	}
+	want := sqlmailbox.LeaseStats{Queue: "held", Since: start.UTC().Truncate(time.Hour), InFlight: 1, PastDeadline: 2,
+		Acked: []sqlmailbox.ReceiveCountTally{{ReceiveCount: 1, Messages: 1}}, DeadLettered: []sqlmailbox.ReceiveCountTally{}}
+	stats := func(st *sqlmailbox.Store, when string, want sqlmailbox.LeaseStats) {
+		t.Helper()
+		got := ok[sqlmailbox.LeaseStats](t)(st.LeaseStats(ctx, "held", start))
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("lease stats %s:\n got %+v\nwant %+v", when, got, want)
+		}
+	}
+	// Another process sees the ack of c: its Store added it to the tally
+	// within a second, and the test waited two.
+	other := env.Open(t, sqlmailbox.Config{})
+	stats(other, "before the sweep, read by another Store", want)
+
+	swept := ok[sqlmailbox.SweepStats](t)(st.Sweep(ctx))
+	if len(swept.ByQueue) != 1 || swept.ByQueue[0] != (sqlmailbox.QueueSweepStats{Queue: "held", ExpiredFound: 2, Recovered: 1, Failed: 1}) {
+		t.Errorf("sweep by queue %+v: want held: 2 expired, 1 recovered, 1 failed", swept.ByQueue)
+	}
+	want.PastDeadline, want.DeadLettered, want.LeasesExpired = 0, []sqlmailbox.ReceiveCountTally{{ReceiveCount: 2, Messages: 1}}, 1
+	stats(st, "after the sweep", want)
+
+	// b, received again, is acked at its second receive; a's failure is
+	// recorded, and a is no longer held.
+	mailboxtest.AckAll(ctx, t, mb, mailboxtest.ReceiveN(ctx, t, mb, 1, 10*time.Second, time.Minute)...)
+	if err := mb.RecordFailure(ctx, a, "no"); err != nil {
+		t.Fatal(err)
+	}
+	want.InFlight, want.Acked, want.Failures = 0, []sqlmailbox.ReceiveCountTally{{ReceiveCount: 1, Messages: 1}, {ReceiveCount: 2, Messages: 1}}, 1
+	stats(st, "after b's second ack and a's failure (the Store's own, read at once)", want)
+	// A Store that closes adds what it counted.
+	closing := env.Open(t, sqlmailbox.Config{})
+	cmb := ok[*sqlmailbox.Mailbox](t)(closing.Queue(ctx, "held"))
+	mailboxtest.SendBodies(ctx, t, cmb, "e")
+	mailboxtest.AckAll(ctx, t, cmb, mailboxtest.ReceiveN(ctx, t, cmb, 1, 10*time.Second, time.Minute)...)
+	if err := closing.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want.Acked[0].Messages = 2
+	stats(other, "after another Store acked e and closed", want)
+	if got := ok[[]sqlmailbox.InFlightMessage](t)(st.InFlight(ctx, "held", 10)); len(got) != 0 {
+		t.Errorf("in flight after the last ack and a failure: %+v, want none", got)
+	}
+	for _, r := range ok[[]sqlmailbox.Receiver](t)(st.Receivers(ctx)) {
+		if r.ID == mb.ReceiverID() && r.InFlight != 0 {
+			t.Errorf("receiver %+v after the last ack and a failure: want it holding nothing, as InFlight lists", r)
+		}
+	}
+	if later := ok[sqlmailbox.LeaseStats](t)(st.LeaseStats(ctx, "held", start.Add(2*time.Hour))); len(later.Acked)+later.Failures != 0 {
+		t.Errorf("lease stats since 2 h from now: %+v, want no acks and no failures", later)
+	}
+
+	if _, err := st.InFlight(ctx, "held", 0); !errors.Is(err, sqsloop.ErrInvalidArgument) {
+		t.Errorf("InFlight with limit 0: %v, want ErrInvalidArgument", err)
+	}
+	if _, err := st.InFlight(ctx, "nope", 10); !errors.Is(err, sqsloop.ErrQueueNotFound) {
+		t.Errorf("InFlight of a missing queue: %v, want ErrQueueNotFound", err)
+	}
+	if _, err := st.LeaseStats(ctx, "nope", start); !errors.Is(err, sqsloop.ErrQueueNotFound) {
+		t.Errorf("LeaseStats of a missing queue: %v, want ErrQueueNotFound", err)
+	}
+}
+
+// queuePriority: a queue's Priority is one of its attributes: reported,
+// compared by CreateQueue, given to its dead-letter queue.
+func queuePriority(t *testing.T, env Env) {
+	ctx := t.Context()
+	st := env.Open(t, sqlmailbox.Config{})
+	spec := sqsloop.QueueSpec{Name: "ranked", Priority: true, MaxReceiveCount: 3}
+	mb := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, spec))
+	defer mb.Close()
+	if a := ok[sqsloop.QueueAttributes](t)(mb.QueueAttributes(ctx)); !a.Priority {
+		t.Errorf("attributes %+v: want Priority", a)
+	}
+	dlq := ok[sqsloop.Mailbox](t)(mb.OpenDeadLetterQueue(ctx))
+	defer dlq.Close()
+	if a := ok[sqsloop.QueueAttributes](t)(dlq.(sqsloop.AttributesReader).QueueAttributes(ctx)); !a.Priority {
+		t.Errorf("the DLQ's attributes %+v: want Priority, as its queue's", a)
+	}
+	_, err := st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "ranked", MaxReceiveCount: 3})
+	if !errors.Is(err, sqsloop.ErrInvalidArgument) || !strings.Contains(err.Error(), "Priority") {
+		t.Errorf("CreateQueue without Priority of a queue with it: %v, want ErrInvalidArgument naming Priority", err)
+	}
+	plain := ok[*sqlmailbox.Mailbox](t)(st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "plain"}))
+	defer plain.Close()
+	// On a queue without priorities the attribute is any attribute: kept,
+	// not checked, ordering nothing.
+	mailboxtest.SendAll(ctx, t, plain, sqsloop.OutgoingMessage{Body: "first", MessageAttributes: map[string]sqsloop.MessageAttribute{
+		sqsloop.PriorityAttribute: {DataType: "String", StringValue: "urgent"}}},
+		sqsloop.OutgoingMessage{Body: "second", MessageAttributes: map[string]sqsloop.MessageAttribute{sqsloop.PriorityAttribute: sqsloop.PriorityValue(9)}})
+	got := mailboxtest.ReceiveN(ctx, t, plain, 2, 10*time.Second, time.Minute)
+	if got[0].Body != "first" || got[0].MessageAttributes[sqsloop.PriorityAttribute].StringValue != "urgent" {
+		t.Errorf("a queue without priorities delivered %q first (attributes %v), want \"first\", in the order sent, its attribute kept",
+			got[0].Body, got[0].MessageAttributes)
 	}
 }

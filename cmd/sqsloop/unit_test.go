@@ -1,0 +1,95 @@
+package main
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+// The command gets the message's variables, and none of sqsloop's own
+// settings (SQSLOOP_QUEUE_URL and the like, which name the flags).
+func TestMessageEnv(t *testing.T) {
+	r := newRunner([]string{"true"}, []string{"PATH=/bin", "SQSLOOP_QUEUE_URL=http://x/q", "SQSLOOP_CONCURRENCY=4", "HOME=/h"})
+	m := &sqsloop.Message{
+		ID: "m-1", ReceiveCount: 3, MessageGroupID: "g",
+		SentAt: time.Date(2026, 1, 2, 15, 4, 5, 0, time.FixedZone("x", 3600)),
+		MessageAttributes: map[string]sqsloop.MessageAttribute{
+			"order.id": {DataType: "String", StringValue: "42"},
+			"order-id": {DataType: "String", StringValue: "43"},
+			"blob":     {DataType: "Binary", BinaryValue: []byte{0xff, 0x00}},
+			"n":        {DataType: "Number.int", StringValue: "7"},
+		},
+	}
+	got := messageEnv(r.environ, "jobs", m)
+	want := []string{
+		"PATH=/bin", "HOME=/h",
+		"SQSLOOP_MESSAGE_ID=m-1", "SQSLOOP_RECEIVE_COUNT=3", "SQSLOOP_QUEUE=jobs",
+		"SQSLOOP_MESSAGE_GROUP_ID=g", "SQSLOOP_SENT_AT=2026-01-02T14:04:05Z",
+		"SQSLOOP_ATTR_BLOB=/wA=", "SQSLOOP_ATTR_N=7",
+		"SQSLOOP_ATTR_ORDER_ID=43", // "order-id" < "order.id" in byte order: it sets the variable
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("messageEnv =\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
+	for _, c := range []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"", 0, false},
+		{"120", 2 * time.Minute, true},
+		{"-1", 0, false},
+		{"soon", 0, false},
+		{"Fri, 02 Jan 2026 15:04:35 GMT", 30 * time.Second, true},
+		{"Fri, 02 Jan 2026 15:00:00 GMT", 0, true}, // in the past: at once
+	} {
+		d, ok := retryAfter(c.in, now)
+		if d != c.want || ok != c.ok {
+			t.Errorf("retryAfter(%q) = %v, %v; want %v, %v", c.in, d, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestQueueURLParts(t *testing.T) {
+	for _, c := range []struct{ url, region, name string }{
+		{"https://sqs.eu-west-1.amazonaws.com/123456789012/jobs", "eu-west-1", "jobs"},
+		{"https://sqs.us-east-1.amazonaws.com/123456789012/orders.fifo", "us-east-1", "orders.fifo"},
+		{"http://127.0.0.1:4566/000000000000/jobs/", "", "jobs"},
+	} {
+		if got := urlRegion(c.url); got != c.region {
+			t.Errorf("urlRegion(%q) = %q, want %q", c.url, got, c.region)
+		}
+		if got := queueName(c.url); got != c.name {
+			t.Errorf("queueName(%q) = %q, want %q", c.url, got, c.name)
+		}
+	}
+}
+
+// The mailbox flags' conflicts and omissions are errors naming the flags.
+func TestMailboxFlagsCheck(t *testing.T) {
+	for _, c := range []struct {
+		f    mailboxFlags
+		fail bool
+	}{
+		{mailboxFlags{QueueURL: "https://sqs.eu-west-1.amazonaws.com/1/q"}, false},
+		{mailboxFlags{Queue: "q"}, false},
+		{mailboxFlags{Mailbox: "sqlite:x.db", Queue: "q"}, false},
+		{mailboxFlags{}, true},
+		{mailboxFlags{Mailbox: "sqlite:x.db"}, true},
+		{mailboxFlags{Mailbox: "sqlite:x.db", Queue: "q", QueueURL: "http://x/q"}, true},
+		{mailboxFlags{Mailbox: "sqlite:x.db", Queue: "q", Endpoint: "http://x"}, true},
+	} {
+		if err := c.f.check(); (err != nil) != c.fail {
+			t.Errorf("%+v: check() = %v, want an error: %v", c.f, err, c.fail)
+		}
+	}
+	if got := redact("postgres://u:secret@db/x"); got != "postgres://u:xxxxx@db/x" {
+		t.Errorf("redact = %q, want the password hidden", got)
+	}
+}
