@@ -116,22 +116,16 @@ func (s *Store) Close() {
 }
 
 // DefaultSweepLimit is Sweep's batch when limit is 0: 1,000 rows.
-const DefaultSweepLimit = 1000
+const DefaultSweepLimit = sqlstate.DefaultSweepLimit
 
 // Sweep deletes up to limit (0: DefaultSweepLimit) records that have
 // expired and returns how many. Expired records count as absent whether
 // or not they are swept; sweeping keeps the table small. Call it now and
-// then (every few minutes, from one process or many).
+// then (every few minutes).
 //
 // Errors: an error wrapping sqsloop.ErrInvalidArgument for a negative
-// limit; ctx's; the server's.
+// limit; ctx's; the database's.
 func (s *Store) Sweep(ctx context.Context, limit int) (int64, error) {
-	if limit < 0 {
-		return 0, fmt.Errorf("pgstate: Sweep: limit %d, want 0 (default %d) or more: %w", limit, DefaultSweepLimit, sqsloop.ErrInvalidArgument)
-	}
-	if limit == 0 {
-		limit = DefaultSweepLimit
-	}
 	return s.Store.Sweep(ctx, limit)
 }
 

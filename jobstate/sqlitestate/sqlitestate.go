@@ -88,22 +88,16 @@ func Open(ctx context.Context, path string) (*Store, error) {
 func (s *Store) Close() error { return s.db.Close() }
 
 // DefaultSweepLimit is Sweep's batch when limit is 0: 1,000 rows.
-const DefaultSweepLimit = 1000
+const DefaultSweepLimit = sqlstate.DefaultSweepLimit
 
 // Sweep deletes up to limit (0: DefaultSweepLimit) records that have
 // expired and returns how many. Expired records count as absent whether
 // or not they are swept; sweeping keeps the file small. Call it now and
-// then (every few minutes; sqlmailbox's Sweeper loop is a fit place).
+// then (every few minutes).
 //
 // Errors: an error wrapping sqsloop.ErrInvalidArgument for a negative
-// limit; ctx's; SQLite's.
+// limit; ctx's; the database's.
 func (s *Store) Sweep(ctx context.Context, limit int) (int64, error) {
-	if limit < 0 {
-		return 0, fmt.Errorf("sqlitestate: Sweep: limit %d, want 0 (default %d) or more: %w", limit, DefaultSweepLimit, sqsloop.ErrInvalidArgument)
-	}
-	if limit == 0 {
-		limit = DefaultSweepLimit
-	}
 	return s.Store.Sweep(ctx, limit)
 }
 

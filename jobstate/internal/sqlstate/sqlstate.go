@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/jobstate"
 )
 
@@ -129,9 +130,19 @@ func (s Store) Delete(ctx context.Context, key, owner string) error {
 	return fmt.Errorf("jobstate: %q is %s, not held by this owner: %w", key, r.State, jobstate.ErrClaimed)
 }
 
-// Sweep deletes up to limit expired rows, as the dialects' Store.Sweep
-// documents.
+// DefaultSweepLimit is Sweep's batch when limit is 0: 1,000 rows.
+const DefaultSweepLimit = 1000
+
+// Sweep deletes up to limit (0: DefaultSweepLimit) expired rows, as the
+// dialects' Store.Sweep documents; a negative limit is an error wrapping
+// sqsloop.ErrInvalidArgument.
 func (s Store) Sweep(ctx context.Context, limit int) (int64, error) {
+	if limit < 0 {
+		return 0, fmt.Errorf("jobstate: Sweep: limit %d, want 0 (default %d) or more: %w", limit, DefaultSweepLimit, sqsloop.ErrInvalidArgument)
+	}
+	if limit == 0 {
+		limit = DefaultSweepLimit
+	}
 	return s.D.Sweep(ctx, micros(time.Now()), limit)
 }
 
