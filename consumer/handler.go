@@ -19,7 +19,12 @@ import (
 // (context.Cause matches visibility.ErrLeaseLost). A Handler runs
 // concurrently with other handlers (Config.Concurrency); it must not keep m
 // after it returns.
-type Handler func(ctx context.Context, m *sqsloop.Message) error
+//
+// Handler is an alias, not a type of its own: any function of this shape
+// is one, so that a package offering middleware (checkpoint, idempotency)
+// need not import consumer for its func(Handler) Handler to fit
+// Config.Middleware.
+type Handler = func(ctx context.Context, m *sqsloop.Message) error
 
 // Middleware wraps a Handler with behaviour of its own (logging, metrics,
 // tracing), the way the consumer's own panic recovery is built.

@@ -16,6 +16,10 @@
 #     engine answers, else the fauxqs emulator, installed from npm first:
 #     pinned in integration/package-lock.json, with the Node.js 22 it needs),
 #     stopped when the script exits, however it exits;
+#   - a DynamoDB-compatible server for jobstate/dynamostore's tests:
+#     DYNAMODB_ENDPOINT, else dynalite (from npm, pinned in
+#     integration/package-lock.json like fauxqs) on a random free port of
+#     127.0.0.1, stopped when the script exits (killed by its EXIT trap);
 #   - PostgreSQL for sqlmailbox's tests: PG_DSN, else a server of its own
 #     (scripts/postgres.sh: the machine's binaries, Debian's package
 #     installed with apt-get, or a container), and its binaries for the
@@ -78,7 +82,16 @@ stop_modules() {
 
 # A signal ends the script through its EXIT trap, which stops the module
 # runs and then the server.
-trap 'stop_modules; stop_server' EXIT
+# stop_dynamo ends dynalite, if this script started it.
+stop_dynamo() {
+  if [ -n "${dynamo_pid:-}" ]; then
+    kill -TERM "$dynamo_pid" 2>/dev/null || true
+    wait "$dynamo_pid" 2>/dev/null || true
+    dynamo_pid=
+  fi
+}
+
+trap 'stop_modules; stop_server; stop_dynamo' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -93,6 +106,14 @@ if [ -z "${SQS_ENDPOINT:-}" ]; then
     sqs_start=1
   else
     missing+=("no SQS-compatible server (sqsmailbox's conformance suite and the end-to-end tests on SQS skip): install Node.js with npm (the fauxqs emulator comes from npm), start a Docker engine (LocalStack), or set SQS_ENDPOINT and SQS_SERVER")
+  fi
+fi
+dynamo_start=
+if [ -z "${DYNAMODB_ENDPOINT:-}" ]; then
+  if command -v npm >/dev/null 2>&1; then
+    dynamo_start=1
+  else
+    missing+=("no DynamoDB-compatible server (jobstate/dynamostore's tests skip): install Node.js with npm (dynalite comes from npm), or set DYNAMODB_ENDPOINT")
   fi
 fi
 pg_plan
@@ -149,10 +170,35 @@ if [ -n "$PG_HOW" ]; then
     unset PG_DSN
   fi
 fi
-if [ -n "$sqs_start" ]; then
-  if command -v npm >/dev/null 2>&1; then
-    npm ci --prefix integration --no-audit --no-fund --loglevel=error
+if [ -n "$sqs_start$dynamo_start" ] && command -v npm >/dev/null 2>&1; then
+  npm ci --prefix integration --no-audit --no-fund --loglevel=error
+fi
+if [ -n "$dynamo_start" ]; then
+  # dynalite takes no port 0 (it reads 0 as its default, 4567): a random
+  # port, another if that one is taken (dynalite then exits at once).
+  dynamo_log=$(mktemp)
+  for attempt in 1 2 3 4 5; do
+    port=$((20000 + RANDOM % 40000))
+    integration/node_modules/.bin/node integration/node_modules/dynalite/cli.js --host 127.0.0.1 --port "$port" >"$dynamo_log" 2>&1 &
+    dynamo_pid=$!
+    for i in $(seq 300); do
+      grep -q '^Dynalite listening at: ' "$dynamo_log" && break 2
+      kill -0 "$dynamo_pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    stop_dynamo
+  done
+  DYNAMODB_ENDPOINT=$(sed -n 's/^Dynalite listening at: //p' "$dynamo_log")
+  if [ -n "$DYNAMODB_ENDPOINT" ]; then
+    export DYNAMODB_ENDPOINT
+    echo "test.sh: DYNAMODB_ENDPOINT=$DYNAMODB_ENDPOINT (dynalite)" >&2
+  else
+    cat "$dynamo_log" >&2
+    fail "dynalite did not start (jobstate/dynamostore's tests skip)"
   fi
+  rm -f "$dynamo_log"
+fi
+if [ -n "$sqs_start" ]; then
   server_bin=$(mktemp -d)
   (cd integration && go build -o "$server_bin/sqsserver" ./cmd/sqsserver)
   # A coprocess: its standard input is a pipe this shell holds. Closing it

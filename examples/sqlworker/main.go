@@ -39,7 +39,12 @@ func (o options) run(ctx context.Context, group *lifecycle.LoopGroup, out io.Wri
 		return worker.Summary{}, err
 	}
 	defer q.Close()
-	c := worker.Config{Options: o.Options, Queue: q, Enqueue: true}
+	state, closeState, err := openState(ctx, o.mailbox)
+	if err != nil {
+		return worker.Summary{}, err
+	}
+	defer closeState()
+	c := worker.Config{Options: o.Options, Queue: q, Enqueue: true, State: state}
 	if n := q.Waiting(); n > 0 {
 		// An earlier run was interrupted: finish its jobs, enqueue none.
 		c.Enqueue, c.Waiting = false, n

@@ -8,6 +8,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sqsloop/sqsloop/examples/internal/worker"
+	"github.com/sqsloop/sqsloop/jobstate"
+	"github.com/sqsloop/sqsloop/jobstate/pgstate"
+	"github.com/sqsloop/sqsloop/jobstate/sqlitestate"
 	"github.com/sqsloop/sqsloop/sqlmailbox"
 	"github.com/sqsloop/sqsloop/sqlmailbox/postgres"
 	"github.com/sqsloop/sqsloop/sqlmailbox/sqlite"
@@ -62,6 +65,33 @@ func openPostgres(ctx context.Context, url string) (*sqlmailbox.Store, func(), e
 		return nil, nil, err
 	}
 	return st, pool.Close, nil
+}
+
+// openState opens the jobs' checkpoints and idempotency records in the
+// database of the -mailbox spec, in tables of their own beside the queue's
+// (migrated as openPostgres migrates the queue's).
+func openState(ctx context.Context, spec string) (jobstate.Store, func(), error) {
+	if path, ok := strings.CutPrefix(spec, "sqlite:"); ok {
+		s, err := sqlitestate.Open(ctx, path)
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, func() { _ = s.Close() }, nil
+	}
+	pool, err := pgxpool.New(ctx, spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := pgstate.Migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	s, err := pgstate.New(ctx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	return s, pool.Close, nil
 }
 
 // database names the database of a -mailbox spec for the user: the SQLite

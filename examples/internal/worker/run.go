@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/checkpoint"
 	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/idempotency"
+	"github.com/sqsloop/sqsloop/jobstate"
 	"github.com/sqsloop/sqsloop/lifecycle"
 	"github.com/sqsloop/sqsloop/visibility"
 )
@@ -32,6 +35,11 @@ type Config struct {
 	// Handlers are served on MetricsAddr beside the probes and the lease
 	// page, by path.
 	Handlers map[string]http.Handler
+	// State, when set, keeps the file jobs' checkpoints (saved every
+	// chunk: a job delivered again resumes where it was) and the jobs'
+	// idempotency records (a job done whose ack was lost is acked again,
+	// not hashed again).
+	State jobstate.Store
 }
 
 // Run enqueues the jobs (with c.Enqueue), serves the probes and the lease
@@ -72,8 +80,20 @@ func Run(ctx context.Context, c Config, group *lifecycle.LoopGroup, out io.Write
 		observer = sqsloop.Observers(observer, srv.page)
 	}
 
-	h := &hasher{slow: c.Slow, chunks: c.Chunks}
+	h := &hasher{slow: c.Slow, chunks: c.Chunks, checkpoints: c.State != nil}
 	poison := &poisonLog{}
+	middleware := []consumer.Middleware{poison.middleware}
+	var idem *idempotency.Idempotency
+	if c.State != nil {
+		cp, err := checkpoint.New(c.State, checkpoint.Config{Queue: QueueName, Logger: log})
+		if err != nil {
+			return sum, err
+		}
+		if idem, err = idempotency.New(c.State, idempotency.Config{Queue: QueueName, Logger: log}); err != nil {
+			return sum, err
+		}
+		middleware = append([]consumer.Middleware{idem.Middleware, cp.Middleware}, middleware...)
+	}
 	cons, err := consumer.New(q.mb, consumer.JSONHandler(h.handle), consumer.Config{
 		Concurrency:       c.Concurrency,
 		VisibilityTimeout: Lease,
@@ -85,7 +105,7 @@ func Run(ctx context.Context, c Config, group *lifecycle.LoopGroup, out io.Write
 		},
 		Backoff:         consumer.ExponentialBackoff(200*time.Millisecond, time.Second),
 		ShutdownTimeout: 10 * time.Second,
-		Middleware:      []consumer.Middleware{poison.middleware},
+		Middleware:      middleware,
 		Logger:          log,
 		Observer:        observer,
 	})
@@ -110,6 +130,10 @@ func Run(ctx context.Context, c Config, group *lifecycle.LoopGroup, out io.Write
 	}
 	sum.Stats, sum.Bytes, sum.Wall, sum.Drained = cons.Stats(), h.bytes.Load(), time.Since(began), mon.drained
 	sum.DeadLettered, sum.PoisonCounts = dead-int(sum.Stats.Poisoned), poison.receiveCounts()
+	if idem != nil {
+		sum.Jobstate = true
+		sum.Resumed, sum.ChunksSkipped, sum.Duplicates = h.resumed.Load(), h.skipped.Load(), idem.Stats().Duplicates
+	}
 	if q.exact { // what the drain must leave at 0
 		a, err := q.mb.QueueAttributes(context.WithoutCancel(ctx))
 		if err != nil {

@@ -23,6 +23,11 @@ type Summary struct {
 	Wall         time.Duration
 	Drained      bool // the queue was drained (else the run was shut down first)
 	LeftInFlight int  // messages still hidden when the run ended, in memory and in a database: must be 0
+	// With Config.State (Jobstate): the file jobs resumed from their
+	// checkpoint, the chunks they did not read again, and the deliveries
+	// of jobs already done, acked without hashing.
+	Jobstate                           bool
+	Resumed, ChunksSkipped, Duplicates int64
 }
 
 // NormalAcked reports whether every job but the failing one was acked: the
@@ -63,6 +68,10 @@ func (s *Summary) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  poison            %d moved to the dead-letter queue at once (receive counts: %s)\n",
 		s.Stats.Poisoned, strings.Join(counts, ", "))
+	if s.Jobstate {
+		fmt.Fprintf(w, "  resumed           %d jobs from their checkpoint (%d chunks not read again)\n", s.Resumed, s.ChunksSkipped)
+		fmt.Fprintf(w, "  skipped           %d duplicate deliveries (already done)\n", s.Duplicates)
+	}
 	fmt.Fprintf(w, "  bytes hashed      %d\n", s.Bytes)
 	fmt.Fprintf(w, "  queue drained     %s\n", yes[s.Drained])
 	fmt.Fprintf(w, "  wall time         %.1fs\n", s.Wall.Seconds())

@@ -1,0 +1,62 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+)
+
+// DefaultRetention is Config.Retention's default: 14 days, the longest
+// retention period SQS allows, so that a checkpoint never expires before
+// its message could.
+const DefaultRetention = 14 * 24 * time.Hour
+
+// MaxQueueName bounds Config.Queue: 256 bytes (an SQS queue URL is shorter).
+const MaxQueueName = 256
+
+// Config is a Checkpoints' configuration. Zero means default.
+type Config struct {
+	// Queue names the queue (its name or URL; any string of at most
+	// MaxQueueName bytes): a checkpoint's key is Queue and the message
+	// ID. Message IDs are unique within a queue (SQS's are random UUIDs,
+	// so unique anywhere in practice); set Queue when consumers of
+	// several queues share a store, so that a message moved to a
+	// dead-letter queue (it keeps its ID) and consumed there does not find
+	// its checkpoint from the source queue. Default "".
+	Queue string
+	// Retention is how long a checkpoint is kept after its last save
+	// when its message is never acked (a crash, a redrive policy's move
+	// to the dead-letter queue): the queue's retention period
+	// (sqsloop.QueueAttributes.RetentionPeriod). Default
+	// DefaultRetention (14 days); at least 1 minute.
+	Retention time.Duration
+	// Logger gets a WARN when a finished message's checkpoint could not be
+	// deleted. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Validate returns an error wrapping sqsloop.ErrInvalidArgument that
+// names every field out of range, or nil.
+func (c Config) Validate() error {
+	var errs []error
+	if len(c.Queue) > MaxQueueName {
+		errs = append(errs, fmt.Errorf("checkpoint: Config.Queue: %d bytes, want at most %d: %w", len(c.Queue), MaxQueueName, sqsloop.ErrInvalidArgument))
+	}
+	if c.Retention != 0 && c.Retention < time.Minute {
+		errs = append(errs, fmt.Errorf("checkpoint: Config.Retention: %v, want 0 (default %v) or at least 1m: %w", c.Retention, DefaultRetention, sqsloop.ErrInvalidArgument))
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) withDefaults() Config {
+	if c.Retention == 0 {
+		c.Retention = DefaultRetention
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}

@@ -1,0 +1,92 @@
+package idempotency
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/jobstate"
+)
+
+// Defaults of Config.
+const (
+	// DefaultRetention is Config.Retention's default: 14 days, the longest
+	// retention period SQS allows, so that a completed key outlives every
+	// delivery of its message.
+	DefaultRetention = 14 * 24 * time.Hour
+	// DefaultLease is the lease of a claim for a message that does not say
+	// its visibility timeout (sqslambda without a client): 30 s, SQS's
+	// default visibility timeout.
+	DefaultLease = 30 * time.Second
+)
+
+// MaxQueueName bounds Config.Queue: 256 bytes.
+const MaxQueueName = 256
+
+// Config is an Idempotency's configuration. Zero means default.
+type Config struct {
+	// Queue is a namespace for the keys (the queue's name or URL, or a
+	// name of the job): every key is prefixed with it in the store. Give
+	// every consumer that must run a key once the same Queue. Default "";
+	// at most MaxQueueName bytes.
+	Queue string
+	// Key returns a message's key. An error is returned as the handler's
+	// (the message is nacked; wrap it with consumer.Permanent to send the
+	// message to the dead-letter queue). Default: the message ID. The key
+	// with Queue is at most jobstate.MaxKeySize bytes long, less 14.
+	Key func(m *sqsloop.Message) (string, error)
+	// Lease is how long a claim holds its key after it was made or last
+	// renewed; it is renewed every Lease/3 while the handler beats.
+	// Default: the message's visibility timeout (sqsloop.Message.
+	// VisibilityTimeout), or DefaultLease (30 s) when the message does not
+	// say. 1 s–12 h.
+	Lease time.Duration
+	// Retention is how long a completed key is remembered, from its
+	// completion: the queue's retention period (sqsloop.QueueAttributes.
+	// RetentionPeriod) covers every redelivery of a message; with Key
+	// deriving keys from bodies, as long as a duplicate may be sent.
+	// Default DefaultRetention (14 days); at least 1 minute.
+	Retention time.Duration
+	// OnDuplicate, when set, is called instead of acking a delivery whose
+	// key is completed, with the result stored with it (nil if none): to
+	// send a reply again, say. What it returns is the handler's result.
+	OnDuplicate func(ctx context.Context, m *sqsloop.Message, result []byte) error
+	// Logger gets a WARN when a claim is lost, a completion could not be
+	// recorded, or a claim could not be released. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// maxKey is the longest key Config.Key may return with Config.Queue.
+const maxKey = jobstate.MaxKeySize - len("idempotency//")
+
+// Validate returns an error wrapping sqsloop.ErrInvalidArgument that
+// names every field out of range, or nil.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("idempotency: Config."+format+": %w", append(args, sqsloop.ErrInvalidArgument)...))
+	}
+	if len(c.Queue) > MaxQueueName {
+		bad("Queue: %d bytes, want at most %d", len(c.Queue), MaxQueueName)
+	}
+	if c.Lease != 0 && (c.Lease < time.Second || c.Lease > sqsloop.MaxVisibilityTimeout) {
+		bad("Lease: %v, want 0 (the message's visibility timeout) or 1s-12h", c.Lease)
+	}
+	if c.Retention != 0 && c.Retention < time.Minute {
+		bad("Retention: %v, want 0 (default %v) or at least 1m", c.Retention, DefaultRetention)
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) withDefaults() Config {
+	if c.Retention == 0 {
+		c.Retention = DefaultRetention
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}

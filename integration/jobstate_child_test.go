@@ -1,0 +1,201 @@
+package integration
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/checkpoint"
+	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/idempotency"
+	"github.com/sqsloop/sqsloop/internal/harness/childproc"
+	"github.com/sqsloop/sqsloop/jobstate"
+	"github.com/sqsloop/sqsloop/jobstate/pgstate"
+	"github.com/sqsloop/sqsloop/jobstate/sqlitestate"
+	"github.com/sqsloop/sqsloop/lifecycle"
+	"github.com/sqsloop/sqsloop/visibility"
+)
+
+// jobChildEnv makes this test binary a consumer process of the checkpoint
+// and idempotency tests (jobChildMain); its value is a jobChildConfig in
+// JSON.
+const jobChildEnv = "SQSLOOP_E2E_JOB_CHILD"
+
+// jobChildConfig is what a job child runs: a consumer of Queue (as
+// childConfig names it) with leases of Queue.Lease, its jobstate in the
+// store StateDialect ("sqlite" or "postgres") StateTarget names.
+//
+// With Faults, the consumer's mailbox fails faultRate (30 %) of its
+// Receive, Delete and ChangeVisibility calls (faultyMailbox, seeded with
+// Seed).
+//
+// With Steps, the handler is a job of Steps steps of StepTime each that
+// checkpoints after every step; it says "step ID N" as step N starts and
+// "result ID HASH" at the end. With Idempotent, the idempotency middleware
+// keyed by the body wraps a handler that says "start KEY NANOS" and "done
+// KEY NANOS" (the wall clock in Unix nanoseconds) around a StepTime run,
+// and "returned KEY" after the middleware returned from a run of the
+// handler (the completion recorded, the ack not yet made); for a key in Freeze it then blocks for
+// good, so that the message is never acked, until the test kills the
+// process.
+type jobChildConfig struct {
+	Queue                     childConfig
+	StateDialect, StateTarget string
+	Steps                     int
+	StepTime                  time.Duration
+	Idempotent                bool
+	Freeze                    []string
+	Faults                    bool
+	Seed                      uint64
+	Concurrency               int
+}
+
+// openState opens the jobstate store a child's config names.
+func openState(ctx context.Context, dialect, target string) (jobstate.Store, func(), error) {
+	switch dialect {
+	case "sqlite":
+		s, err := sqlitestate.Open(ctx, target)
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, func() { _ = s.Close() }, nil
+	case "postgres":
+		s, err := pgstate.Open(ctx, target)
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, s.Close, nil
+	}
+	return nil, nil, fmt.Errorf("StateDialect %q: want sqlite or postgres", dialect)
+}
+
+// migrateState migrates pgstate's tables in dsn's database.
+func migrateState(ctx context.Context, dsn string) error {
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	_, err = pgstate.Migrate(ctx, pool)
+	return err
+}
+
+// stepHash is the running hash of a job after step n (0-based) of body,
+// from prev: what a job's result is, however often it was interrupted.
+func stepHash(prev, body string, n int) string {
+	h := sha256.Sum256(fmt.Appendf(nil, "%s|%s|%d", prev, body, n))
+	return hex.EncodeToString(h[:])
+}
+
+// ranKey carries, in a job child's handler context, the flag its handler
+// sets when it ran to its end.
+type ranKey struct{}
+
+// jobProgress is a job's checkpoint.
+type jobProgress struct {
+	Step int
+	Hash string
+}
+
+func jobChildMain(raw string) int {
+	var cfg jobChildConfig
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		return childproc.Failed(fmt.Errorf("%s: %w", jobChildEnv, err))
+	}
+	ctx := context.Background()
+	mb, closeMailbox, err := cfg.Queue.open(ctx)
+	if err != nil {
+		return childproc.Failed(err)
+	}
+	defer closeMailbox()
+	store, closeStore, err := openState(ctx, cfg.StateDialect, cfg.StateTarget)
+	if err != nil {
+		return childproc.Failed(err)
+	}
+	defer closeStore()
+	var mw []consumer.Middleware
+	var handler consumer.Handler
+	switch {
+	case cfg.Steps > 0:
+		cp, err := checkpoint.New(store, checkpoint.Config{Queue: "e2e"})
+		if err != nil {
+			return childproc.Failed(err)
+		}
+		mw = append(mw, cp.Middleware)
+		handler = func(ctx context.Context, m *sqsloop.Message) error {
+			var p jobProgress
+			if _, err := checkpoint.LoadJSON(ctx, &p); err != nil {
+				return err
+			}
+			for ; p.Step < cfg.Steps; p.Step++ {
+				childproc.Say("step %s %d", m.ID, p.Step)
+				time.Sleep(cfg.StepTime)
+				p.Hash = stepHash(p.Hash, m.Body, p.Step)
+				if err := checkpoint.SaveJSON(ctx, jobProgress{p.Step + 1, p.Hash}); err != nil {
+					return err
+				}
+			}
+			childproc.Say("result %s %s", m.ID, p.Hash)
+			return nil
+		}
+	case cfg.Idempotent:
+		idem, err := idempotency.New(store, idempotency.Config{Queue: "e2e", Key: func(m *sqsloop.Message) (string, error) { return m.Body, nil },
+			Logger: warnLogger()})
+		if err != nil {
+			return childproc.Failed(err)
+		}
+		// Outermost: says "returned" once the middleware returned after a
+		// run of the handler (its completion recorded), before the
+		// consumer acks.
+		mw = append(mw, func(next consumer.Handler) consumer.Handler {
+			return func(ctx context.Context, m *sqsloop.Message) error {
+				ran := new(bool)
+				err := next(context.WithValue(ctx, ranKey{}, ran), m)
+				if err == nil && *ran {
+					childproc.Say("returned %s", m.Body)
+					if slices.Contains(cfg.Freeze, m.Body) {
+						select {} // killed here: the handler returned, the ack never comes
+					}
+				}
+				return err
+			}
+		}, idem.Middleware)
+		handler = func(ctx context.Context, m *sqsloop.Message) error {
+			childproc.Say("start %s %d", m.Body, time.Now().UnixNano())
+			time.Sleep(cfg.StepTime)
+			childproc.Say("done %s %d", m.Body, time.Now().UnixNano())
+			*ctx.Value(ranKey{}).(*bool) = true
+			return nil
+		}
+	default:
+		return childproc.Failed(errors.New("neither Steps nor Idempotent"))
+	}
+	if cfg.Faults {
+		mb = newFaultyMailbox(mb, faultRate, cfg.Seed)
+	}
+	lease := cfg.Queue.Lease
+	c, err := consumer.New(mb, handler, consumer.Config{
+		Concurrency: max(cfg.Concurrency, 1), VisibilityTimeout: lease, WaitTime: time.Second,
+		Visibility: visibility.Config{Interval: lease / 4, Extension: lease},
+		Middleware: mw, Logger: warnLogger(), ShutdownTimeout: 10 * time.Second,
+	})
+	if err != nil {
+		return childproc.Failed(err)
+	}
+	var group lifecycle.LoopGroup
+	if err := group.Add("consumer", c); err != nil {
+		return childproc.Failed(err)
+	}
+	if err := group.Run(ctx); err != nil {
+		return childproc.Failed(err)
+	}
+	return 0
+}
