@@ -39,8 +39,8 @@
 //
 // Cost, per message: nothing for a handler that never saves; otherwise one
 // store write per Save and one delete at the end, plus one read on a
-// redelivery that loads (or deletes) the checkpoint. The README's
-// checkpoints section has the measured latency per store.
+// redelivery that loads (or deletes) the checkpoint. docs/checkpoints.md
+// in the repository has the measured latency per store.
 //
 // The store is a jobstate.Store: jobstate.Memory in one process,
 // jobstate/sqlitestate, jobstate/pgstate on SQLite or PostgreSQL, jobstate/dynamostore on
