@@ -1,6 +1,9 @@
 package integration
 
 import (
+	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -8,13 +11,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/sqsloop/sqsloop/jobstate/dynamostore"
 	"github.com/sqsloop/sqsloop/mailboxtest"
 )
 
 // stateOf returns where the job children of q keep their jobstate: the
 // SQLite file or the PostgreSQL database of q's mailbox (tables of their
-// own beside it), and for a queue on the SQS server a SQLite file of the
-// test's own (the SQL stores serve consumers of SQS queues too).
+// own beside it), and for a queue on the SQS server a new table on the
+// DynamoDB-compatible server (a SQLite file of the test's own without one,
+// except under CI=true).
 func stateOf(t *testing.T, q processQueue) (dialect, target string) {
 	t.Helper()
 	switch q.child.Dialect {
@@ -26,6 +33,22 @@ func stateOf(t *testing.T, q processQueue) (dialect, target string) {
 	case "sqlite":
 		return "sqlite", q.child.Target
 	}
+	// On SQS, the store users on AWS pick: DynamoDB (dynalite), so that
+	// its conditional writes decide between the processes; a SQLite file
+	// when no DynamoDB-compatible server is at hand (not under CI=true).
+	if os.Getenv("DYNAMODB_ENDPOINT") != "" || os.Getenv("CI") == "true" {
+		c, err := dynamoClient(t.Context())
+		if err != nil {
+			t.Fatalf("the SQS backend's jobstate: %v (scripts/test.sh starts dynalite and sets DYNAMODB_ENDPOINT)", err)
+		}
+		table := fmt.Sprintf("sqsloop-e2e-%d", time.Now().UnixNano())
+		if err := dynamostore.CreateTable(t.Context(), c, table); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = c.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &table}) })
+		return "dynamodb", table
+	}
+	t.Logf("%s: DYNAMODB_ENDPOINT is unset: the jobstate is a SQLite file", q.backend)
 	return "sqlite", filepath.Join(t.TempDir(), "jobstate.db")
 }
 

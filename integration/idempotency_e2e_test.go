@@ -32,7 +32,8 @@ type procLine struct {
 }
 
 // Idempotency across processes, under faults and kills, on the SQS server
-// and on both databases: two consumer processes (4 handlers each) of one
+// (its jobstate on DynamoDB: dynalite's conditional writes decide between
+// the processes) and on both databases (their jobstate beside them): two consumer processes (4 handlers each) of one
 // queue, their mailbox failing 30 % of Receive, Delete and
 // ChangeVisibility calls (faultyMailbox), run 40 keys, each sent twice
 // (two messages with one body, the key). Twice, the process that runs one

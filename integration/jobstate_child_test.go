@@ -7,17 +7,23 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/checkpoint"
 	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/idempotency"
+	"github.com/sqsloop/sqsloop/internal/harness"
 	"github.com/sqsloop/sqsloop/internal/harness/childproc"
 	"github.com/sqsloop/sqsloop/jobstate"
+	"github.com/sqsloop/sqsloop/jobstate/dynamostore"
 	"github.com/sqsloop/sqsloop/jobstate/pgstate"
 	"github.com/sqsloop/sqsloop/jobstate/sqlitestate"
 	"github.com/sqsloop/sqsloop/lifecycle"
@@ -31,7 +37,8 @@ const jobChildEnv = "SQSLOOP_E2E_JOB_CHILD"
 
 // jobChildConfig is what a job child runs: a consumer of Queue (as
 // childConfig names it) with leases of Queue.Lease, its jobstate in the
-// store StateDialect ("sqlite" or "postgres") StateTarget names.
+// store StateDialect ("sqlite", "postgres" or "dynamodb": a table on the
+// server DYNAMODB_ENDPOINT names) StateTarget names.
 //
 // With Faults, the consumer's mailbox fails faultRate (30 %) of its
 // Receive, Delete and ChangeVisibility calls (faultyMailbox, seeded with
@@ -73,8 +80,37 @@ func openState(ctx context.Context, dialect, target string) (jobstate.Store, fun
 			return nil, nil, err
 		}
 		return s, s.Close, nil
+	case "dynamodb":
+		c, err := dynamoClient(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		s, err := dynamostore.New(c, target)
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, func() {}, nil
 	}
-	return nil, nil, fmt.Errorf("StateDialect %q: want sqlite or postgres", dialect)
+	return nil, nil, fmt.Errorf("StateDialect %q: want sqlite, postgres or dynamodb", dialect)
+}
+
+// dynamoClient is a client of the DynamoDB-compatible server
+// DYNAMODB_ENDPOINT names (scripts/test.sh starts dynalite), with the
+// region and credentials the SQS server's tests use.
+func dynamoClient(ctx context.Context) (*dynamodb.Client, error) {
+	endpoint := os.Getenv("DYNAMODB_ENDPOINT")
+	if endpoint == "" {
+		return nil, errors.New("DYNAMODB_ENDPOINT is unset")
+	}
+	env, err := harness.ReadEnv(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, harness.ConfigOptions(env.Region, env.DummyCredentials)...)
+	if err != nil {
+		return nil, err
+	}
+	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(endpoint) }), nil
 }
 
 // migrateState migrates pgstate's tables in dsn's database.
