@@ -341,6 +341,6 @@ func WriteTable(w io.Writer, rs []Result) {
 			lapse = fmt.Sprintf("%v–%v", r.Lapses[0].Round(100*time.Millisecond), r.Lapses[len(r.Lapses)-1].Round(100*time.Millisecond))
 		}
 		fmt.Fprintf(w, "| %v | %v | %s | %v | %.0f | %.0f | %d, %d | %s |\n",
-			r.Case.Job, r.Case.Beat, r.Setting, r.Extension, ext, calls, r.WarmupLost, r.HealthyLost, lapse)
+			r.Case.Job, r.Case.Beat, r.Setting, r.Extension.Round(time.Second), ext, calls, r.WarmupLost, r.HealthyLost, lapse)
 	}
 }
