@@ -114,7 +114,7 @@ func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
 
 // Shutdown begins the drain and waits for Run to return, like
 // net/http.Server.Shutdown: receiving stops, unstarted messages are given
-// back once the receive calls in flight are back (at most 100 ms),
+// back once the receive calls in flight are back (at most 250 ms),
 // in-flight handlers finish. A deadline on ctx bounds the drain budget:
 // it is the budget when Config.ShutdownTimeout is left zero (a
 // lifecycle.LoopGroup with a GracePeriod gives each loop its share that

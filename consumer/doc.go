@@ -27,7 +27,7 @@
 //     stops and Ready reports it; messages received but not started (in the
 //     receive-ahead buffer, or behind a running one of their FIFO group) are
 //     given back (visibility 0) as soon as the receive calls in flight are
-//     back (within one round trip, at most 100 ms), so that none of them
+//     back (within two round trips, at most 250 ms), so that none of them
 //     takes one again; in-flight handlers finish while their leases are
 //     kept, within the drain budget (Config.ShutdownTimeout, or the
 //     deadline of Shutdown's context); then their contexts are cancelled

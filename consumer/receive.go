@@ -35,12 +35,15 @@ const (
 
 // maxReceiveGrace bounds how long a receive call in flight when shutdown
 // begins may take to come back (its messages are then given back, with the
-// unstarted ones) before it is abandoned: an abandoned call's messages stay hidden for
-// their visibility timeout. The grace is the measured round trip of a
-// receive (an answer already on the wire arrives within half of it), at
-// least 10 ms, at most 100 ms (and 100 ms until a round trip is measured),
-// so a drain is not held up for a long poll's full wait.
-const maxReceiveGrace = 100 * time.Millisecond
+// unstarted ones) before it is abandoned: an abandoned call's messages stay
+// hidden for their visibility timeout, so the grace errs long. It is twice
+// the measured round trip of a receive (an answer already on the wire
+// arrives within half of one; the rest is room for an answer slower than
+// the average, from a loaded server), at least 20 ms, at most 250 ms (and
+// 250 ms until a round trip is measured), so that a long poll still
+// waiting for messages holds the drain up for at most a quarter of a
+// second, not for its full wait.
+const maxReceiveGrace = 250 * time.Millisecond
 
 // receiveGrace is the grace a receive in flight gets when shutdown begins.
 func (c *Consumer) receiveGrace() time.Duration {
@@ -48,7 +51,7 @@ func (c *Consumer) receiveGrace() time.Duration {
 	if rtt == 0 {
 		return maxReceiveGrace
 	}
-	return min(max(rtt, 10*time.Millisecond), maxReceiveGrace)
+	return min(max(2*rtt, 20*time.Millisecond), maxReceiveGrace)
 }
 
 // maxReceivers bounds the receive calls a consumer has in flight at once:
