@@ -70,8 +70,16 @@ func TestWorkerKilledAndRunAgainOnSQLite(t *testing.T) {
 		t.Errorf("resumed %d jobs of %d waiting, %d chunks not read again; want at most the waiting, and a chunk or more per resumed job", resumed, waiting, chunks)
 	}
 	// Waiting: the failing job (never acked) and those the first run did
-	// not ack; each acked now.
-	if n, _ := strconv.Atoi(acked[1]); n != waiting-1 {
-		t.Errorf("the second run acked %d of the %d waiting, want all but the failing job", n, waiting)
+	// not ack; each acked now. On a machine so loaded that the mailbox's
+	// calls time out, a lease can be lost and an ack's answer with it (the
+	// delete applied, reported failed): the queue drained all the same
+	// (checked above), and up to one ack per lost lease goes uncounted.
+	n, _ := strconv.Atoi(acked[1])
+	lost := 0
+	if m := regexp.MustCompile(`(?m)^\s+leases lost\s+(\d+)$`).FindStringSubmatch(second); m != nil {
+		lost, _ = strconv.Atoi(m[1])
+	}
+	if n > waiting-1 || n < waiting-1-lost {
+		t.Errorf("the second run acked %d of the %d waiting (%d leases lost), want all but the failing job", n, waiting, lost)
 	}
 }
