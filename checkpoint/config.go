@@ -7,15 +7,16 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/jobstate"
 )
 
 // DefaultRetention is Config.Retention's default: 14 days, the longest
 // retention period SQS allows, so that a checkpoint never expires before
-// its message could.
-const DefaultRetention = 14 * 24 * time.Hour
+// its message could (jobstate.DefaultRetention).
+const DefaultRetention = jobstate.DefaultRetention
 
-// MaxQueueName bounds Config.Queue: 256 bytes (an SQS queue URL is shorter).
-const MaxQueueName = 256
+// MaxQueueName bounds Config.Queue: 256 bytes (jobstate.MaxNamespace).
+const MaxQueueName = jobstate.MaxNamespace
 
 // Config is a Checkpoints' configuration. Zero means default.
 type Config struct {
@@ -45,8 +46,8 @@ func (c Config) Validate() error {
 	if len(c.Queue) > MaxQueueName {
 		errs = append(errs, fmt.Errorf("checkpoint: Config.Queue: %d bytes, want at most %d: %w", len(c.Queue), MaxQueueName, sqsloop.ErrInvalidArgument))
 	}
-	if c.Retention != 0 && c.Retention < time.Minute {
-		errs = append(errs, fmt.Errorf("checkpoint: Config.Retention: %v, want 0 (default %v) or at least 1m: %w", c.Retention, DefaultRetention, sqsloop.ErrInvalidArgument))
+	if c.Retention != 0 && c.Retention < jobstate.MinRetention {
+		errs = append(errs, fmt.Errorf("checkpoint: Config.Retention: %v, want 0 (default %v) or at least %v: %w", c.Retention, DefaultRetention, jobstate.MinRetention, sqsloop.ErrInvalidArgument))
 	}
 	return errors.Join(errs...)
 }

@@ -15,16 +15,16 @@ import (
 const (
 	// DefaultRetention is Config.Retention's default: 14 days, the longest
 	// retention period SQS allows, so that a completed key outlives every
-	// delivery of its message.
-	DefaultRetention = 14 * 24 * time.Hour
+	// delivery of its message (jobstate.DefaultRetention).
+	DefaultRetention = jobstate.DefaultRetention
 	// DefaultLease is the lease of a claim for a message that does not say
 	// its visibility timeout (sqslambda without a client): 30 s, SQS's
 	// default visibility timeout.
 	DefaultLease = 30 * time.Second
 )
 
-// MaxQueueName bounds Config.Queue: 256 bytes.
-const MaxQueueName = 256
+// MaxQueueName bounds Config.Queue: 256 bytes (jobstate.MaxNamespace).
+const MaxQueueName = jobstate.MaxNamespace
 
 // Config is an Idempotency's configuration. Zero means default.
 type Config struct {
@@ -75,8 +75,8 @@ func (c Config) Validate() error {
 	if c.Lease != 0 && (c.Lease < time.Second || c.Lease > sqsloop.MaxVisibilityTimeout) {
 		bad("Lease: %v, want 0 (the message's visibility timeout) or 1s-12h", c.Lease)
 	}
-	if c.Retention != 0 && c.Retention < time.Minute {
-		bad("Retention: %v, want 0 (default %v) or at least 1m", c.Retention, DefaultRetention)
+	if c.Retention != 0 && c.Retention < jobstate.MinRetention {
+		bad("Retention: %v, want 0 (default %v) or at least %v", c.Retention, DefaultRetention, jobstate.MinRetention)
 	}
 	return errors.Join(errs...)
 }

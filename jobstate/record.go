@@ -20,6 +20,20 @@ const (
 	MaxOwnerSize = 128
 )
 
+// What the middlewares on a Store (packages checkpoint and idempotency)
+// share, written once here.
+const (
+	// DefaultRetention is how long their records are kept by default:
+	// 14 days, the longest retention period SQS allows, so that a record
+	// never expires before its message could.
+	DefaultRetention = 14 * 24 * time.Hour
+	// MinRetention is the shortest retention they accept: 1 minute.
+	MinRetention = time.Minute
+	// MaxNamespace bounds the namespace (a queue's name or URL) they put
+	// in front of every key: 256 bytes (an SQS queue URL is shorter).
+	MaxNamespace = 256
+)
+
 // State is what a Record says about its key.
 type State string
 
