@@ -48,7 +48,7 @@
 // complete (or one delete to release), plus one renewal per Lease/3 of a
 // beating handler's run. A duplicate costs the refused claim only (on the
 // SQL stores a second statement reads the record that refused it).
-// jobstate/storetest.Benchmark measures it on each store.
+// internal/jobbench.Benchmark measures it on each store.
 //
 // The package imports the root, heartbeat, jobstate and the library's
 // internal rules only.
