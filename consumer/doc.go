@@ -48,9 +48,10 @@
 // receive-ahead never reorders a group: a group's messages travel together.
 //
 // A message that can never succeed (a poison message) need not wait for
-// maxReceiveCount: a handler that returns Permanent(err) sends it to the
-// queue's dead-letter queue at once (a copy saying why, then the delete),
-// and JSONHandler's handlers do so for a body that does not decode.
+// maxReceiveCount: a handler that returns sqsloop.Permanent(err) sends it
+// to the queue's dead-letter queue at once (a copy saying why, then the
+// delete), and JSONHandler's handlers do so for a body that does not
+// decode.
 //
 // # Lease lengths
 //
@@ -59,7 +60,9 @@
 // between beats it observes: the shortest extension that keeps the leases
 // of healthy handlers, so that a stuck one loses its message soon after
 // its last beat (see visibility.Config for the formula and the trade). A
-// handler that knows its beats come far apart says so with SetExtension.
+// handler that knows its beats come far apart says so with
+// sqsloop.SetExtension; sqsloop.LeaseFromContext(ctx).Extension() says
+// what each extension of its lease asks for now.
 //
 // # Scaling signal
 //

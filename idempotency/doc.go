@@ -21,7 +21,7 @@
 //  4. A delivery whose key another run holds under a live lease (another
 //     consumer, another message with the same key) is not run beside it:
 //     it is nacked with a delay that ends when that lease does (the error
-//     matches ErrInProgress and carries the delay as consumer.NackAfter
+//     matches ErrInProgress and carries the delay as sqsloop.NackAfter
 //     does). If that run's process died, its lease lapses, and the next
 //     delivery runs the job.
 //
@@ -50,6 +50,5 @@
 // SQL stores a second statement reads the record that refused it).
 // internal/jobbench.Benchmark measures it on each store.
 //
-// The package imports the root, heartbeat, jobstate and the library's
-// internal rules only.
+// The package imports the root, heartbeat and jobstate only.
 package idempotency

@@ -65,7 +65,7 @@ const MaxAccessDenied = 5
 // extension at the look that saw its last beat would have, so a stuck
 // handler loses its message no later for the wait. A handler that knows
 // better sets its own extension, within the same bounds
-// (consumer.SetExtension). A consumer reports the choice
+// (sqsloop.SetExtension). A consumer reports the choice
 // (sqsloop.SettleEvent's Extension and BeatGap); set Extension to fix it.
 //
 // Timing rules, for messages received with visibility timeout vt: Interval
@@ -109,7 +109,7 @@ type Config struct {
 
 	// MinExtensionPeriod and MaxExtensionPeriod bound the extension the
 	// lease owner chooses (Extension 0) and the one a handler sets for its
-	// message (consumer.SetExtension), as Cloud Pub/Sub's
+	// message (sqsloop.SetExtension), as Cloud Pub/Sub's
 	// MinExtensionPeriod and MaxExtensionPeriod do its ack deadline.
 	// MinExtensionPeriod: more than 2 × Interval, at most 12 h; 0 means
 	// 3 × Interval. MaxExtensionPeriod: MinExtensionPeriod–12 h; 0 means

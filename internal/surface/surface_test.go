@@ -34,12 +34,15 @@ import (
 //     methods), which a user's own Mailbox needs as ours do; the Observer,
 //     its events, NopObserver (its six methods let an observer implement
 //     only what it needs, and keep compiling when an event is added) and
-//     Observers; the SQS limits and attribute names as constants.
+//     Observers; the handler contract every runtime and middleware names
+//     (Handler, Middleware, Permanent, ErrPermanent, NackAfter,
+//     ExponentialBackoff, the poison attributes, Lease and its context);
+//     the SQS limits and attribute names as constants.
 //   - heartbeat: Beat(ctx) for handlers, NewReader and NewWriter for work
 //     that reads or writes, New and NewContext for a test of a handler that
 //     beats, FromContext for instrumentation (leasepage).
 //   - visibility: Config, ErrLeaseLost and ErrLeaseLapsed, and Stats, the
-//     lease owner's counts embedded in consumer.Stats and sqslambda.Stats.
+//     lease owner's counts embedded in consumer.Stats.
 //   - consumer: Interrupt, Ready, Pause, Resume and Paused are also the
 //     optional methods lifecycle finds on a loop.
 //   - lifecycle, sqsmailbox, memmailbox: what a program calls to run its
@@ -48,9 +51,9 @@ import (
 //   - mailboxtest, jobstate/storetest: the conformance kits (Harness,
 //     Features, the scenarios' runner).
 var bounds = map[string]int{
-	".":                    99,
+	".":                    113,
 	"checkpoint":           15,
-	"consumer":             28,
+	"consumer":             17,
 	"heartbeat":            9,
 	"idempotency":          16,
 	"jobstate":             23,
