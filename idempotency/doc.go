@@ -8,10 +8,16 @@
 // Middleware alike), on a jobstate.Store:
 //
 //  1. Before the handler runs, it claims the message's key: the store
-//     records it in progress, held by this run until a lease ends
-//     (Config.Lease, by default the message's visibility timeout),
-//     renewed while the handler beats its heartbeat, as the message's own
-//     lease is.
+//     records it in progress, held by this run for as long as the
+//     message's lease: the length each extension of the lease asks for
+//     (sqsloop.LeaseFromContext(ctx).Extension(), read again at every
+//     renewal, so the lease owner's adaptive choice and a handler's
+//     SetExtension count), and a third more; without a lease owner (a
+//     test, sqslambda without a client), the message's visibility
+//     timeout, or DefaultLease (30 s) when it does not say. The claim is
+//     renewed while the handler beats its heartbeat, as the lease is, so
+//     a handler whose lease holds (however long past the visibility
+//     timeout) holds its key.
 //  2. When the handler returns nil, it records the key completed (with
 //     the result the handler set with SetResult, if any), kept for
 //     Config.Retention. When the handler fails or panics, it releases the
@@ -45,8 +51,8 @@
 // job can push its duplicates into the dead-letter queue.
 //
 // Cost, per message: one conditional write to claim, one write to
-// complete (or one delete to release), plus one renewal per Lease/3 of a
-// beating handler's run. A duplicate costs the refused claim only (on the
+// complete (or one delete to release), plus at most one renewal per third
+// of the lease's length of a beating handler's run. A duplicate costs the refused claim only (on the
 // SQL stores a second statement reads the record that refused it).
 // internal/jobbench.Benchmark measures it on each store.
 //
