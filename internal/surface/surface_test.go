@@ -52,11 +52,11 @@ import (
 //     Features, the scenarios' runner).
 var bounds = map[string]int{
 	".":                    113,
-	"checkpoint":           15,
+	"checkpoint":           16,
 	"consumer":             17,
 	"heartbeat":            9,
 	"idempotency":          16,
-	"jobstate":             23,
+	"jobstate":             24,
 	"jobstate/dynamostore": 9,
 	"jobstate/pgstate":     9,
 	"jobstate/sqlitestate": 8,
