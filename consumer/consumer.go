@@ -39,8 +39,9 @@ type Consumer struct {
 	st      counters
 	health  health
 	backoff receiveBackoff
-	pause   pauseSwitch // drain mode without exit (pause.go)
-	idle    idleClock   // Config.ExitWhenIdle (idle.go)
+	pause   pauseSwitch  // drain mode without exit (pause.go)
+	onWire  atomic.Int64 // receive calls on the wire, or back with messages not held yet (Paused)
+	idle    idleClock    // Config.ExitWhenIdle (idle.go)
 
 	vtFrom       string // where the visibility timeout comes from: "config", "queue", "default"; "" until Run reads the queue's
 	state        atomic.Int32
