@@ -11,6 +11,17 @@ import (
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
+// Defaults and limits of Config that programs built on a Consumer name
+// (the sqsloop command's flags take them from here).
+const (
+	// DefaultShutdownTimeout is Config.ShutdownTimeout's default, the
+	// drain budget: 25 s, inside the 30 s that ECS and Kubernetes give a
+	// task between SIGTERM and SIGKILL (Run returns within it and 1.5 s).
+	DefaultShutdownTimeout = 25 * time.Second
+	// MaxConcurrency bounds Config.Concurrency: 100,000.
+	MaxConcurrency = 100_000
+)
+
 // Defaults for Config (each field's doc gives its own). A zero field
 // means its default.
 const (
@@ -22,11 +33,6 @@ const (
 	defaultVisibilityTimeout = 5 * time.Minute
 	// defaultWaitTime is the long poll of each receive: 20 s, the SQS maximum.
 	defaultWaitTime = sqsloop.MaxWaitTime
-	// defaultShutdownTimeout is the drain budget: 25 s, inside the 30 s that
-	// ECS and Kubernetes give a task between SIGTERM and SIGKILL.
-	defaultShutdownTimeout = 25 * time.Second
-	// maxConcurrency bounds Config.Concurrency.
-	maxConcurrency = 100_000
 )
 
 // Config tunes a Consumer. The zero Config is valid: 10 handlers, receives of
@@ -49,7 +55,8 @@ const (
 // Kubernetes: 30 s after SIGTERM by default). With extension disabled, a
 // handler running past VisibilityTimeout loses its message, draining or not.
 type Config struct {
-	// Concurrency is how many handlers run at once, 1–100,000. Default 10.
+	// Concurrency is how many handlers run at once, 1–MaxConcurrency
+	// (100,000). Default 10.
 	// The consumer asks for messages for its free handler slots plus a
 	// receive-ahead sized from the measured handler time and receive round
 	// trip (see the package doc), at most 20 more per slot and 320 in all
@@ -104,8 +111,9 @@ type Config struct {
 	// tried again meanwhile; then Run returns. > 0; 0 means the deadline
 	// of Shutdown's context when it has one (a lifecycle.LoopGroup with a
 	// GracePeriod gives each loop its share that way, so the platform's
-	// grace is set in one place), else 25 s. A deadline on Shutdown's
-	// context also cuts a longer ShutdownTimeout short.
+	// grace is set in one place), else DefaultShutdownTimeout (25 s). A
+	// deadline on Shutdown's context also cuts a longer ShutdownTimeout
+	// short.
 	ShutdownTimeout time.Duration
 
 	// ExitWhenIdle, when > 0, makes Run return nil on its own once every
@@ -152,7 +160,7 @@ func (c Config) withDefaults() Config {
 		c.Backoff = sqsloop.ExponentialBackoff(0, 0)
 	}
 	if c.ShutdownTimeout == 0 {
-		c.ShutdownTimeout = defaultShutdownTimeout
+		c.ShutdownTimeout = DefaultShutdownTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -184,8 +192,8 @@ func (c Config) Validate() error {
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf(format+": %w", append(args, sqsloop.ErrInvalidArgument)...))
 	}
-	if d.Concurrency < 1 || d.Concurrency > maxConcurrency {
-		bad("Concurrency: must be between 1 and %d, got %d", maxConcurrency, d.Concurrency)
+	if d.Concurrency < 1 || d.Concurrency > MaxConcurrency {
+		bad("Concurrency: must be between 1 and %d, got %d", MaxConcurrency, d.Concurrency)
 	}
 	if d.VisibilityTimeout != 0 && !d.validVisibilityTimeout() {
 		bad("VisibilityTimeout: must be 0 (the queue's) or between 1s and 12h (SQS 0–43200 s), got %v", d.VisibilityTimeout)
@@ -194,7 +202,7 @@ func (c Config) Validate() error {
 		bad("WaitTime: must be between 1s and 20s (SQS WaitTimeSeconds), got %v", d.WaitTime)
 	}
 	if d.ShutdownTimeout < 0 {
-		bad("ShutdownTimeout: must be > 0 (0 means %v), got %v", defaultShutdownTimeout, d.ShutdownTimeout)
+		bad("ShutdownTimeout: must be > 0 (0 means %v), got %v", DefaultShutdownTimeout, d.ShutdownTimeout)
 	}
 	if d.LatencyTarget < 0 {
 		bad("LatencyTarget: must be ≥ 0 (0: no recommendation), got %v", d.LatencyTarget)

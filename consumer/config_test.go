@@ -20,7 +20,7 @@ func TestInvalidConfigNamesTheField(t *testing.T) {
 		field string
 	}{
 		{Config{Concurrency: -1}, "Concurrency:"},
-		{Config{Concurrency: maxConcurrency + 1}, "Concurrency:"},
+		{Config{Concurrency: MaxConcurrency + 1}, "Concurrency:"},
 		{Config{VisibilityTimeout: 500 * time.Millisecond}, "VisibilityTimeout:"},
 		{Config{VisibilityTimeout: 13 * time.Hour}, "VisibilityTimeout:"},
 		{Config{WaitTime: 21 * time.Second}, "WaitTime:"},

@@ -53,7 +53,7 @@ func (c *execCmd) Validate() error {
 	if len(c.Command) > 0 && c.Command[0] == "--" {
 		c.Command = c.Command[1:]
 	}
-	var errs []error
+	errs := []error{c.workerFlags.check()}
 	if c.PoisonExitCode < 0 || c.PoisonExitCode > 255 {
 		errs = append(errs, fmt.Errorf("--poison-exit-code: want 1-255 (or 0 for none), got %d", c.PoisonExitCode))
 	}

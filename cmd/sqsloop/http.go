@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -44,13 +45,14 @@ Examples:
 
 // Validate checks http's own flags.
 func (c *httpCmd) Validate() error {
+	errs := []error{c.workerFlags.check()}
 	if c.PoisonStatus != 0 && (c.PoisonStatus < 100 || c.PoisonStatus > 599 || c.PoisonStatus == 200) {
-		return fmt.Errorf("--poison-status: want an HTTP status 100-599 other than 200 (or 0 for none), got %d", c.PoisonStatus)
+		errs = append(errs, fmt.Errorf("--poison-status: want an HTTP status 100-599 other than 200 (or 0 for none), got %d", c.PoisonStatus))
 	}
 	if _, err := checkTarget(c.To); err != nil {
-		return err
+		errs = append(errs, err)
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Run consumes the queue, POSTing each message to the application, until a

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"io"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/consumer"
 )
 
 // The command gets the message's variables, and none of sqsloop's own
@@ -91,5 +96,43 @@ func TestMailboxFlagsCheck(t *testing.T) {
 	}
 	if got := redact("postgres://u:secret@db/x"); got != "postgres://u:xxxxx@db/x" {
 		t.Errorf("redact = %q, want the password hidden", got)
+	}
+}
+
+// The worker commands refuse a --concurrency or --shutdown-timeout the
+// consumer would read as its default (0: 10 handlers, 25 s), and one out
+// of the consumer's range, naming the flag and the range; nothing runs.
+func TestWorkerFlagsRanges(t *testing.T) {
+	db := "sqlite:" + t.TempDir() + "/x.db"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"exec", "--mailbox", db, "--queue", "q", "--concurrency", "0", "--", "true"}, "--concurrency: want 1-100000, got 0"},
+		{[]string{"exec", "--mailbox", db, "--queue", "q", "--concurrency", "100001", "--", "true"}, "--concurrency: want 1-100000, got 100001"},
+		{[]string{"http", "--mailbox", db, "--queue", "q", "--to", "http://127.0.0.1:1/", "--concurrency", "0"}, "--concurrency: want 1-100000, got 0"},
+		{[]string{"exec", "--mailbox", db, "--queue", "q", "--shutdown-timeout", "0s", "--", "true"}, "--shutdown-timeout: want more than 0, got 0s"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), tc.args, strings.NewReader(""), &stdout, &stderr, func(int) {})
+		if code != 2 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("sqsloop %s: exit status %d, stderr %q; want 2 and %q", strings.Join(tc.args, " "), code, stderr.String(), tc.want)
+		}
+	}
+}
+
+// The worker commands' drain budget is the consumer's default, written
+// once (consumer.DefaultShutdownTimeout), as its help says.
+func TestShutdownTimeoutIsTheConsumersDefault(t *testing.T) {
+	var c cli
+	p, err := newParser(&c, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Parse([]string{"exec", "--queue", "q", "--", "true"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Exec.ShutdownTimeout != consumer.DefaultShutdownTimeout {
+		t.Errorf("exec's --shutdown-timeout defaults to %v, want the consumer's %v", c.Exec.ShutdownTimeout, consumer.DefaultShutdownTimeout)
 	}
 }

@@ -1,7 +1,12 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"strconv"
 	"time"
+
+	"github.com/alecthomas/kong"
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
@@ -14,12 +19,35 @@ import (
 type workerFlags struct {
 	mailboxFlags `embed:""`
 
-	Concurrency       int           `default:"1" help:"Messages handled at once, 1-100000."`
+	Concurrency       int           `default:"1" help:"Messages handled at once, 1-${max_concurrency}."`
 	VisibilityTimeout time.Duration `placeholder:"DURATION" help:"Lease of each received message, 1s-12h; 0 (the default): the queue's own visibility timeout (create-queue --visibility-timeout sets it). While the handler beats, the lease is extended (by this at first, then by a length chosen from the gaps between its beats); a handler that stops beating loses its message when the last extension runs out."`
 	WaitTime          time.Duration `default:"20s" help:"Long poll of each receive, 1s-20s."`
-	ShutdownTimeout   time.Duration `default:"20s" help:"Drain budget: on SIGTERM or SIGINT, receiving stops and handlers in flight get this long to finish before they are stopped and their messages given back (a second signal gives them back at once and exits)."`
+	ShutdownTimeout   time.Duration `default:"${shutdown_timeout}" help:"Drain budget: on SIGTERM or SIGINT, receiving stops and handlers in flight get this long to finish before they are stopped and their messages given back (a second signal gives them back at once and exits)."`
 	ExitWhenIdle      time.Duration `placeholder:"DURATION" help:"Exit (status 0) once the queue has been empty, with nothing in flight, for this long: for batch runs. 0: never."`
 	MetricsAddr       string        `placeholder:"HOST:PORT" help:"Serve Prometheus metrics (/metrics), the health probes (/livez, /readyz), the lease page (/debug/sqsloop) and drain mode (POST /drain, /resume; from this host only) on this address. Empty: none."`
+}
+
+// workerVars are the values the worker flags' tags name (kong.Vars): the
+// consumer's own default and limit, written once there.
+func workerVars() kong.Vars {
+	return kong.Vars{
+		"shutdown_timeout": consumer.DefaultShutdownTimeout.String(),
+		"max_concurrency":  strconv.Itoa(consumer.MaxConcurrency),
+	}
+}
+
+// check checks the worker flags: those the consumer reads as its default
+// when zero (--concurrency 0 would run 10 handlers) must not be, and the
+// rest are the consumer's to check (consumer.Config.Validate).
+func (w workerFlags) check() error {
+	var errs []error
+	if w.Concurrency < 1 || w.Concurrency > consumer.MaxConcurrency {
+		errs = append(errs, fmt.Errorf("--concurrency: want 1-%d, got %d", consumer.MaxConcurrency, w.Concurrency))
+	}
+	if w.ShutdownTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--shutdown-timeout: want more than 0, got %v", w.ShutdownTimeout))
+	}
+	return errors.Join(errs...)
 }
 
 // handlerRun is what a worker command gives workerFlags.run: its handler,

@@ -53,7 +53,7 @@ import (
 var bounds = map[string]int{
 	".":                    113,
 	"checkpoint":           16,
-	"consumer":             17,
+	"consumer":             19,
 	"heartbeat":            9,
 	"idempotency":          16,
 	"jobstate":             24,
