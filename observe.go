@@ -140,7 +140,7 @@ const (
 	// later is ignored.
 	OutcomeAbandoned = "abandoned"
 	// OutcomeDeadLettered: the handler failed with an error that says the
-	// message can never succeed (consumer.Permanent); a copy was sent to
+	// message can never succeed (Permanent); a copy was sent to
 	// the queue's dead-letter queue and the original is acked.
 	OutcomeDeadLettered = "dead_lettered"
 )

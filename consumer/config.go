@@ -90,10 +90,10 @@ type Config struct {
 
 	// Backoff gives a failed message's nack delay from its approximate
 	// receive count (1 on the first delivery), for an error or a panic
-	// alike, unless the error carries its own delay (NackAfter). The result
+	// alike, unless the error carries its own delay (sqsloop.NackAfter). The result
 	// is clamped to 0–12 h and rounded up to whole seconds by SQS. It is
 	// called from handler goroutines, concurrently. Default
-	// ExponentialBackoff(1 s, 5 min).
+	// sqsloop.ExponentialBackoff(1 s, 5 min).
 	Backoff func(receiveCount int) time.Duration
 
 	// ShutdownTimeout is the drain budget: how long in-flight handlers may
@@ -126,7 +126,7 @@ type Config struct {
 
 	// Middleware wraps the handler, Middleware[0] outermost, inside the
 	// consumer's own panic recovery.
-	Middleware []Middleware
+	Middleware []sqsloop.Middleware
 
 	// Logger receives the consumer's records and the lease owner's
 	// (message IDs only; receipt handles are never logged). Default
@@ -149,7 +149,7 @@ func (c Config) withDefaults() Config {
 		c.WaitTime = defaultWaitTime
 	}
 	if c.Backoff == nil {
-		c.Backoff = ExponentialBackoff(0, 0)
+		c.Backoff = sqsloop.ExponentialBackoff(0, 0)
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = defaultShutdownTimeout

@@ -28,12 +28,12 @@ const (
 	stateStopped
 )
 
-// Consumer receives messages from one Mailbox and runs a Handler for each.
-// Create it with New; its methods are safe for concurrent use.
+// Consumer receives messages from one Mailbox and runs an sqsloop.Handler
+// for each. Create it with New; its methods are safe for concurrent use.
 type Consumer struct {
 	mb      sqsloop.Mailbox
 	cfg     Config
-	handler Handler
+	handler sqsloop.Handler
 	leases  *leases.Manager
 	intake  *intake
 	st      counters
@@ -68,7 +68,7 @@ type Consumer struct {
 // New returns a Consumer of mb that runs h for each message. It returns the
 // errors of cfg.Validate (each naming its field and range) for an invalid
 // cfg, and an error wrapping sqsloop.ErrInvalidArgument for a nil mb or h.
-func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
+func New(mb sqsloop.Mailbox, h sqsloop.Handler, cfg Config) (*Consumer, error) {
 	var errs []error
 	if mb == nil {
 		errs = append(errs, fmt.Errorf("mailbox: must not be nil: %w", sqsloop.ErrInvalidArgument))

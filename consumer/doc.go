@@ -48,9 +48,10 @@
 // receive-ahead never reorders a group: a group's messages travel together.
 //
 // A message that can never succeed (a poison message) need not wait for
-// maxReceiveCount: a handler that returns Permanent(err) sends it to the
-// queue's dead-letter queue at once (a copy saying why, then the delete),
-// and JSONHandler's handlers do so for a body that does not decode.
+// maxReceiveCount: a handler that returns sqsloop.Permanent(err) sends it
+// to the queue's dead-letter queue at once (a copy saying why, then the
+// delete), and JSONHandler's handlers do so for a body that does not
+// decode.
 //
 // # Lease lengths
 //
@@ -60,7 +61,9 @@
 // whatever else runs beside it, and leases are lengthened from the gaps
 // between beats observed where slower handlers need it (see
 // visibility.Config for the rule, the formula and the trade). A handler
-// that knows its beats come far apart says so with sqsloop.SetExtension.
+// that knows its beats come far apart says so with
+// sqsloop.SetExtension; sqsloop.LeaseFromContext(ctx).Extension() says
+// what each extension of its lease asks for now.
 //
 // # Scaling signal
 //

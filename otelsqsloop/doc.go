@@ -47,7 +47,7 @@
 //   - "panic" for a handler's panic;
 //   - the class the error names itself, with an ErrorType() string method
 //     anywhere in its chain (the outermost wins): "permanent" for
-//     consumer.Permanent, "lease_lost" for a lost lease's error; a
+//     sqsloop.Permanent, "lease_lost" for a lost lease's error; a
 //     handler's own errors can name their class the same way;
 //   - the error code it carries (an ErrorCode() string method: the SDK's
 //     smithy.APIError, e.g. "AWS.SimpleQueueService.NonExistentQueue");

@@ -108,7 +108,7 @@ func New(cfg Config) (*Observer, error) {
 
 // errorType is error.type for err, one of a bounded set (the package doc
 // lists it): the class the error names itself (ErrorType(), as a lost
-// lease's "lease_lost" and consumer.Permanent's "permanent"), the error
+// lease's "lease_lost" and sqsloop.Permanent's "permanent"), the error
 // code it carries (an SQS error code), the sentinel it wraps, "timeout",
 // "canceled", else "_OTHER". Never the Go type: *errors.errorString or
 // *fmt.wrapError say nothing of the failure, and a program's own types

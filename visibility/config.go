@@ -111,7 +111,7 @@ type Config struct {
 
 	// MinExtensionPeriod and MaxExtensionPeriod bound the extension the
 	// lease owner chooses (Extension 0) and the one a handler sets for its
-	// message (consumer.SetExtension), as Cloud Pub/Sub's
+	// message (sqsloop.SetExtension), as Cloud Pub/Sub's
 	// MinExtensionPeriod and MaxExtensionPeriod do its ack deadline.
 	// MinExtensionPeriod: more than 2 × Interval, at most 12 h; 0 means
 	// 3 × Interval (the choice never goes below the visibility timeout

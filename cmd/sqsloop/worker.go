@@ -26,7 +26,7 @@ type workerFlags struct {
 // and what to do when the process exits at once.
 type handlerRun struct {
 	// handle is the consumer's handler.
-	handle consumer.Handler
+	handle sqsloop.Handler
 	// interrupted, if set, runs on a second signal, before the process
 	// exits at once: it stops what the handlers started.
 	interrupted func()

@@ -291,16 +291,16 @@ func TestSetExtension(t *testing.T) {
 		l := m.Hold(msg, nil, nil)
 		var cur Current
 		cur.Set(l)
-		ctx := NewContext(t.Context(), &cur)
+		ctx := sqsloop.NewLeaseContext(t.Context(), &cur)
 		for _, d := range []time.Duration{10 * time.Second, 2 * time.Hour} {
-			if err := SetExtension(ctx, d); !errors.Is(err, sqsloop.ErrInvalidArgument) {
+			if err := sqsloop.SetExtension(ctx, d); !errors.Is(err, sqsloop.ErrInvalidArgument) {
 				t.Errorf("SetExtension(%v) = %v, want ErrInvalidArgument: outside 18s–1h", d, err)
 			}
 		}
-		if err := SetExtension(ctx, 5*time.Minute); err != nil {
+		if err := sqsloop.SetExtension(ctx, 5*time.Minute); err != nil {
 			t.Fatal(err)
 		}
-		if err := SetExtension(context.Background(), 5*time.Minute); err != nil {
+		if err := sqsloop.SetExtension(context.Background(), 5*time.Minute); err != nil {
 			t.Errorf("SetExtension without a lease = %v, want nil (nothing to do)", err)
 		}
 		hb := heartbeat.New()

@@ -14,22 +14,11 @@ import (
 	"github.com/sqsloop/sqsloop"
 )
 
-// Message attributes a poison message's copy carries, beside its own (see
-// consumer.AttrPoisonReason, which documents them).
-const (
-	AttrPoisonReason       = "sqsloop.poison.reason"
-	AttrPoisonMessageID    = "sqsloop.poison.message-id"
-	AttrPoisonReceiveCount = "sqsloop.poison.receive-count"
-
-	// MaxPoisonReason bounds AttrPoisonReason: 1,024 bytes.
-	MaxPoisonReason = 1024
-)
-
 // poisonSendTimeout bounds DeadLetters.Copy: 10 s.
 const poisonSendTimeout = 10 * time.Second
 
 // DeadLetters sends the copies of one queue's poison messages (handlers
-// that failed with consumer.Permanent) to that queue's dead-letter queue,
+// that failed with sqsloop.Permanent) to that queue's dead-letter queue,
 // for the consumer and sqslambda alike. Safe for concurrent use.
 type DeadLetters struct {
 	src any // what the messages were received from
@@ -49,8 +38,8 @@ func NewDeadLetters(src any) *DeadLetters {
 }
 
 // Copy sends m's copy, failed with cause, to the dead-letter queue (its
-// body and message attributes, with AttrPoisonReason from cause's text,
-// AttrPoisonMessageID and AttrPoisonReceiveCount; on a FIFO queue its
+// body and message attributes, with sqsloop.AttrPoisonReason from cause's text,
+// sqsloop.AttrPoisonMessageID and sqsloop.AttrPoisonReceiveCount; on a FIFO queue its
 // message group and deduplication ID) and returns nil once the
 // dead-letter queue has it. It does not delete m: the caller deletes it
 // (or reports it processed) after Copy returned nil, never before, so that
@@ -125,11 +114,11 @@ func poisonCopy(m *sqsloop.Message, err error) sqsloop.OutgoingMessage {
 	}
 	with := make(map[string]sqsloop.MessageAttribute, len(own)+3)
 	maps.Copy(with, own)
-	with[AttrPoisonReason] = sqsloop.MessageAttribute{DataType: "String", StringValue: reason(err)}
-	with[AttrPoisonMessageID] = sqsloop.MessageAttribute{DataType: "String", StringValue: m.ID}
-	with[AttrPoisonReceiveCount] = sqsloop.MessageAttribute{DataType: "Number", StringValue: strconv.Itoa(m.ReceiveCount)}
+	with[sqsloop.AttrPoisonReason] = sqsloop.MessageAttribute{DataType: "String", StringValue: reason(err)}
+	with[sqsloop.AttrPoisonMessageID] = sqsloop.MessageAttribute{DataType: "String", StringValue: m.ID}
+	with[sqsloop.AttrPoisonReceiveCount] = sqsloop.MessageAttribute{DataType: "Number", StringValue: strconv.Itoa(m.ReceiveCount)}
 	if m.ID == "" { // no empty String attribute in SQS
-		delete(with, AttrPoisonMessageID)
+		delete(with, sqsloop.AttrPoisonMessageID)
 	}
 	out.MessageAttributes = with
 	if out.Size() > sqsloop.MaxMessageSize { // seldom: no room left in 1 MiB
@@ -139,7 +128,7 @@ func poisonCopy(m *sqsloop.Message, err error) sqsloop.OutgoingMessage {
 }
 
 // reason is err's text as an attribute value: the characters SQS takes
-// (others become '?'), at most MaxPoisonReason bytes, never empty.
+// (others become '?'), at most sqsloop.MaxPoisonReason bytes, never empty.
 func reason(err error) string {
 	s := strings.Map(func(r rune) rune {
 		switch {
@@ -150,7 +139,7 @@ func reason(err error) string {
 		}
 		return r
 	}, err.Error())
-	for len(s) > MaxPoisonReason {
+	for len(s) > sqsloop.MaxPoisonReason {
 		_, n := utf8.DecodeLastRuneInString(s)
 		s = s[:len(s)-n]
 	}
