@@ -56,11 +56,12 @@
 // # Lease lengths
 //
 // A zero Config.VisibilityTimeout is the queue's (read at start-up), and
-// a zero Visibility.Extension is chosen by the lease owner from the gaps
-// between beats it observes: the shortest extension that keeps the leases
-// of healthy handlers, so that a stuck one loses its message soon after
-// its last beat (see visibility.Config for the formula and the trade). A
-// handler that knows its beats come far apart says so with
+// a zero Visibility.Extension is chosen by the lease owner: a handler that
+// beats at least once per visibility timeout never loses its message,
+// whatever else runs beside it, and leases are lengthened from the gaps
+// between beats observed where slower handlers need it (see
+// visibility.Config for the rule, the formula and the trade). A handler
+// that knows its beats come far apart says so with
 // sqsloop.SetExtension; sqsloop.LeaseFromContext(ctx).Extension() says
 // what each extension of its lease asks for now.
 //

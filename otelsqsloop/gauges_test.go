@@ -63,7 +63,7 @@ func TestLeaseAndScalingGauges(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- c.Run(ctx) }()
 
-		time.Sleep(7 * time.Second) // one receive, one extension (at 6 s)
+		time.Sleep(11 * time.Second) // one receive, the first acks (10 s jobs on 30 s leases: no extension)
 		ms := tel.metrics(t)
 		if v, ok := gauge(ms["sqsloop.queue.backlog"]); !ok || v != 100 {
 			t.Errorf("sqsloop.queue.backlog = %v (%v), want the 100 read at start-up", v, ok)
@@ -74,14 +74,14 @@ func TestLeaseAndScalingGauges(t *testing.T) {
 		if _, ok := gauge(ms["sqsloop.consumers.recommended"]); ok {
 			t.Error("sqsloop.consumers.recommended before any handler ran")
 		}
-		if v, ok := gauge(ms["sqsloop.lease.extension"]); !ok || v != 30 {
-			t.Errorf("sqsloop.lease.extension = %v (%v), want 30 (the queue's visibility timeout)", v, ok)
+		if v, ok := gauge(ms["sqsloop.lease.extension"]); !ok || v != 33 {
+			t.Errorf("sqsloop.lease.extension = %v (%v), want 33 (the queue's visibility timeout and half an Interval)", v, ok)
 		}
 
 		time.Sleep(2 * time.Minute)
 		ms = tel.metrics(t)
-		if v, ok := gauge(ms["sqsloop.lease.extension"]); !ok || v != 18 {
-			t.Errorf("sqsloop.lease.extension = %v (%v), want 18 (three Intervals: a beat at every look)", v, ok)
+		if v, ok := gauge(ms["sqsloop.lease.extension"]); !ok || v != 33 {
+			t.Errorf("sqsloop.lease.extension = %v (%v), want 33 (beats at every look need no more than the floor)", v, ok)
 		}
 		if v, ok := gauge(ms["sqsloop.lease.beat_gap"]); !ok || v != 6 {
 			t.Errorf("sqsloop.lease.beat_gap = %v (%v), want 6 (a look every 6 s)", v, ok)

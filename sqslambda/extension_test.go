@@ -64,9 +64,9 @@ func TestSetExtensionOnLambda(t *testing.T) {
 		if len(asked) < 4 {
 			t.Fatalf("extensions %v, want one per beat", asked)
 		}
-		for _, d := range asked {
-			if d != time.Minute {
-				t.Fatalf("extensions %v, want each 1m", asked)
+		for _, d := range asked { // 1 min after the look that saw a beat, sent as the deadline nears
+			if d > time.Minute || d < time.Minute-15*time.Second {
+				t.Fatalf("extensions %v, want each up to 1m after a beat", asked)
 			}
 		}
 	})

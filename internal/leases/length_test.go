@@ -22,8 +22,8 @@ func TestCurrentSaysTheLeasesExtension(t *testing.T) {
 			t.Errorf("Extension of an empty Current = %v, want 0", got)
 		}
 		cur.Set(l)
-		if got := sqsloop.LeaseFromContext(ctx).Extension(); got != 30*time.Second {
-			t.Errorf("Extension at a cold start = %v, want the visibility timeout, 30s", got)
+		if got := sqsloop.LeaseFromContext(ctx).Extension(); got != 33*time.Second {
+			t.Errorf("Extension at a cold start = %v, want the floor, the visibility timeout + Interval/2 (33s)", got)
 		}
 		if err := sqsloop.SetExtension(ctx, 5*time.Minute); err != nil {
 			t.Fatal(err)
