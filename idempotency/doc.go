@@ -12,12 +12,12 @@
 //     message's lease: the length each extension of the lease asks for
 //     (sqsloop.LeaseFromContext(ctx).Extension(), read again at every
 //     renewal, so the lease owner's adaptive choice and a handler's
-//     SetExtension count), and a third more; without a lease owner (a
-//     test, sqslambda without a client), the message's visibility
-//     timeout, or DefaultLease (30 s) when it does not say. The claim is
-//     renewed while the handler beats its heartbeat, as the lease is, so
-//     a handler whose lease holds (however long past the visibility
-//     timeout) holds its key.
+//     SetExtension count), and half as long again; without a lease
+//     owner (a test, sqslambda without a client), the message's
+//     visibility timeout, or DefaultLease (30 s) when it does not say.
+//     The claim is renewed while the handler beats its heartbeat, as the
+//     lease is, so a handler whose lease holds (however long past the
+//     visibility timeout) holds its key.
 //  2. When the handler returns nil, it records the key completed (with
 //     the result the handler set with SetResult, if any), kept for
 //     Config.Retention. When the handler fails or panics, it releases the

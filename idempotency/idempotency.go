@@ -165,12 +165,13 @@ func length(ctx context.Context, m *sqsloop.Message) time.Duration {
 }
 
 // claimFor is how long a claim made or renewed now lasts for a lease of
-// length e: e and a renewal period (e/3) more. A renewal comes at most a
-// period after the beat that earned it, and the lease owner extends a
-// lease at a look at most an Interval after that beat (an Interval is at
-// most e/3: visibility.Config's MinExtensionPeriod is at least 3
-// Intervals), so the claim ends no sooner than the lease it follows.
-func claimFor(e time.Duration) time.Duration { return e + e/3 }
+// length e: half as long again. A renewal comes after the beat that earned
+// it, and a lease lasts at most e after the look that saw its handler's
+// latest beat, an Interval at most after that beat, and an Interval is
+// less than half an extension (visibility.Config: Interval <
+// Extension/2, MinExtensionPeriod > 2 Intervals), so the claim ends no
+// sooner than the lease it follows.
+func claimFor(e time.Duration) time.Duration { return e + e/2 }
 
 // later returns the later of a and b.
 func later(a, b time.Time) time.Time {
