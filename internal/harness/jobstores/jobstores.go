@@ -33,9 +33,10 @@ import (
 // sqlite, postgres and dynamodb, each with a new Store closed when the
 // subtest ends. The stores that live in the process (memory, SQLite) run
 // body in a testing/synctest bubble, so its sleeps are virtual; on a
-// server's store body runs on the wall clock. A server that is not
-// configured skips its subtest, saying how to get one (fails it under
-// CI=true). Keys a server keeps from an earlier run are the caller's to
+// server's store body runs on the wall clock, in parallel with the other
+// server's (once the caller's test function has returned). A server that
+// is not configured skips its subtest, saying how to get one (fails it
+// under CI=true). Keys a server keeps from an earlier run are the caller's to
 // avoid: a namespace of the run's own (Namespace).
 func Each(t *testing.T, body func(t *testing.T, s jobstate.Store)) {
 	t.Run("memory", func(t *testing.T) {
@@ -52,8 +53,12 @@ func Each(t *testing.T, body func(t *testing.T, s jobstate.Store)) {
 			body(t, s)
 		})
 	})
-	t.Run("postgres", func(t *testing.T) { body(t, Postgres(t)) })
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		body(t, Postgres(t))
+	})
 	t.Run("dynamodb", func(t *testing.T) {
+		t.Parallel()
 		c, table := DynamoDB(t)
 		s, err := dynamostore.New(c, table)
 		if err != nil {
