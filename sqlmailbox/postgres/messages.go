@@ -23,20 +23,39 @@ const (
 	receiveFIFO
 )
 
-// receiveQueries[kind][dlq][max] is qTake, or with a dead-letter queue
-// (dlq 1) qTakeOrDeadLetter, with the pick of the kind of queue and the
-// limit max in place, so that each statement is planned once per
-// connection (see qPickStandard).
-var receiveQueries = func() (qs [3][2][sqsloop.MaxBatchSize + 1]string) {
+// receiveQueries[kind][dlq][wide][max] is qWindow with the pick of the kind
+// of queue, its lock ({recheck}, {skip}), the take (takeLive, or with a
+// dead-letter queue, dlq 1, takeOrDeadLetter) and the limits of a window
+// for max messages (wide 1: a window after one that found messages other
+// receives held) in place, so that each statement is planned once per
+// connection (see qPickStandard). A FIFO receive's windows are never wide:
+// they wait for the locks they meet.
+var receiveQueries = func() (qs [3][2][2][sqsloop.MaxBatchSize + 1]string) {
 	for kind, pick := range []string{qPickStandard, qPickPriority, qPickFIFO} {
-		for dlq, take := range []string{qTake, qTakeOrDeadLetter} {
-			for max := 1; max <= sqsloop.MaxBatchSize; max++ {
-				qs[kind][dlq][max] = strings.ReplaceAll(strings.Replace(take, "{pick}", pick, 1), "{max}", strconv.Itoa(max))
+		recheck, skip := " AND m.visible_at <= {now}", " SKIP LOCKED"
+		if kind == receiveFIFO {
+			recheck, skip = "", ""
+		}
+		for dlq, take := range []string{strings.Replace(takeLive, "{live}", "", 1),
+			strings.Replace(takeOrDeadLetter, "{live}", "p.receive_count < $6 AND ", 1)} {
+			live := [2]string{"true", "receive_count < $6"}[dlq]
+			for wide, limit := range []string{"", " LIMIT {max}"} {
+				q := strings.NewReplacer("{pick}", pick, "{recheck}", recheck, "{skip}", skip, "{take}", take, "{limit}", limit).Replace(qWindow)
+				q = strings.NewReplacer("{live}", live, "{now}", "coalesce($5::timestamptz, statement_timestamp())").Replace(q)
+				for max := 1; max <= sqsloop.MaxBatchSize; max++ {
+					cands := max * (1 + 3*wide)
+					qs[kind][dlq][wide][max] = strings.NewReplacer("{cands}", strconv.Itoa(cands), "{max}", strconv.Itoa(max)).Replace(q)
+				}
 			}
 		}
 	}
 	return qs
 }()
+
+// maxBusyWindows bounds the windows one receive opens past candidates that
+// other receives held: under contention a receive returns fewer messages
+// rather than chase the others down the queue.
+const maxBusyWindows = 3
 
 // levels are the priorities qNext looks at: 0 alone on a queue without
 // priorities, else every priority.
@@ -119,30 +138,67 @@ func (d *pgDriver) Receive(ctx context.Context, q *driver.QueueRecord, r driver.
 	case q.Spec.Priority:
 		kind = receivePriority
 	}
-	args := []any{q.ID, seconds(r.Visibility), r.Receiver}
+	args := []any{q.ID, seconds(r.Visibility), r.Receiver, nil, nil}
 	if q.DeadLetterQueueID != 0 {
 		dlq = 1
 		args = append(args, q.Spec.MaxReceiveCount, q.DeadLetterQueueID, q.Spec.Name, r.DeadLetterReason, string(sqlmailbox.AuditDeadLettered))
 	}
-	query := receiveQueries[kind][dlq][r.Max]
 	var res driver.ReceiveResult
-	var err error
-	if q.Spec.FIFO {
-		err = d.tx(ctx, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, qLockFIFO, q.ID); err != nil {
+	skip := []int64{} // not nil: the picks compare ids with ALL of it, and ALL(NULL) is never true
+	var at *time.Time // the first window's time, once it took something
+	for busy := 0; len(res.Rows) < r.Max; {
+		need, wide := r.Max-len(res.Rows), min(busy, 1)
+		args[3], args[4] = skip, at
+		query := receiveQueries[kind][dlq][wide][need]
+		var w window
+		var err error
+		if q.Spec.FIFO {
+			err = d.tx(ctx, func(tx pgx.Tx) error {
+				if _, err := tx.Exec(ctx, qLockFIFO, q.ID); err != nil {
+					return err
+				}
+				w, err = takeWindow(ctx, tx, query, args)
 				return err
+			})
+		} else {
+			w, err = takeWindow(ctx, d.pool, query, args)
+			err = d.classify(err)
+		}
+		if err != nil {
+			return res, err
+		}
+		res.Rows = append(res.Rows, w.rows...)
+		res.DeadLettered += w.dead
+		if at == nil && len(w.rows)+w.dead > 0 {
+			at = &w.at
+		}
+		for _, row := range w.rows { // taken with a lease of 0 s, it is visible again: not for this receive
+			skip = append(skip, row.ID)
+		}
+		if q.Spec.FIFO || len(res.Rows) == r.Max || w.candidates < need*(1+3*wide) {
+			break // a FIFO pick looked past its dead already; done; or nothing more is visible
+		}
+		if len(w.rows)+w.dead < need { // others held some candidates
+			if busy == maxBusyWindows {
+				if w.dead == 0 {
+					break
+				}
+				continue
 			}
-			res, err = receive(ctx, tx, q, query, args)
-			return err
-		})
-	} else {
-		res, err = receive(ctx, d.pool, q, query, args)
-		err = d.classify(err)
+			busy++
+			skip = append(skip, w.skipped...)
+		}
+		// Else it moved some to the DLQ: their places go to the next.
 	}
-	if err == nil && res.DeadLettered > 0 {
-		err = d.classify(d.notes.notify(ctx, q.DeadLetterQueueID))
+	if res.DeadLettered > 0 {
+		if err := d.classify(d.notes.notify(ctx, q.DeadLetterQueueID)); err != nil {
+			return res, err
+		}
 	}
-	return res, err
+	if len(res.Rows) > 0 || res.DeadLettered > 0 {
+		return res, nil
+	}
+	return res, d.classify(d.next(ctx, q, &res))
 }
 
 // querier is a pool or a transaction.
@@ -151,58 +207,72 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// receive runs a receive query of q (qTake, qTakeOrDeadLetter) and reads
-// its rows, putting those taken in the pick's order; when it took nothing
-// and moved nothing, it asks qNext when to look again, or whether the
-// queue is gone.
-func receive(ctx context.Context, db querier, q *driver.QueueRecord, query string, args []any) (driver.ReceiveResult, error) {
-	var res driver.ReceiveResult
+// window is what one window of a receive did.
+type window struct {
+	rows       []driver.ReceivedRow // taken, in the pick's order
+	dead       int                  // moved to the DLQ
+	skipped    []int64              // candidates another transaction held or took
+	candidates int                  // how many the pick chose
+	at         time.Time            // the window's time
+}
+
+// takeWindow runs a receive window (qWindow) and reads its rows.
+func takeWindow(ctx context.Context, db querier, query string, args []any) (window, error) {
+	var w window
 	rows, err := db.Query(ctx, query, args...)
 	if err != nil {
-		return res, err
+		return w, err
 	}
 	defer rows.Close()
 	var order []int64
 	for rows.Next() {
 		var row driver.ReceivedRow
+		var kind int16
 		var n int64
-		var dead bool
-		if err := rows.Scan(&n, &row.ID, &row.MessageID, &row.Body, &row.Attributes, &row.GroupID, &row.DedupID,
-			&row.SentAt, &row.FirstReceivedAt, &row.ReceiveCount, &dead); err != nil {
-			return res, err
+		if err := rows.Scan(&kind, &n, &row.ID, &row.MessageID, &row.Body, &row.Attributes, &row.GroupID, &row.DedupID,
+			&row.SentAt, &row.FirstReceivedAt, &row.ReceiveCount, &w.at); err != nil {
+			return w, err
 		}
-		if dead {
-			res.DeadLettered++
-			continue
+		w.candidates++
+		switch kind {
+		case 0:
+			w.rows, order = append(w.rows, row), append(order, n)
+		case 1:
+			w.dead++
+		default:
+			w.skipped = append(w.skipped, row.ID)
 		}
-		res.Rows, order = append(res.Rows, row), append(order, n)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return res, err
+		return w, err
 	}
-	if len(res.Rows) > 0 || res.DeadLettered > 0 {
-		sort.Sort(byPick{res.Rows, order})
-		return res, nil
-	}
+	sort.Sort(byPick{w.rows, order})
+	return w, nil
+}
+
+// next sets res.NextVisible after a receive that took nothing and moved
+// nothing, as qNext says, or fails with ErrQueueNotFound when the queue is
+// gone.
+func (d *pgDriver) next(ctx context.Context, q *driver.QueueRecord, res *driver.ReceiveResult) error {
 	lv := levels[0]
 	if q.Spec.Priority {
 		lv = levels[1]
 	}
 	var exists bool
 	var next, now time.Time
-	if err := db.QueryRow(ctx, qNext, q.ID, !q.Spec.FIFO, lv).Scan(&exists, &next, &now); err != nil {
-		return res, err
+	if err := d.pool.QueryRow(ctx, qNext, q.ID, !q.Spec.FIFO, lv).Scan(&exists, &next, &now); err != nil {
+		return err
 	}
 	if !exists {
-		return res, fmt.Errorf("queue %q: %w", q.Spec.Name, sqsloop.ErrQueueNotFound)
+		return fmt.Errorf("queue %q: %w", q.Spec.Name, sqsloop.ErrQueueNotFound)
 	}
 	if next.After(now) {
 		// The server's deadline, as a time on this process's clock: the two
 		// clocks may differ, the wait they give does not.
 		res.NextVisible = time.Now().Add(next.Sub(now))
 	}
-	return res, nil
+	return nil
 }
 
 // byPick sorts received rows by their place in the pick's order.

@@ -32,9 +32,15 @@ const (
 	q.max_message_size, q.max_receive_count, coalesce(q.dlq_id, 0), coalesce(d.name, ''), q.key, q.created_at, q.priority
 	FROM sqsloop_queues q LEFT JOIN sqsloop_queues d ON d.id = q.dlq_id WHERE q.name = $1`
 	qQueueIsDLQ  = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues s JOIN sqsloop_queues d ON s.dlq_id = d.id WHERE d.name = $1)`
-	qDeleteQueue = `DELETE FROM sqsloop_queues WHERE name = $1`
+	qDeleteQueue = `DELETE FROM sqsloop_queues WHERE id = $1`
 	qQueueID     = `SELECT id FROM sqsloop_queues WHERE name = $1`
-	qPurgeQueue  = `DELETE FROM sqsloop_messages WHERE queue_id = $1`
+	// qPurgeQueue deletes every message of queue $1, locked in id order
+	// first; qLockMessages locks them so, for a queue about to be
+	// deleted (its queue row locked before: the order of a FIFO receive).
+	qPurgeQueue = `WITH l AS MATERIALIZED (` + qLockMessages + `)
+	DELETE FROM sqsloop_messages m USING l WHERE m.queue_id = $1 AND m.id = l.id`
+	qLockMessages = `SELECT id FROM sqsloop_messages WHERE queue_id = $1 ORDER BY id FOR UPDATE`
+	qLockQueue    = `SELECT id FROM sqsloop_queues WHERE name = $1 FOR UPDATE`
 
 	// qSend stores a standard queue's batch in the order given, and wakes
 	// the queue's long polls in every process when it carries the NOTIFY
@@ -73,37 +79,63 @@ const (
 	qDedupSeq  = `UPDATE sqsloop_dedup SET seq = $3 WHERE queue_id = $1 AND dedup_id = $2`
 	qDedupFind = `SELECT message_id, seq FROM sqsloop_dedup WHERE queue_id = $1 AND dedup_id = $2`
 
-	// The picks choose what a receive takes, each returning id,
-	// receive_count and n, the order of delivery. Their LIMIT is a
-	// constant ({max}, 1–10, put in place by receiveQueries): with a
-	// parameter there, a prepared receive's generic plan would be costed
-	// for a tenth of the table, worse than a plan made for the call's
-	// values, and the server would plan every call afresh (pgx prepares
-	// each statement once per connection; a plan costs about as much as
-	// the receive itself).
+	// Every statement that locks messages locks them in the order of their
+	// ids (ORDER BY id … FOR UPDATE), and a transaction that locks
+	// messages takes no lock on a queue's row after them that another may
+	// wait for (a FIFO receive locks its queue's row first; the sweep
+	// records its progress in a statement of its own; the foreign-key
+	// check of a move to the DLQ takes KEY SHARE of the DLQ's row, which
+	// only deleting that queue conflicts with, and a DLQ in use is not
+	// deleted), so no two transactions can each hold what the other waits
+	// for: no deadlock. SKIP LOCKED
+	// alone does not keep a receive out of such a cycle: locking a row
+	// whose last updater committed while the receive looked at it, the
+	// server follows the row's update chain, waits for whoever holds its
+	// newest version (an ack deleting it) whatever the wait policy, and
+	// keeps a lock on that version even when the row no longer qualifies
+	// (heap_lock_updated_tuple). A receive that locked rows in the
+	// receive index's order (deadlines) could so hold a message an ack
+	// had yet to delete while it waited for another the ack had deleted:
+	// PostgreSQL's "deadlock detected" (40P01), the ack lost.
 	//
-	// qPickStandard: the oldest visible messages of a standard queue,
-	// by the receive's index, skipping those another receive has locked.
-	// All messages of a queue without priorities have priority 0, so the
-	// index's range is one queue's visible messages.
-	qPickStandard = `SELECT id, receive_count, row_number() OVER () AS n FROM (
-			SELECT id, receive_count FROM sqsloop_messages
-			WHERE queue_id = $1 AND priority = 0 AND visible_at <= statement_timestamp()
-			ORDER BY visible_at, id LIMIT {max}
-			FOR UPDATE SKIP LOCKED
-		) s`
+	// A receive takes messages in windows: a window reads, without a lock,
+	// the next messages in the order of delivery (the pick's candidates),
+	// locks those still there in id order, and takes them; each window is a
+	// statement (on a FIFO queue a transaction) of its own, so its locks
+	// end before the next window's begin. The first window of a receive of
+	// {max} messages reads {max} candidates, so that a receive nobody
+	// competes with takes exactly the first {max} in the order of delivery.
+	// The Go side opens another window when one moved messages to the DLQ
+	// (the dead take no place in the batch) or found some locked by another
+	// receive: a wide window then, of four times as many candidates, of
+	// which it takes the first {max} it can lock in id order, so that
+	// receives that compete share the head of the queue among them.
+	//
+	// The picks each return candidates' ids, in the order of delivery.
+	// Their LIMIT is a constant ({cands}, put in place by
+	// receiveQueries): with a parameter there, a prepared receive's generic
+	// plan would be costed for a tenth of the table, worse than a plan made
+	// for the call's values, and the server would plan every call afresh
+	// (pgx prepares each statement once per connection; a plan costs about
+	// as much as the receive itself).
+	//
+	// qPickStandard: the oldest visible messages of a standard queue, by
+	// the receive's index, but those an earlier window of the same receive
+	// found locked ($4). All messages of a queue without priorities have
+	// priority 0, so the index's range is one queue's visible messages.
+	qPickStandard = `SELECT id FROM sqsloop_messages
+		WHERE queue_id = $1 AND priority = 0 AND visible_at <= {now} AND id <> ALL($4::bigint[])
+		ORDER BY visible_at, id LIMIT {cands}`
 	// qPickPriority: the highest priority first, then the oldest
 	// deadline; the index gives that order, and the scan reads past the
 	// messages of higher priorities that are in flight or delayed.
-	qPickPriority = `SELECT id, receive_count, row_number() OVER () AS n FROM (
-			SELECT id, receive_count FROM sqsloop_messages
-			WHERE queue_id = $1 AND visible_at <= statement_timestamp()
-			ORDER BY priority DESC, visible_at, id LIMIT {max}
-			FOR UPDATE SKIP LOCKED
-		) s`
+	qPickPriority = `SELECT id FROM sqsloop_messages
+		WHERE queue_id = $1 AND visible_at <= {now} AND id <> ALL($4::bigint[])
+		ORDER BY priority DESC, visible_at, id LIMIT {cands}`
 	// qLockFIFO serializes a FIFO queue's receives (not its sends: an
 	// insert's foreign-key check takes a KEY SHARE lock, which NO KEY
-	// UPDATE does not conflict with).
+	// UPDATE does not conflict with). It is the first lock a FIFO receive
+	// takes, before any message.
 	qLockFIFO = `SELECT 1 FROM sqsloop_queues WHERE id = $1 FOR NO KEY UPDATE`
 	// qPickFIFO: of the oldest 1,000 messages of the groups with nothing in
 	// flight, those with only visible messages before them in their group,
@@ -111,71 +143,85 @@ const (
 	// priority first (all 0 without priorities), then the oldest: as many
 	// of one group as the receive takes before another (SQS's FIFO
 	// delivery logic). Priority orders the groups, never the messages
-	// within one.
-	qPickFIFO = `SELECT id, receive_count, row_number() OVER () AS n FROM (
-			SELECT m.id, m.receive_count FROM sqsloop_messages m JOIN (
-				SELECT id, head, prio FROM (
-					SELECT id, bool_and(visible_at <= statement_timestamp()) OVER (PARTITION BY group_id ORDER BY id) AS ok,
-						min(id) OVER (PARTITION BY group_id) AS head,
-						first_value(priority) OVER (PARTITION BY group_id ORDER BY id) AS prio
-					FROM (
-						SELECT id, group_id, visible_at, priority FROM sqsloop_messages
-						WHERE queue_id = $1 AND group_id NOT IN (
-							SELECT group_id FROM sqsloop_messages
-							WHERE queue_id = $1 AND visible_at > statement_timestamp() AND receive_count > 0
-						)
-						ORDER BY id LIMIT 1000
-					) prefix
-				) runs WHERE ok ORDER BY prio DESC, head, id LIMIT {max}
-			) r ON m.queue_id = $1 AND m.id = r.id
-			ORDER BY r.prio DESC, r.head, m.id
-			FOR UPDATE OF m
-		) s`
+	// within one. It picks {cands} messages to deliver ({live}) and,
+	// before and among them, those to move to the DLQ, which take no place
+	// in the batch. ($4, unused, keeps the parameters of every pick
+	// alike.)
+	qPickFIFO = `SELECT id FROM (
+			SELECT id, head, prio,
+				count(*) FILTER (WHERE {live}) OVER (ORDER BY prio DESC, head, id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
+			FROM (
+				SELECT id, receive_count, bool_and(visible_at <= {now}) OVER (PARTITION BY group_id ORDER BY id) AS ok,
+					min(id) OVER (PARTITION BY group_id) AS head,
+					first_value(priority) OVER (PARTITION BY group_id ORDER BY id) AS prio
+				FROM (
+					SELECT id, group_id, visible_at, priority, receive_count FROM sqsloop_messages
+					WHERE queue_id = $1 AND group_id NOT IN (
+						SELECT group_id FROM sqsloop_messages
+						WHERE queue_id = $1 AND visible_at > {now} AND receive_count > 0
+					)
+					ORDER BY id LIMIT 1000
+				) prefix
+			) runs WHERE ok AND cardinality($4::bigint[]) >= 0
+		) p WHERE before < {cands} ORDER BY prio DESC, head, id`
 
-	// qTake takes what the pick ({pick}) chose, in one statement: each
-	// message gets one more receive count, a lease of $2 seconds, its
-	// receive time, its first receive time if it had none, no extension
-	// yet, and the receiving Mailbox's receiver ID ($3) as its holder. It
-	// returns the rows taken, each with n, its place in the pick's order
-	// (the update returns them in no set order), and dead false. Nothing
-	// else rides along: a receive that takes nothing asks qNext what to do.
-	// The pick is a materialized CTE, so that it runs once whatever the
-	// plan (in the update's FROM, it may be rescanned for every row the
-	// join looks at, picking again each time).
-	qTake = `WITH picked AS MATERIALIZED ({pick})
+	// qWindow is one window of a receive ({pick} in place): the candidates
+	// (cand, the pick's ids in its order), locked in id order ({limit}: a
+	// wide window's), each still in the queue and, on a standard queue,
+	// still visible ({recheck}: a lock waited for or skipped past gives the
+	// row's newest version; a FIFO queue's receives take turns), then
+	// {take}. A standard window skips what another transaction holds (SKIP
+	// LOCKED); a FIFO window waits for it (an ack or a lease change: a
+	// moment).
+	qWindow = `WITH cand AS MATERIALIZED (
+		SELECT id, row_number() OVER () AS n FROM ({pick}) c
+	), locked AS MATERIALIZED (
+		SELECT m.id, m.receive_count FROM sqsloop_messages m
+		WHERE m.queue_id = $1 AND m.id IN (SELECT id FROM cand){recheck}
+		ORDER BY m.id{limit}
+		FOR UPDATE{skip}
+	), picked AS MATERIALIZED (
+		SELECT l.id, l.receive_count, c.n FROM locked l JOIN cand c ON c.id = l.id
+	){take}`
+	// takeLive takes every picked message: one more receive count, a lease
+	// of $2 seconds, its receive time, its first receive time if it had
+	// none, no extension yet, and the receiving Mailbox's receiver ID ($3)
+	// as its holder. Each row returned says what became of a candidate:
+	// kind 0 taken (with n, its place in the pick's order: the update
+	// returns them in no set order), 2 skipped (another receive holds it,
+	// or took it since the statement began: only its id); each ends with
+	// the window's time ({now}: the statement's, or for a receive's later
+	// windows the first one's, $5, so that one receive takes all its
+	// messages at one time, whatever it took them in).
+	takeLive = `, taken AS (
 		UPDATE sqsloop_messages m
-		SET receive_count = m.receive_count + 1, visible_at = statement_timestamp() + $2::integer * interval '1 second',
-			received_at = statement_timestamp(), first_received_at = coalesce(m.first_received_at, statement_timestamp()),
+		SET receive_count = m.receive_count + 1, visible_at = {now} + $2::integer * interval '1 second',
+			received_at = {now}, first_received_at = coalesce(m.first_received_at, {now}),
 			extended_at = NULL, leased = true, leased_by = $3
 		FROM picked p
-		WHERE m.queue_id = $1 AND m.id = p.id
-		RETURNING p.n, m.id, m.message_id, m.body, m.attributes, m.group_id, m.dedup_id, m.sent_at, m.first_received_at, m.receive_count, false`
-	// qTakeOrDeadLetter is qTake for a queue with a dead-letter queue: the
-	// picked messages received maxReceiveCount ($4) times already are moved
-	// to the DLQ ($5) instead, keeping their rows, and audited (the
-	// queue's name $6, reason $7, kind $8); each returns a row with dead
-	// true (and only n set).
-	qTakeOrDeadLetter = `WITH picked AS MATERIALIZED ({pick}), dead AS (
-		UPDATE sqsloop_messages m SET queue_id = $5, visible_at = statement_timestamp(), leased = false, leased_by = NULL
+		WHERE {live}m.queue_id = $1 AND m.id = p.id
+		RETURNING p.n, m.id, m.message_id, m.body, m.attributes, m.group_id, m.dedup_id, m.sent_at, m.first_received_at, m.receive_count
+	)
+	SELECT 0, *, {now} FROM taken
+	UNION ALL
+	SELECT 2, 0, id, '', '', NULL, '', '', 'epoch', 'epoch', 0, {now} FROM cand WHERE id NOT IN (SELECT id FROM locked)`
+	// takeOrDeadLetter is takeLive for a queue with a dead-letter queue:
+	// the picked messages received maxReceiveCount ($6) times already are
+	// moved to the DLQ ($7) instead, keeping their rows, and audited (the
+	// queue's name $8, reason $9, kind $10); each returns a row of kind 1
+	// (only n set).
+	takeOrDeadLetter = `, dead AS (
+		UPDATE sqsloop_messages m SET queue_id = $7, visible_at = {now}, leased = false, leased_by = NULL
 		FROM picked p
-		WHERE p.receive_count >= $4 AND m.queue_id = $1 AND m.id = p.id
+		WHERE p.receive_count >= $6 AND m.queue_id = $1 AND m.id = p.id
 		RETURNING p.n, m.message_id, m.receive_count
 	), audit AS (
 		INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)
-		SELECT $6, message_id, receive_count, $8, $7, statement_timestamp() FROM dead
+		SELECT $8, message_id, receive_count, $10, $9, {now} FROM dead
 		RETURNING 1
-	), taken AS (
-		UPDATE sqsloop_messages m
-		SET receive_count = m.receive_count + 1, visible_at = statement_timestamp() + $2::integer * interval '1 second',
-			received_at = statement_timestamp(), first_received_at = coalesce(m.first_received_at, statement_timestamp()),
-			extended_at = NULL, leased = true, leased_by = $3
-		FROM picked p
-		WHERE p.receive_count < $4 AND m.queue_id = $1 AND m.id = p.id
-		RETURNING p.n, m.id, m.message_id, m.body, m.attributes, m.group_id, m.dedup_id, m.sent_at, m.first_received_at, m.receive_count
-	)
-	SELECT *, false FROM taken
+	)` + takeLive + `
 	UNION ALL
-	SELECT n, 0, '', '', NULL, '', '', 'epoch', 'epoch', 0, true FROM dead`
+	SELECT 1, n, 0, '', '', NULL, '', '', 'epoch', 'epoch', 0, {now} FROM dead`
 	// qNext says, after a receive that took nothing, whether the queue
 	// exists, when to look again and the server's now: on a standard queue
 	// ($2) with visible messages (another receive was taking them: their
@@ -199,16 +245,18 @@ const (
 	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = $1 AND visible_at > statement_timestamp() AND receive_count = 0)`
 
 	// qDelete deletes the messages of the refs ($2 ids, $3 receive
-	// counts) whose receive is the message's (qDeleting); $4 is true on a
-	// FIFO queue, whose handles expire with the lease. A ref given twice
-	// deletes once. A delete that carries the NOTIFY ($5: a FIFO queue's,
-	// whose delete may free a group) sends it if it deleted something.
-	qDelete = `DELETE FROM sqsloop_messages m WHERE ` + qDeleting + `
-		RETURNING m.id, m.receive_count, CASE WHEN $5 THEN pg_notify('` + channel + `', $1::bigint::text) END`
+	// counts) whose receive is the message's (qDeleting), locked in id
+	// order first; $4 is true on a FIFO queue, whose handles expire with
+	// the lease. A ref given twice deletes once. A delete that carries the
+	// NOTIFY ($5: a FIFO queue's, whose delete may free a group) sends it
+	// if it deleted something.
+	qDelete = `WITH l AS MATERIALIZED (` + qDeleting + `)
+	DELETE FROM sqsloop_messages m USING l WHERE m.queue_id = $1 AND m.id = l.id
+	RETURNING m.id, m.receive_count, CASE WHEN $5 THEN pg_notify('` + channel + `', $1::bigint::text) END`
 	// qDeleteArchive is qDelete copying the deleted messages to the
 	// archive table, under the queue's name $6 (Config.Archive).
-	qDeleteArchive = `WITH d AS (
-		DELETE FROM sqsloop_messages m WHERE ` + qDeleting + `
+	qDeleteArchive = `WITH l AS MATERIALIZED (` + qDeleting + `), d AS (
+		DELETE FROM sqsloop_messages m USING l WHERE m.queue_id = $1 AND m.id = l.id
 		RETURNING m.id, m.message_id, m.body, m.attributes, m.group_id, m.receive_count, m.sent_at
 	), a AS (
 		INSERT INTO sqsloop_archive (queue, message_id, body, attributes, group_id, receive_count, sent_at, deleted_at)
@@ -216,11 +264,14 @@ const (
 		RETURNING 1
 	)
 	SELECT id, receive_count, CASE WHEN $5 THEN pg_notify('` + channel + `', $1::bigint::text) END FROM d`
-	// qDeleting selects the messages a delete deletes: the keys bound the
-	// scan ($2 with = ANY: an index scan of the primary key however the
-	// table's statistics stand), the pairs pick the receives.
-	qDeleting = `m.queue_id = $1 AND m.id = ANY($2::bigint[]) AND (m.id, m.receive_count) IN (SELECT * FROM unnest($2::bigint[], $3::integer[]))
-		AND (NOT $4 OR m.visible_at > statement_timestamp())`
+	// qDeleting locks, in id order, the messages a delete deletes: the keys
+	// bound the scan ($2 with = ANY: an index scan of the primary key
+	// however the table's statistics stand), the pairs pick the receives,
+	// checked again on the row's newest version once its lock is held.
+	qDeleting = `SELECT m.id FROM sqsloop_messages m
+		WHERE m.queue_id = $1 AND m.id = ANY($2::bigint[]) AND (m.id, m.receive_count) IN (SELECT * FROM unnest($2::bigint[], $3::integer[]))
+			AND (NOT $4 OR m.visible_at > statement_timestamp())
+		ORDER BY m.id FOR UPDATE`
 
 	// qAddAcked adds counts (queue $1, hour $2, receive count $3: $4
 	// messages) to the acked tally, in key order (two Stores adding at
@@ -246,7 +297,7 @@ const (
 	), cur AS MATERIALIZED (
 		SELECT m.id, m.receive_count, m.received_at, m.visible_at FROM sqsloop_messages m
 		WHERE m.queue_id = $1 AND m.id IN (SELECT id FROM c) AND m.visible_at > statement_timestamp()
-		FOR UPDATE
+		ORDER BY m.id FOR UPDATE
 	), e AS MATERIALIZED (
 		SELECT c.n, c.id, c.secs, cur.visible_at AS was,
 			coalesce(cur.receive_count = c.cnt, false) AS live,
@@ -287,11 +338,14 @@ const (
 	// move to the DLQ, the others are marked no longer leased; both are
 	// audited (kinds $8 and $9, reasons $7 and $10). It returns how many of
 	// each. It reads one range of the receive's index per priority
-	// ($11, every one).
+	// ($11, every one), and locks what it found in id order, waiting for
+	// a receive, an ack or another sweep that holds one (a moment), so
+	// that each lapse is audited once, unless a receive took it again or
+	// an ack deleted it meanwhile.
 	qSweepLapsed = `WITH l AS MATERIALIZED (
 		SELECT id, message_id, receive_count, ($5 <> 0 AND receive_count >= $4) AS dead FROM sqsloop_messages
 		WHERE queue_id = $1 AND priority = ANY($11::smallint[]) AND visible_at > $2 AND visible_at <= $3 AND leased
-		FOR UPDATE SKIP LOCKED
+		ORDER BY id FOR UPDATE
 	), upd AS (
 		UPDATE sqsloop_messages m SET leased = false, leased_by = NULL,
 			queue_id = CASE WHEN l.dead THEN $5 ELSE m.queue_id END
@@ -305,18 +359,22 @@ const (
 			statement_timestamp()
 		FROM l
 		RETURNING 1
-	), swept AS (
-		UPDATE sqsloop_queues SET swept_at = $3 WHERE id = $1 RETURNING 1
 	)
 	SELECT count(*) FILTER (WHERE NOT dead), count(*) FILTER (WHERE dead) FROM l`
+	// qSwept records that queue $1 was swept up to $2, in a statement of its
+	// own: a queue's row is never locked after its messages (see qWindow).
+	qSwept = `UPDATE sqsloop_queues SET swept_at = greatest(swept_at, $2) WHERE id = $1`
 	// qSweepRetention deletes up to 1,000 of queue $1's oldest messages
-	// sent before $2 (in id order, the order they were sent), auditing
-	// them (kind $5, reason $4).
-	qSweepRetention = `WITH old AS (
-		SELECT id FROM sqsloop_messages WHERE queue_id = $1 ORDER BY id LIMIT 1000
+	// sent before $2 (in id order, the order they were sent, and the order
+	// it locks them in), auditing them (kind $5, reason $4).
+	qSweepRetention = `WITH old AS MATERIALIZED (
+		SELECT id FROM sqsloop_messages WHERE queue_id = $1 AND id IN (
+			SELECT id FROM sqsloop_messages WHERE queue_id = $1 ORDER BY id LIMIT 1000
+		) AND sent_at < $2
+		ORDER BY id FOR UPDATE
 	), d AS (
 		DELETE FROM sqsloop_messages m USING old
-		WHERE m.queue_id = $1 AND m.id = old.id AND m.sent_at < $2
+		WHERE m.queue_id = $1 AND m.id = old.id
 		RETURNING m.message_id, m.receive_count
 	), audit AS (
 		INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)

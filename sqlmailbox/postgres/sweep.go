@@ -42,6 +42,9 @@ func (d *pgDriver) Sweep(ctx context.Context, a driver.SweepArgs) (driver.SweepC
 			string(sqlmailbox.AuditLeaseExpired), driver.ReasonLeaseExpired, levels[1]).Scan(&recovered, &failed); err != nil {
 			return st, d.classify(err)
 		}
+		if _, err := d.pool.Exec(ctx, qSwept, q.id, q.now); err != nil {
+			return st, d.classify(err)
+		}
 		st.ExpiredFound += int(recovered + failed)
 		st.Recovered += int(recovered)
 		st.Failed += int(failed)

@@ -8,9 +8,10 @@
 // (sqsloop's request rules, the queue's own), rounds durations, makes
 // message IDs and receipt handles, encodes message attributes, maps
 // outcomes to errors, runs long polls and wakes those of its own process; a
-// Driver stores and finds rows, each method in one transaction, atomically,
-// reports what it found, and wakes the long polls of other processes where
-// its database can (postgres: NOTIFY). Times: now is the caller's clock; a
+// Driver stores and finds rows, each method in one transaction (Receive and
+// Sweep in a few: see theirs), atomically, reports what it found, and wakes
+// the long polls of other processes where its database can (postgres:
+// NOTIFY). Times: now is the caller's clock; a
 // driver whose database several machines share (postgres) uses the
 // database's clock instead, so that every machine agrees on when a lease
 // ends. The durations of requests (visibility timeouts, delays) arrive
@@ -88,11 +89,13 @@ type Driver interface {
 	// group first: as many of one group as it can before the next. A
 	// message already received q.Spec.MaxReceiveCount times (with a DLQ) is
 	// moved to the DLQ, keeping its row, ID and counts, and an audit row
-	// says so, instead of being taken; the DLQ's long polls in other
-	// processes are woken where the database can. When it takes nothing it
-	// reports, in the same statement or transaction, when to look again
+	// says so, instead of being taken, and takes no place among the r.Max;
+	// the DLQ's long polls in other processes are woken where the database
+	// can. When it takes nothing it reports when to look again
 	// (ReceiveResult.NextVisible), or ErrQueueNotFound when the queue no
-	// longer exists.
+	// longer exists. It may take its messages in several short
+	// transactions (postgres: when others held some, or some went to the
+	// DLQ), never holding one's locks into the next.
 	Receive(ctx context.Context, q *QueueRecord, r ReceiveArgs) (ReceiveResult, error)
 
 	// Delete deletes the message of each ref whose row and receive count
