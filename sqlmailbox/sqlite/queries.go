@@ -28,23 +28,29 @@ const (
 	qDedupFind   = `SELECT message_id, seq FROM sqsloop_dedup WHERE queue_id = ?1 AND dedup_id = ?2`
 	qDedupAdd    = `INSERT INTO sqsloop_dedup (queue_id, dedup_id, message_id, seq, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)`
 
-	// qPickStandard: the oldest visible messages, by the receive's index.
-	// All messages of a queue without priorities have priority 0, so the
-	// index's range is one queue's visible messages.
+	// qPickStandard: the oldest visible messages, by the receive's index,
+	// but those the same receive took already (?5, a JSON array: taken
+	// with a lease of 0 s, a message is visible again). All messages of a
+	// queue without priorities have priority 0, so the index's range is one
+	// queue's visible messages.
 	qPickStandard = `SELECT id, receive_count FROM sqsloop_messages
-	WHERE queue_id = ?1 AND priority = 0 AND visible_at <= ?2 ORDER BY visible_at, id LIMIT ?3`
+	WHERE queue_id = ?1 AND priority = 0 AND visible_at <= ?2 AND id NOT IN (SELECT value FROM json_each(?5))
+	ORDER BY visible_at, id LIMIT ?3`
 	// qPickPriority: the highest priority first, then the oldest
 	// deadline; the index gives that order, and the scan reads past the
 	// messages of higher priorities that are in flight or delayed.
 	qPickPriority = `SELECT id, receive_count FROM sqsloop_messages
-	WHERE queue_id = ?1 AND visible_at <= ?2 ORDER BY priority DESC, visible_at, id LIMIT ?3`
+	WHERE queue_id = ?1 AND visible_at <= ?2 AND id NOT IN (SELECT value FROM json_each(?5))
+	ORDER BY priority DESC, visible_at, id LIMIT ?3`
 	// qPickFIFO: of the oldest 1,000 messages of the groups with nothing in
 	// flight, those with only visible messages before them in their group,
 	// a group at a time, the group whose next message has the highest
 	// priority first (all 0 without priorities), then the oldest: as many
 	// of one group as the receive takes before another (SQS's FIFO
 	// delivery logic). Priority orders the groups, never the messages
-	// within one.
+	// within one. It picks ?3 messages to deliver and, before and among
+	// them, those received ?4 (maxReceiveCount) times already, which go to
+	// the DLQ and take no place in the batch.
 	qPickFIFO = `WITH busy AS (
 		SELECT DISTINCT group_id FROM sqsloop_messages
 		WHERE queue_id = ?1 AND visible_at > ?2 AND receive_count > 0
@@ -55,8 +61,12 @@ const (
 		SELECT id, receive_count, min(vis) OVER (PARTITION BY group_id ORDER BY id) AS ok,
 			min(id) OVER (PARTITION BY group_id) AS head,
 			first_value(priority) OVER (PARTITION BY group_id ORDER BY id) AS prio FROM prefix
+	), ordered AS (
+		SELECT id, receive_count, head, prio,
+			count(*) FILTER (WHERE receive_count < ?4) OVER (ORDER BY prio DESC, head, id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
+		FROM runs WHERE ok
 	)
-	SELECT id, receive_count FROM runs WHERE ok ORDER BY prio DESC, head, id LIMIT ?3`
+	SELECT id, receive_count FROM ordered WHERE before < ?3 ORDER BY prio DESC, head, id`
 	// qTake (with the ids in place of $ids: takeQuery) takes the messages
 	// a pick chose, in one statement, returning them in no set order.
 	qTake = `UPDATE sqsloop_messages
