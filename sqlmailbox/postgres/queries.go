@@ -331,45 +331,58 @@ const (
 	qArchiveList = `SELECT queue, message_id, body, attributes, group_id, receive_count, sent_at, deleted_at FROM sqsloop_archive
 	WHERE queue = $1 ORDER BY id DESC LIMIT $2`
 
-	qSweepQueues = `SELECT q.id, q.name, coalesce(q.dlq_id, 0), coalesce(d.name, ''), q.max_receive_count, q.retention, q.swept_at, statement_timestamp()
+	// The sweep's steps (sqlmailbox's policy runs them), each one
+	// statement that handles at most $limit rows, locking messages in id
+	// order and waiting for those another transaction holds (a moment),
+	// so that no lapse is passed over.
+	qSweepQueues = `SELECT q.id, q.name, coalesce(q.dlq_id, 0), coalesce(d.name, ''), q.max_receive_count, q.retention, q.priority,
+		q.swept_at, statement_timestamp()
 	FROM sqsloop_queues q LEFT JOIN sqsloop_queues d ON d.id = q.dlq_id ORDER BY q.id`
-	// qSweepLapsed handles the leases of queue $1 that lapsed between its
-	// last sweep ($2) and $3: over-received ones ($4 maxReceiveCount, $5 DLQ)
-	// move to the DLQ, the others are marked no longer leased; both are
-	// audited (kinds $8 and $9, reasons $7 and $10). It returns how many of
-	// each. It reads one range of the receive's index per priority
-	// ($11, every one), and locks what it found in id order, waiting for
-	// a receive, an ack or another sweep that holds one (a moment), so
-	// that each lapse is audited once, unless a receive took it again or
-	// an ack deleted it meanwhile.
-	qSweepLapsed = `WITH l AS MATERIALIZED (
-		SELECT id, message_id, receive_count, ($5 <> 0 AND receive_count >= $4) AS dead FROM sqsloop_messages
-		WHERE queue_id = $1 AND priority = ANY($11::smallint[]) AND visible_at > $2 AND visible_at <= $3 AND leased
-		ORDER BY id FOR UPDATE
+	// qSweepLapsed handles up to $6 leases of queue $1 of priority $2 that
+	// lapsed after ($3, $4) (deadline, id: where the last step left off)
+	// and by $5, one range of the receive's index: the over-received ones
+	// ($8 maxReceiveCount, $7 DLQ) move to the DLQ, the others are marked
+	// no longer leased; both are audited (the queue's name $9, reasons $10
+	// and $13, kinds $11 and $12). Once it holds a lease's lock it checks
+	// that the lease is still there and lapsed: a receive may have taken
+	// the message again, an ack deleted it. It returns how many of each,
+	// how many leases it looked at, and the last one's deadline and id.
+	qSweepLapsed = `WITH cand AS MATERIALIZED (
+		SELECT id, visible_at FROM sqsloop_messages
+		WHERE queue_id = $1 AND priority = $2 AND (visible_at, id) > ($3, $4) AND visible_at <= $5 AND leased
+		ORDER BY visible_at, id LIMIT $6
+	), l AS MATERIALIZED (
+		SELECT m.id, m.message_id, m.receive_count, ($7 <> 0 AND m.receive_count >= $8) AS dead FROM sqsloop_messages m
+		WHERE m.queue_id = $1 AND m.id IN (SELECT id FROM cand) AND m.leased AND m.visible_at <= $5
+		ORDER BY m.id FOR UPDATE
 	), upd AS (
 		UPDATE sqsloop_messages m SET leased = false, leased_by = NULL,
-			queue_id = CASE WHEN l.dead THEN $5 ELSE m.queue_id END
+			queue_id = CASE WHEN l.dead THEN $7 ELSE m.queue_id END
 		FROM l WHERE m.queue_id = $1 AND m.id = l.id
 		RETURNING 1
 	), audit AS (
 		INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)
-		SELECT $6, message_id, receive_count,
-			CASE WHEN dead THEN $8 ELSE $9 END,
-			CASE WHEN dead THEN $7 ELSE $10 END,
+		SELECT $9, message_id, receive_count,
+			CASE WHEN dead THEN $11 ELSE $12 END,
+			CASE WHEN dead THEN $10 ELSE $13 END,
 			statement_timestamp()
 		FROM l
 		RETURNING 1
+	), last AS (
+		SELECT visible_at, id FROM cand ORDER BY visible_at DESC, id DESC LIMIT 1
 	)
-	SELECT count(*) FILTER (WHERE NOT dead), count(*) FILTER (WHERE dead) FROM l`
-	// qSwept records that queue $1 was swept up to $2, in a statement of its
-	// own: a queue's row is never locked after its messages (see qWindow).
+	SELECT (SELECT count(*) FROM l WHERE NOT dead), (SELECT count(*) FROM l WHERE dead), (SELECT count(*) FROM cand),
+		coalesce((SELECT visible_at FROM last), 'epoch'), coalesce((SELECT id FROM last), 0)`
+	// qSwept records that queue $1's lapses were handled up to $2, in a
+	// statement of its own: a queue's row is never locked after its
+	// messages (see qWindow).
 	qSwept = `UPDATE sqsloop_queues SET swept_at = greatest(swept_at, $2) WHERE id = $1`
-	// qSweepRetention deletes up to 1,000 of queue $1's oldest messages
-	// sent before $2 (in id order, the order they were sent, and the order
-	// it locks them in), auditing them (kind $5, reason $4).
+	// qSweepRetention deletes those of queue $1's oldest $6 messages (in id
+	// order, the order they were sent, and the order it locks them in)
+	// sent before $2, auditing them (kind $5, reason $4).
 	qSweepRetention = `WITH old AS MATERIALIZED (
 		SELECT id FROM sqsloop_messages WHERE queue_id = $1 AND id IN (
-			SELECT id FROM sqsloop_messages WHERE queue_id = $1 ORDER BY id LIMIT 1000
+			SELECT id FROM sqsloop_messages WHERE queue_id = $1 ORDER BY id LIMIT $6
 		) AND sent_at < $2
 		ORDER BY id FOR UPDATE
 	), d AS (
@@ -382,11 +395,33 @@ const (
 		RETURNING 1
 	)
 	SELECT count(*) FROM audit`
-	qTrimDedup     = `DELETE FROM sqsloop_dedup WHERE expires_at <= statement_timestamp()`
-	qTrimAcked     = `DELETE FROM sqsloop_acked WHERE hour < statement_timestamp() - $1::bigint * interval '1 microsecond'`
-	qTrimAudit     = `DELETE FROM sqsloop_audit WHERE at < statement_timestamp() - $1::bigint * interval '1 microsecond'`
-	qTrimArchive   = `DELETE FROM sqsloop_archive WHERE deleted_at < statement_timestamp() - $1::bigint * interval '1 microsecond'`
-	qTrimReceivers = `DELETE FROM sqsloop_receivers WHERE last_seen < statement_timestamp() - $1::bigint * interval '1 microsecond'`
+	// qTrimDedup forgets the expired of the $3 deduplication IDs after
+	// ($1, $2) in key order (the order a FIFO send claims them in), and
+	// returns how many, how many it looked at, and the last one's key.
+	qTrimDedup = `WITH page AS MATERIALIZED (
+		SELECT queue_id, dedup_id FROM sqsloop_dedup WHERE (queue_id, dedup_id) > ($1, $2) ORDER BY queue_id, dedup_id LIMIT $3
+	), l AS MATERIALIZED (
+		SELECT queue_id, dedup_id FROM sqsloop_dedup
+		WHERE (queue_id, dedup_id) IN (SELECT queue_id, dedup_id FROM page) AND expires_at <= statement_timestamp()
+		ORDER BY queue_id, dedup_id FOR UPDATE
+	), del AS (
+		DELETE FROM sqsloop_dedup d USING l WHERE d.queue_id = l.queue_id AND d.dedup_id = l.dedup_id
+		RETURNING 1
+	), last AS (
+		SELECT queue_id, dedup_id FROM page ORDER BY queue_id DESC, dedup_id DESC LIMIT 1
+	)
+	SELECT (SELECT count(*) FROM del), (SELECT count(*) FROM page),
+		coalesce((SELECT queue_id FROM last), 0), coalesce((SELECT dedup_id FROM last), '')`
+	// The trims delete up to $2 rows older than $1 microseconds, the
+	// oldest first where an index says which.
+	qTrimAcked = `DELETE FROM sqsloop_acked WHERE (queue_id, hour, receive_count) IN (
+		SELECT queue_id, hour, receive_count FROM sqsloop_acked WHERE hour < statement_timestamp() - $1::bigint * interval '1 microsecond' LIMIT $2)`
+	qTrimAudit = `DELETE FROM sqsloop_audit WHERE id IN (
+		SELECT id FROM sqsloop_audit WHERE at < statement_timestamp() - $1::bigint * interval '1 microsecond' ORDER BY at LIMIT $2)`
+	qTrimArchive = `DELETE FROM sqsloop_archive WHERE id IN (
+		SELECT id FROM sqsloop_archive WHERE deleted_at < statement_timestamp() - $1::bigint * interval '1 microsecond' ORDER BY deleted_at LIMIT $2)`
+	qTrimReceivers = `DELETE FROM sqsloop_receivers WHERE id IN (
+		SELECT id FROM sqsloop_receivers WHERE last_seen < statement_timestamp() - $1::bigint * interval '1 microsecond' LIMIT $2)`
 
 	// qInFlight lists up to $2 messages of queue $1 a receive holds, the
 	// earliest deadline first, with their holders' receiver rows. It reads

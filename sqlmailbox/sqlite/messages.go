@@ -166,13 +166,9 @@ var allLevels = func() string {
 	return strings.Join(all, ", ")
 }()
 
-// nextQueries are qNext for a queue without priorities and with them;
-// lapsedQuery is qLapsed.
-var (
-	nextQueries = [2]string{strings.Replace(qNext, "{levels}", "(0)", 1),
-		strings.Replace(qNext, "{levels}", "("+strings.ReplaceAll(allLevels, ", ", "), (")+")", 1)}
-	lapsedQuery = strings.Replace(qLapsed, "{levels}", allLevels, 1)
-)
+// nextQueries are qNext for a queue without priorities and with them.
+var nextQueries = [2]string{strings.Replace(qNext, "{levels}", "(0)", 1),
+	strings.Replace(qNext, "{levels}", "("+strings.ReplaceAll(allLevels, ", ", "), (")+")", 1)}
 
 // takeQueries[n] is qTake for n messages.
 var takeQueries = func() (qs [sqsloop.MaxBatchSize + 1]string) {

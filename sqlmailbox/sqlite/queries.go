@@ -114,21 +114,30 @@ const (
 	qArchiveList = `SELECT queue, message_id, body, attributes, group_id, receive_count, sent_at, deleted_at FROM sqsloop_archive
 	WHERE queue = ?1 ORDER BY id DESC LIMIT ?2`
 
-	qSweepQueues = `SELECT q.id, q.name, coalesce(q.dlq_id, 0), coalesce(d.name, ''), q.max_receive_count, q.retention, q.swept_at
+	// The sweep's steps (sqlmailbox's policy runs them), each in one
+	// transaction of at most ?limit rows.
+	qSweepQueues = `SELECT q.id, q.name, coalesce(q.dlq_id, 0), coalesce(d.name, ''), q.max_receive_count, q.retention, q.priority, q.swept_at
 	FROM sqsloop_queues q LEFT JOIN sqsloop_queues d ON d.id = q.dlq_id ORDER BY q.id`
-	// qLapsed: leases that ended since the queue's last sweep (the earlier
-	// ones that sweep saw), one range of the receive's index per priority
-	// ({levels}, every one).
-	qLapsed = `SELECT id, message_id, receive_count FROM sqsloop_messages
-	WHERE queue_id = ?1 AND priority IN ({levels}) AND visible_at > ?2 AND visible_at <= ?3 AND leased = 1`
-	qSwept         = `UPDATE sqsloop_queues SET swept_at = ?2 WHERE id = ?1`
-	qOldest        = `SELECT id, message_id, receive_count, sent_at FROM sqsloop_messages WHERE queue_id = ?1 ORDER BY id LIMIT 500`
-	qDropMsg       = `DELETE FROM sqsloop_messages WHERE id = ?2 AND queue_id = ?1`
-	qTrimDedup     = `DELETE FROM sqsloop_dedup WHERE expires_at <= ?1`
-	qTrimAcked     = `DELETE FROM sqsloop_acked WHERE hour < ?1`
-	qTrimAudit     = `DELETE FROM sqsloop_audit WHERE at < ?1`
-	qTrimArchive   = `DELETE FROM sqsloop_archive WHERE deleted_at < ?1`
-	qTrimReceivers = `DELETE FROM sqsloop_receivers WHERE last_seen < ?1`
+	// qLapsed: up to ?6 leases of queue ?1 of priority ?2 that lapsed after
+	// (?3, ?4) (deadline, id: where the last step left off) and by ?5, one
+	// range of the receive's index.
+	qLapsed = `SELECT id, message_id, receive_count, visible_at FROM sqsloop_messages
+	WHERE queue_id = ?1 AND priority = ?2 AND (visible_at, id) > (?3, ?4) AND visible_at <= ?5 AND leased = 1
+	ORDER BY visible_at, id LIMIT ?6`
+	qSwept   = `UPDATE sqsloop_queues SET swept_at = max(swept_at, ?2) WHERE id = ?1`
+	qOldest  = `SELECT id, message_id, receive_count, sent_at FROM sqsloop_messages WHERE queue_id = ?1 ORDER BY id LIMIT ?2`
+	qDropMsg = `DELETE FROM sqsloop_messages WHERE id = ?2 AND queue_id = ?1`
+	// qDedupPage: the ?3 deduplication IDs after (?1, ?2) in key order.
+	qDedupPage = `SELECT queue_id, dedup_id, expires_at FROM sqsloop_dedup WHERE (queue_id, dedup_id) > (?1, ?2)
+	ORDER BY queue_id, dedup_id LIMIT ?3`
+	qDedupDrop = `DELETE FROM sqsloop_dedup WHERE queue_id = ?1 AND dedup_id = ?2`
+	// The trims delete up to ?2 rows older than ?1, the oldest first where
+	// an index says which.
+	qTrimAcked = `DELETE FROM sqsloop_acked WHERE (queue_id, hour, receive_count) IN (
+		SELECT queue_id, hour, receive_count FROM sqsloop_acked WHERE hour < ?1 LIMIT ?2)`
+	qTrimAudit     = `DELETE FROM sqsloop_audit WHERE id IN (SELECT id FROM sqsloop_audit WHERE at < ?1 ORDER BY at LIMIT ?2)`
+	qTrimArchive   = `DELETE FROM sqsloop_archive WHERE id IN (SELECT id FROM sqsloop_archive WHERE deleted_at < ?1 ORDER BY deleted_at LIMIT ?2)`
+	qTrimReceivers = `DELETE FROM sqsloop_receivers WHERE id IN (SELECT id FROM sqsloop_receivers WHERE last_seen < ?1 LIMIT ?2)`
 
 	// qInFlight lists up to ?2 messages of queue ?1 a receive holds at ?3,
 	// the earliest deadline first, with their holders' receiver rows. It
