@@ -187,6 +187,63 @@ func churn(ctx context.Context, mb *sqlmailbox.Mailbox, r *rand.Rand, note func(
 	}
 }
 
+// FIFO sends of one deduplication ID in several orders at once, and the
+// sweep forgetting expired IDs, never deadlock: a send claims its batch's
+// IDs in key order, as the sweep locks them (before, a send claimed them in
+// the batch's order, each locking the ID's row even when it was a
+// duplicate, so two sends of one batch in two orders could each hold an ID
+// the other waited for).
+func TestFIFOSendsDoNotDeadlock(t *testing.T) {
+	dsn := sqlharness.FreshDatabase(t)
+	ctx := t.Context()
+	st, err := postgres.Open(ctx, dsn, postgres.Options{MaxConns: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	mb, err := st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "sends.fifo", FIFO: true, ContentBasedDeduplication: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mb.Close()
+	var deadlocked, sent atomic.Int64
+	var wg sync.WaitGroup
+	for w := range 8 {
+		r := rand.New(rand.NewPCG(uint64(w), 7))
+		wg.Go(func() {
+			for range 30 {
+				batch := make([]sqsloop.OutgoingMessage, sqsloop.MaxBatchSize)
+				for i, k := range r.Perm(len(batch)) {
+					batch[i] = sqsloop.OutgoingMessage{Body: fmt.Sprint("same-", k), MessageGroupID: "g"}
+				}
+				_, err := mb.Send(ctx, batch)
+				var pe *pgconn.PgError
+				switch {
+				case errors.As(err, &pe) && pe.Code == "40P01":
+					deadlocked.Add(1)
+				case err != nil:
+					t.Errorf("Send: %v", err)
+					return
+				default:
+					sent.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("%d batches sent, %d failed with 40P01", sent.Load(), deadlocked.Load())
+	if deadlocked.Load() != 0 {
+		t.Errorf("%d sends failed with 40P01 (deadlock detected), want none", deadlocked.Load())
+	}
+	a, err := mb.QueueAttributes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ApproximateMessages != sqsloop.MaxBatchSize {
+		t.Errorf("%d messages stored, want the 10 bodies once each", a.ApproximateMessages)
+	}
+}
+
 func changes(handles []string, timeout time.Duration) []sqsloop.VisibilityChange {
 	cs := make([]sqsloop.VisibilityChange, len(handles))
 	for i, h := range handles {

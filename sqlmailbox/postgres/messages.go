@@ -98,34 +98,93 @@ func (d *pgDriver) sendStandard(ctx context.Context, q *driver.QueueRecord, msgs
 	return d.classify(d.pool.QueryRow(ctx, qSend, q.ID, ids, bodies, attrs, groups, delays, carry, prios).Scan(&stored, &notified))
 }
 
-// sendFIFO stores a FIFO batch in one transaction, message by message, in
-// order, each deduplicated against the window (and the batch).
+// sendFIFO stores a FIFO batch in one transaction, in order, each message
+// deduplicated against the window (and the batch: the first message of an
+// ID is stored, the others are its duplicates), in four statements
+// whatever the batch's size (see qClaimDedup).
 func (d *pgDriver) sendFIFO(ctx context.Context, q *driver.QueueRecord, msgs []driver.NewMessage, out []driver.SendOutcome, carry bool) error {
+	first := make(map[string]int, len(msgs)) // deduplication ID -> its first message
+	var dedups, firstIDs []string
+	for i, m := range msgs {
+		if _, ok := first[m.DedupID]; !ok {
+			first[m.DedupID] = i
+			dedups, firstIDs = append(dedups, m.DedupID), append(firstIDs, m.MessageID)
+		}
+	}
 	return d.tx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, qClaimDedup, q.ID, dedups, firstIDs, seconds(sqlmailbox.DeduplicationWindow))
+		if err != nil {
+			return err
+		}
+		claimed := make(map[string]bool, len(dedups))
+		var dedup string
+		if _, err := pgx.ForEachRow(rows, []any{&dedup}, func() error {
+			claimed[dedup] = true
+			return nil
+		}); err != nil {
+			return err
+		}
+		var mids, bodies, groups, ids []string
+		var attrs [][]byte
+		var delays []int32
+		var prios []int16
 		for i, m := range msgs {
-			var id *string
-			var stored bool
-			var seq int64
-			if err := tx.QueryRow(ctx, qSendFIFO, q.ID, m.DedupID, m.MessageID, m.Body, m.Attributes, m.GroupID, seconds(m.Delay),
-				seconds(sqlmailbox.DeduplicationWindow), int16(m.Priority)).Scan(&id, &stored, &seq); err != nil {
+			if claimed[m.DedupID] && first[m.DedupID] == i {
+				mids, bodies, groups, ids = append(mids, m.MessageID), append(bodies, m.Body), append(groups, m.GroupID), append(ids, m.DedupID)
+				attrs, delays, prios = append(attrs, m.Attributes), append(delays, seconds(m.Delay)), append(prios, int16(m.Priority))
+			}
+		}
+		held := make(map[string]driver.SendOutcome, len(dedups)) // by deduplication ID: the message that holds it
+		if len(mids) > 0 {
+			rows, err := tx.Query(ctx, qStoreFIFO, q.ID, mids, bodies, attrs, groups, ids, delays, prios)
+			if err != nil {
 				return err
 			}
-			if id == nil { // another transaction stored the ID after this statement began
-				if err := tx.QueryRow(ctx, qDedupFind, q.ID, m.DedupID).Scan(&id, &seq); err != nil {
-					return err
+			var seq int64
+			var seqIDs []string
+			var seqs []int64
+			if _, err := pgx.ForEachRow(rows, []any{&dedup, &seq}, func() error {
+				held[dedup] = driver.SendOutcome{MessageID: msgs[first[dedup]].MessageID, Seq: seq}
+				seqIDs, seqs = append(seqIDs, dedup), append(seqs, seq)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, qDedupSeq, q.ID, seqIDs, seqs); err != nil {
+				return err
+			}
+		}
+		if len(held) < len(dedups) {
+			var others []string
+			for _, id := range dedups {
+				if !claimed[id] {
+					others = append(others, id)
 				}
 			}
-			if stored {
-				if _, err := tx.Exec(ctx, qDedupSeq, q.ID, m.DedupID, seq); err != nil {
-					return err
-				}
+			rows, err := tx.Query(ctx, qDedupFind, q.ID, others)
+			if err != nil {
+				return err
 			}
-			out[i] = driver.SendOutcome{MessageID: *id, Duplicate: !stored, Seq: seq}
+			var o driver.SendOutcome
+			if _, err := pgx.ForEachRow(rows, []any{&dedup, &o.MessageID, &o.Seq}, func() error {
+				held[dedup] = o
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		for i, m := range msgs {
+			h, ok := held[m.DedupID]
+			if !ok {
+				return fmt.Errorf("deduplication ID %q of message %d neither stored nor found", m.DedupID, i)
+			}
+			h.Duplicate = !claimed[m.DedupID] || first[m.DedupID] != i
+			out[i] = h
 		}
 		if !carry {
 			return nil
 		}
-		_, err := tx.Exec(ctx, qNotify, q.ID)
+		_, err = tx.Exec(ctx, qNotify, q.ID)
 		return err
 	})
 }

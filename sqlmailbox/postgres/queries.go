@@ -54,30 +54,31 @@ const (
 		RETURNING 1
 	)
 	SELECT (SELECT count(*) FROM ins), CASE WHEN $7 THEN pg_notify('` + channel + `', $1::bigint::text) END`
-	// qSendFIFO stores one FIFO message unless its deduplication ID is
-	// remembered and unexpired (for $8 seconds: DeduplicationWindow), and
-	// returns the message ID that holds it (with priority $9)
-	// (NULL when another transaction stored the ID meanwhile: look again),
-	// whether it stored this one, and its sequence number (the stored
-	// message's id; the remembered one's for a duplicate; qDedupSeq then
-	// records a stored one's).
-	qSendFIFO = `WITH d AS (
-		INSERT INTO sqsloop_dedup AS x (queue_id, dedup_id, message_id, expires_at)
-		VALUES ($1, $2, $3, statement_timestamp() + $8::integer * interval '1 second')
-		ON CONFLICT (queue_id, dedup_id) DO UPDATE SET message_id = excluded.message_id, expires_at = excluded.expires_at
+	// A FIFO send, in one transaction: qClaimDedup claims the batch's
+	// deduplication IDs ($2, each once, with the message ID of its first
+	// message, $3) for $4 seconds (DeduplicationWindow), in key order (the
+	// order the sweep's qTrimDedup locks them in, so the two cannot
+	// deadlock; nor can two sends), unless an ID is remembered and
+	// unexpired, and returns those it claimed; qStoreFIFO stores the
+	// messages of the IDs claimed, in the batch's order, returning each
+	// one's id (its sequence number); qDedupSeq records those, and
+	// qDedupFind reads the message ID and sequence number of the IDs
+	// another send holds (the duplicates).
+	qClaimDedup = `INSERT INTO sqsloop_dedup AS x (queue_id, dedup_id, message_id, expires_at)
+		SELECT $1, u.d, u.m, statement_timestamp() + $4::integer * interval '1 second'
+		FROM unnest($2::text[], $3::text[]) AS u(d, m) ORDER BY u.d
+		ON CONFLICT (queue_id, dedup_id) DO UPDATE SET message_id = excluded.message_id, expires_at = excluded.expires_at, seq = 0
 		WHERE x.expires_at <= statement_timestamp()
-		RETURNING message_id
-	), ins AS (
-		INSERT INTO sqsloop_messages (queue_id, message_id, body, attributes, group_id, dedup_id, priority, sent_at, visible_at)
-		SELECT $1, d.message_id, $4, $5, $6, $2, $9, statement_timestamp(), statement_timestamp() + $7::integer * interval '1 second'
-		FROM d
-		RETURNING message_id, id
-	)
-	SELECT coalesce((SELECT message_id FROM ins), (SELECT message_id FROM sqsloop_dedup WHERE queue_id = $1 AND dedup_id = $2)),
-		EXISTS (SELECT 1 FROM ins),
-		coalesce((SELECT id FROM ins), (SELECT seq FROM sqsloop_dedup WHERE queue_id = $1 AND dedup_id = $2), 0)`
-	qDedupSeq  = `UPDATE sqsloop_dedup SET seq = $3 WHERE queue_id = $1 AND dedup_id = $2`
-	qDedupFind = `SELECT message_id, seq FROM sqsloop_dedup WHERE queue_id = $1 AND dedup_id = $2`
+		RETURNING dedup_id`
+	qStoreFIFO = `INSERT INTO sqsloop_messages (queue_id, message_id, body, attributes, group_id, dedup_id, priority, sent_at, visible_at)
+		SELECT $1, u.mid, u.body, u.attrs, u.grp, u.dedup, u.prio, statement_timestamp(), statement_timestamp() + u.delay * interval '1 second'
+		FROM unnest($2::text[], $3::text[], $4::bytea[], $5::text[], $6::text[], $7::integer[], $8::smallint[])
+			WITH ORDINALITY AS u(mid, body, attrs, grp, dedup, delay, prio, n)
+		ORDER BY u.n
+		RETURNING dedup_id, id`
+	qDedupSeq = `UPDATE sqsloop_dedup x SET seq = u.s FROM unnest($2::text[], $3::bigint[]) AS u(d, s)
+		WHERE x.queue_id = $1 AND x.dedup_id = u.d`
+	qDedupFind = `SELECT dedup_id, message_id, seq FROM sqsloop_dedup WHERE queue_id = $1 AND dedup_id = ANY($2::text[])`
 
 	// Every statement that locks messages locks them in the order of their
 	// ids (ORDER BY id … FOR UPDATE), and a transaction that locks
