@@ -12,9 +12,9 @@ import (
 
 // Receive takes up to req.MaxMessages (1–10) visible messages, atomically,
 // so that concurrent receivers never take one message (PostgreSQL: on a
-// standard queue one statement that locks them, SKIP LOCKED, and a few
-// more when other receives held some or some went to the dead-letter
-// queue, so receivers never wait on each other; on a FIFO queue the
+// standard queue one statement, SELECT … FOR UPDATE SKIP LOCKED, and one
+// more when some went to the dead-letter queue, so receivers never wait on
+// each other; on a FIFO queue the
 // receives take turns on a lock of the queue's row, for the length of
 // their transaction, so that two never take messages of one group; SQLite:
 // one write transaction, receives and every other write taking turns on
@@ -25,9 +25,7 @@ import (
 // sweeper: the receive itself takes a message whose lease lapsed. It takes
 // the visible messages with the earliest deadlines first, then in the
 // order sent; on a queue with priorities (QueueSpec.Priority) those of the
-// highest priority first. (On PostgreSQL, receives that compete share the
-// head of the queue: one that found messages held by another takes, of
-// the next few dozen, those sent first.)
+// highest priority first.
 //
 // When nothing is visible it long-polls up to req.WaitTime (0–20 s, rounded
 // up), and never answers empty while a message is visible: it returns as

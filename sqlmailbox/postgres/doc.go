@@ -11,31 +11,34 @@
 // and change nothing, so the workers' role needs only SELECT, INSERT,
 // UPDATE and DELETE on the tables and USAGE on their sequences.
 //
-// A receive from a standard queue is one statement when nobody competes
-// with it: it reads the oldest visible messages by an index on (queue,
-// priority, visibility deadline), locks them in the order of their ids
-// with SKIP LOCKED, and updates them in place; when some of them were held
-// by another receive, or moved to the dead-letter queue, it looks again
-// further on (up to three more statements, each reading four times as
-// many), so that competing receivers share the head of the queue and a
-// dead letter takes no place in the batch. Only a receive that took
-// nothing asks one more statement when to look again. Its limits are
-// constants of the statement, one statement per batch size, so that the
-// server plans each once per connection, not at every call (with a
-// parameter there, a prepared statement's generic plan is costed for a
+// A receive from a standard queue is one statement: it picks the oldest
+// visible messages by an index on (queue, priority, visibility deadline)
+// with FOR UPDATE SKIP LOCKED, so concurrent receivers neither wait on nor
+// take each other's messages, and updates them in place; only a receive
+// that took nothing asks a second statement when to look again, and one
+// that moved messages to the dead-letter queue takes the next in their
+// places with another (a dead letter takes no place in the batch). Its
+// limit is a constant of the statement, one statement per batch size, so
+// that the server plans each once per connection, not at every call (with
+// a parameter there, a prepared statement's generic plan is costed for a
 // tenth of the table and the server plans every call afresh, which cost as
 // much as the receive itself). A receive from a FIFO queue first locks the
 // queue's row for its transaction, so that two receives never take
 // messages of one group: a FIFO queue's receivers take turns. An ack is
 // one DELETE for the batch.
 //
-// Every statement that locks messages (receives, acks, visibility
-// changes, sweeps, purges) locks them in the order of their ids, and none
-// locks a queue's row after messages in a way another transaction waits
-// for, so they cannot deadlock (PostgreSQL's 40P01): SKIP LOCKED alone does
-// not keep a receive out of a cycle, since a row whose last change
-// committed while the receive looked at it is locked in its newest
-// version, waiting for whoever holds that, whatever the wait policy.
+// No deadlocks (PostgreSQL's 40P01): every statement that locks messages
+// and waits for them (acks, visibility changes, FIFO receives, sweeps,
+// purges) locks them in the order of their ids, and a FIFO send claims its
+// deduplication IDs in key order, so none waits for another that waits for
+// it. A standard receive locks in the order of delivery and skips what
+// others hold, but SKIP LOCKED does not keep it out of a cycle (a row
+// whose last change committed while it looked is locked in its newest
+// version, waiting for whoever holds that, whatever the wait policy), so
+// its statement gives up a lock it waited for after 100 ms, ten times
+// sooner than the server looks for deadlocks (deadlock_timeout, 1 s by
+// default), and runs again: a cycle through a receive ends with the
+// receive, which had taken nothing, never with an ack.
 //
 // A change that makes a message receivable (a send, a nack, a FIFO ack
 // that frees a group, a move to the dead-letter queue) notifies the channel "sqsloop" (LISTEN/NOTIFY),

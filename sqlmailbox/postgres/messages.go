@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/sqlmailbox"
@@ -23,39 +24,34 @@ const (
 	receiveFIFO
 )
 
-// receiveQueries[kind][dlq][wide][max] is qWindow with the pick of the kind
-// of queue, its lock ({recheck}, {skip}), the take (takeLive, or with a
-// dead-letter queue, dlq 1, takeOrDeadLetter) and the limits of a window
-// for max messages (wide 1: a window after one that found messages other
-// receives held) in place, so that each statement is planned once per
-// connection (see qPickStandard). A FIFO receive's windows are never wide:
-// they wait for the locks they meet.
-var receiveQueries = func() (qs [3][2][2][sqsloop.MaxBatchSize + 1]string) {
+// receiveQueries[kind][dlq][max] is the window of the kind of queue
+// (qWindowStandard, qWindowFIFO) with its pick, the take (takeLive, or with
+// a dead-letter queue, dlq 1, takeOrDeadLetter) and its limits for max
+// messages in place, so that each statement is planned once per
+// connection (see qPickStandard).
+var receiveQueries = func() (qs [3][2][sqsloop.MaxBatchSize + 1]string) {
 	for kind, pick := range []string{qPickStandard, qPickPriority, qPickFIFO} {
-		recheck, skip := " AND m.visible_at <= {now}", " SKIP LOCKED"
+		window := qWindowStandard
 		if kind == receiveFIFO {
-			recheck, skip = "", ""
+			window = qWindowFIFO
 		}
 		for dlq, take := range []string{strings.Replace(takeLive, "{live}", "", 1),
 			strings.Replace(takeOrDeadLetter, "{live}", "p.receive_count < $6 AND ", 1)} {
-			live := [2]string{"true", "receive_count < $6"}[dlq]
-			for wide, limit := range []string{"", " LIMIT {max}"} {
-				q := strings.NewReplacer("{pick}", pick, "{recheck}", recheck, "{skip}", skip, "{take}", take, "{limit}", limit).Replace(qWindow)
-				q = strings.NewReplacer("{live}", live, "{now}", "coalesce($5::timestamptz, statement_timestamp())").Replace(q)
-				for max := 1; max <= sqsloop.MaxBatchSize; max++ {
-					cands := max * (1 + 3*wide)
-					qs[kind][dlq][wide][max] = strings.NewReplacer("{cands}", strconv.Itoa(cands), "{max}", strconv.Itoa(max)).Replace(q)
-				}
+			q := strings.NewReplacer("{pick}", pick, "{take}", take).Replace(window)
+			q = strings.NewReplacer("{live}", [2]string{"true", "receive_count < $6"}[dlq], "{locktimeout}", locktimeout,
+				"{now}", "coalesce($5::timestamptz, statement_timestamp())").Replace(q)
+			for max := 1; max <= sqsloop.MaxBatchSize; max++ {
+				qs[kind][dlq][max] = strings.ReplaceAll(q, "{max}", strconv.Itoa(max))
 			}
 		}
 	}
 	return qs
 }()
 
-// maxBusyWindows bounds the windows one receive opens past candidates that
-// other receives held: under contention a receive returns fewer messages
-// rather than chase the others down the queue.
-const maxBusyWindows = 3
+// maxLockTimeouts bounds how many times in a row a receive's window is run
+// again after it gave up a lock (see receiveLockTimeout): a moment's wait
+// for an ack, rarely met; past it the receive fails, transient.
+const maxLockTimeouts = 3
 
 // levels are the priorities qNext looks at: 0 alone on a queue without
 // priorities, else every priority.
@@ -205,10 +201,10 @@ func (d *pgDriver) Receive(ctx context.Context, q *driver.QueueRecord, r driver.
 	var res driver.ReceiveResult
 	skip := []int64{} // not nil: the picks compare ids with ALL of it, and ALL(NULL) is never true
 	var at *time.Time // the first window's time, once it took something
-	for busy := 0; len(res.Rows) < r.Max; {
-		need, wide := r.Max-len(res.Rows), min(busy, 1)
+	for timedOut := 0; len(res.Rows) < r.Max; {
+		need := r.Max - len(res.Rows)
 		args[3], args[4] = skip, at
-		query := receiveQueries[kind][dlq][wide][need]
+		query := receiveQueries[kind][dlq][need]
 		var w window
 		var err error
 		if q.Spec.FIFO {
@@ -221,6 +217,11 @@ func (d *pgDriver) Receive(ctx context.Context, q *driver.QueueRecord, r driver.
 			})
 		} else {
 			w, err = takeWindow(ctx, d.pool, query, args)
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) && pe.Code == "55P03" && timedOut < maxLockTimeouts {
+				timedOut++ // it gave up a lock (receiveLockTimeout), taking nothing: again
+				continue
+			}
 			err = d.classify(err)
 		}
 		if err != nil {
@@ -234,20 +235,10 @@ func (d *pgDriver) Receive(ctx context.Context, q *driver.QueueRecord, r driver.
 		for _, row := range w.rows { // taken with a lease of 0 s, it is visible again: not for this receive
 			skip = append(skip, row.ID)
 		}
-		if q.Spec.FIFO || len(res.Rows) == r.Max || w.candidates < need*(1+3*wide) {
-			break // a FIFO pick looked past its dead already; done; or nothing more is visible
+		if q.Spec.FIFO || w.dead == 0 {
+			break // a FIFO pick looked past its dead already; else the batch is full, or nothing more was visible
 		}
-		if len(w.rows)+w.dead < need { // others held some candidates
-			if busy == maxBusyWindows {
-				if w.dead == 0 {
-					break
-				}
-				continue
-			}
-			busy++
-			skip = append(skip, w.skipped...)
-		}
-		// Else it moved some to the DLQ: their places go to the next.
+		// Some went to the DLQ: their places go to the next window.
 	}
 	if res.DeadLettered > 0 {
 		if err := d.classify(d.notes.notify(ctx, q.DeadLetterQueueID)); err != nil {
@@ -268,11 +259,9 @@ type querier interface {
 
 // window is what one window of a receive did.
 type window struct {
-	rows       []driver.ReceivedRow // taken, in the pick's order
-	dead       int                  // moved to the DLQ
-	skipped    []int64              // candidates another transaction held or took
-	candidates int                  // how many the pick chose
-	at         time.Time            // the window's time
+	rows []driver.ReceivedRow // taken, in the pick's order
+	dead int                  // moved to the DLQ
+	at   time.Time            // the window's time
 }
 
 // takeWindow runs a receive window (qWindow) and reads its rows.
@@ -292,14 +281,11 @@ func takeWindow(ctx context.Context, db querier, query string, args []any) (wind
 			&row.SentAt, &row.FirstReceivedAt, &row.ReceiveCount, &w.at); err != nil {
 			return w, err
 		}
-		w.candidates++
 		switch kind {
 		case 0:
 			w.rows, order = append(w.rows, row), append(order, n)
 		case 1:
 			w.dead++
-		default:
-			w.skipped = append(w.skipped, row.ID)
 		}
 	}
 	rows.Close()

@@ -89,9 +89,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*sqlmailbox.Store, err
 // (Migrate, run by a role that may change it).
 //
 // Any number of processes on any number of machines may share the
-// database: receives lock the messages they take (FOR UPDATE, in id
-// order, as every statement that locks messages does), so two never hold
-// one message and none deadlocks with an ack, and a message made receivable anywhere (sent,
+// database: receives take messages with FOR UPDATE SKIP LOCKED, so two
+// never hold one message, no call deadlocks with another (see the package
+// doc), and a message made receivable anywhere (sent,
 // nacked, its FIFO group freed) wakes every waiting long poll
 // (LISTEN/NOTIFY, at most one NOTIFY per queue per 10 ms from each Store).
 // Leases follow the server's clock.

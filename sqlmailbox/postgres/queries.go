@@ -80,59 +80,75 @@ const (
 		WHERE x.queue_id = $1 AND x.dedup_id = u.d`
 	qDedupFind = `SELECT dedup_id, message_id, seq FROM sqsloop_dedup WHERE queue_id = $1 AND dedup_id = ANY($2::text[])`
 
-	// Every statement that locks messages locks them in the order of their
-	// ids (ORDER BY id … FOR UPDATE), and a transaction that locks
-	// messages takes no lock on a queue's row after them that another may
-	// wait for (a FIFO receive locks its queue's row first; the sweep
-	// records its progress in a statement of its own; the foreign-key
-	// check of a move to the DLQ takes KEY SHARE of the DLQ's row, which
-	// only deleting that queue conflicts with, and a DLQ in use is not
-	// deleted), so no two transactions can each hold what the other waits
-	// for: no deadlock. SKIP LOCKED
-	// alone does not keep a receive out of such a cycle: locking a row
-	// whose last updater committed while the receive looked at it, the
-	// server follows the row's update chain, waits for whoever holds its
-	// newest version (an ack deleting it) whatever the wait policy, and
-	// keeps a lock on that version even when the row no longer qualifies
-	// (heap_lock_updated_tuple). A receive that locked rows in the
-	// receive index's order (deadlines) could so hold a message an ack
-	// had yet to delete while it waited for another the ack had deleted:
-	// PostgreSQL's "deadlock detected" (40P01), the ack lost.
+	// No deadlock. A transaction that waits for a lock while it holds
+	// others is part of a deadlock only if another waits for what it holds;
+	// here every statement that locks messages and waits for them (acks,
+	// visibility changes, a FIFO receive, sweeps, purges) locks them in the
+	// order of their ids (ORDER BY id … FOR UPDATE), and none takes a lock
+	// on a queue's row after its messages that another may wait for (a
+	// FIFO receive locks its queue's row first; the sweep records its
+	// progress in a statement of its own; the foreign-key check of a move
+	// to the DLQ takes KEY SHARE of the DLQ's row, which only deleting that
+	// queue conflicts with, and a DLQ in use is not deleted), so none of
+	// them can wait for another that waits for it. A standard receive locks
+	// in the order of delivery (the receive index's: deadlines), SKIP
+	// LOCKED, so that receivers that compete pass over each other's
+	// messages in one index scan, and SKIP LOCKED does not keep it out of a
+	// cycle: locking a row whose last updater committed while the receive
+	// looked at it, the server follows the row's update chain, waits for
+	// whoever holds its newest version (an ack deleting it) whatever the
+	// wait policy, and keeps a lock on that version even when the row no
+	// longer qualifies (heap_lock_updated_tuple). A receive could so hold a
+	// message an ack had yet to delete while it waited for another the ack
+	// had deleted: "deadlock detected" (40P01), the ack lost. So a standard
+	// receive's statement gives up any lock it waited for receiveLockTimeout
+	// (100 ms), ten times sooner than the server looks for deadlocks
+	// (deadlock_timeout, 1 s by default): a cycle through a receive ends
+	// with the receive, which took nothing and is run again (55P03), never
+	// with the ack. It waits only in that race, a moment's wait for an ack,
+	// rarely.
 	//
-	// A receive takes messages in windows: a window reads, without a lock,
-	// the next messages in the order of delivery (the pick's candidates),
-	// locks those still there in id order, and takes them; each window is a
-	// statement (on a FIFO queue a transaction) of its own, so its locks
-	// end before the next window's begin. The first window of a receive of
-	// {max} messages reads {max} candidates, so that a receive nobody
-	// competes with takes exactly the first {max} in the order of delivery.
-	// The Go side opens another window when one moved messages to the DLQ
-	// (the dead take no place in the batch) or found some locked by another
-	// receive: a wide window then, of four times as many candidates, of
-	// which it takes the first {max} it can lock in id order, so that
-	// receives that compete share the head of the queue among them.
+	// A receive takes messages in windows, each a statement (on a FIFO
+	// queue a transaction) of its own, so that one's locks end before the
+	// next's begin: the Go side opens another window when one moved
+	// messages to the DLQ (the dead take no place in the batch).
 	//
-	// The picks each return candidates' ids, in the order of delivery.
-	// Their LIMIT is a constant ({cands}, put in place by
-	// receiveQueries): with a parameter there, a prepared receive's generic
-	// plan would be costed for a tenth of the table, worse than a plan made
-	// for the call's values, and the server would plan every call afresh
-	// (pgx prepares each statement once per connection; a plan costs about
-	// as much as the receive itself).
+	// The standard picks lock and return, in the order of delivery, the
+	// messages to take: id, receive_count and n, their place in that
+	// order; the FIFO pick returns ids, which its window locks. Their
+	// LIMIT is a constant ({max}, 1–10, put in place by receiveQueries):
+	// with a parameter there, a prepared receive's generic plan would be
+	// costed for a tenth of the table, worse than a plan made for the
+	// call's values, and the server would plan every call afresh (pgx
+	// prepares each statement once per connection; a plan costs about as
+	// much as the receive itself).
 	//
 	// qPickStandard: the oldest visible messages of a standard queue, by
-	// the receive's index, but those an earlier window of the same receive
-	// found locked ($4). All messages of a queue without priorities have
-	// priority 0, so the index's range is one queue's visible messages.
-	qPickStandard = `SELECT id FROM sqsloop_messages
-		WHERE queue_id = $1 AND priority = 0 AND visible_at <= {now} AND id <> ALL($4::bigint[])
-		ORDER BY visible_at, id LIMIT {cands}`
+	// the receive's index, but those the same receive took already ($4:
+	// taken with a 0 s lease, a message is visible again at once), skipping
+	// those another receive has locked. All messages of a queue without
+	// priorities have priority 0, so the index's range is one queue's
+	// visible messages.
+	qPickStandard = `SELECT id, receive_count, row_number() OVER () AS n FROM (
+			SELECT id, receive_count FROM sqsloop_messages
+			WHERE queue_id = $1 AND priority = 0 AND visible_at <= {now} AND id <> ALL($4::bigint[]) AND {locktimeout}
+			ORDER BY visible_at, id LIMIT {max}
+			FOR UPDATE SKIP LOCKED
+		) s`
 	// qPickPriority: the highest priority first, then the oldest
 	// deadline; the index gives that order, and the scan reads past the
 	// messages of higher priorities that are in flight or delayed.
-	qPickPriority = `SELECT id FROM sqsloop_messages
-		WHERE queue_id = $1 AND visible_at <= {now} AND id <> ALL($4::bigint[])
-		ORDER BY priority DESC, visible_at, id LIMIT {cands}`
+	qPickPriority = `SELECT id, receive_count, row_number() OVER () AS n FROM (
+			SELECT id, receive_count FROM sqsloop_messages
+			WHERE queue_id = $1 AND visible_at <= {now} AND id <> ALL($4::bigint[]) AND {locktimeout}
+			ORDER BY priority DESC, visible_at, id LIMIT {max}
+			FOR UPDATE SKIP LOCKED
+		) s`
+	// receiveLockTimeout bounds a standard receive's wait for a lock (see
+	// above), set for its statement alone (set_config's is_local: until
+	// the statement's transaction ends) before the scan locks a row.
+	receiveLockTimeout = "100ms"
+	locktimeout        = `(SELECT set_config('lock_timeout', '` + receiveLockTimeout + `', true)) IS NOT NULL`
 	// qLockFIFO serializes a FIFO queue's receives (not its sends: an
 	// insert's foreign-key check takes a KEY SHARE lock, which NO KEY
 	// UPDATE does not conflict with). It is the first lock a FIFO receive
@@ -144,10 +160,10 @@ const (
 	// priority first (all 0 without priorities), then the oldest: as many
 	// of one group as the receive takes before another (SQS's FIFO
 	// delivery logic). Priority orders the groups, never the messages
-	// within one. It picks {cands} messages to deliver ({live}) and,
+	// within one. It picks {max} messages to deliver ({live}) and,
 	// before and among them, those to move to the DLQ, which take no place
-	// in the batch. ($4, unused, keeps the parameters of every pick
-	// alike.)
+	// in the batch; it returns their ids only, which qWindowFIFO locks in
+	// id order. ($4, unused, keeps the parameters of every pick alike.)
 	qPickFIFO = `SELECT id FROM (
 			SELECT id, head, prio,
 				count(*) FILTER (WHERE {live}) OVER (ORDER BY prio DESC, head, id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
@@ -164,23 +180,23 @@ const (
 					ORDER BY id LIMIT 1000
 				) prefix
 			) runs WHERE ok AND cardinality($4::bigint[]) >= 0
-		) p WHERE before < {cands} ORDER BY prio DESC, head, id`
+		) p WHERE before < {max} ORDER BY prio DESC, head, id`
 
-	// qWindow is one window of a receive ({pick} in place): the candidates
-	// (cand, the pick's ids in its order), locked in id order ({limit}: a
-	// wide window's), each still in the queue and, on a standard queue,
-	// still visible ({recheck}: a lock waited for or skipped past gives the
-	// row's newest version; a FIFO queue's receives take turns), then
-	// {take}. A standard window skips what another transaction holds (SKIP
-	// LOCKED); a FIFO window waits for it (an ack or a lease change: a
-	// moment).
-	qWindow = `WITH cand AS MATERIALIZED (
+	// qWindowStandard is one window of a standard queue's receive: what the
+	// pick ({pick}) locked, then {take}; it misses nothing (missed: none).
+	qWindowStandard = `WITH picked AS MATERIALIZED ({pick}), missed AS (SELECT 0::bigint AS id WHERE false){take}`
+	// qWindowFIFO is one window of a FIFO queue's receive, whose receives
+	// take turns: its candidates locked in id order, waiting for one
+	// another transaction holds (an ack or a lease change: a moment), each
+	// still in the queue, then {take}. missed are those gone meanwhile.
+	qWindowFIFO = `WITH cand AS MATERIALIZED (
 		SELECT id, row_number() OVER () AS n FROM ({pick}) c
 	), locked AS MATERIALIZED (
 		SELECT m.id, m.receive_count FROM sqsloop_messages m
-		WHERE m.queue_id = $1 AND m.id IN (SELECT id FROM cand){recheck}
-		ORDER BY m.id{limit}
-		FOR UPDATE{skip}
+		WHERE m.queue_id = $1 AND m.id IN (SELECT id FROM cand)
+		ORDER BY m.id FOR UPDATE
+	), missed AS MATERIALIZED (
+		SELECT id FROM cand WHERE id NOT IN (SELECT id FROM locked)
 	), picked AS MATERIALIZED (
 		SELECT l.id, l.receive_count, c.n FROM locked l JOIN cand c ON c.id = l.id
 	){take}`
@@ -189,8 +205,7 @@ const (
 	// none, no extension yet, and the receiving Mailbox's receiver ID ($3)
 	// as its holder. Each row returned says what became of a candidate:
 	// kind 0 taken (with n, its place in the pick's order: the update
-	// returns them in no set order), 2 skipped (another receive holds it,
-	// or took it since the statement began: only its id); each ends with
+	// returns them in no set order), 2 missed (only its id); each ends with
 	// the window's time ({now}: the statement's, or for a receive's later
 	// windows the first one's, $5, so that one receive takes all its
 	// messages at one time, whatever it took them in).
@@ -205,7 +220,7 @@ const (
 	)
 	SELECT 0, *, {now} FROM taken
 	UNION ALL
-	SELECT 2, 0, id, '', '', NULL, '', '', 'epoch', 'epoch', 0, {now} FROM cand WHERE id NOT IN (SELECT id FROM locked)`
+	SELECT 2, 0, id, '', '', NULL, '', '', 'epoch', 'epoch', 0, {now} FROM missed`
 	// takeOrDeadLetter is takeLive for a queue with a dead-letter queue:
 	// the picked messages received maxReceiveCount ($6) times already are
 	// moved to the DLQ ($7) instead, keeping their rows, and audited (the

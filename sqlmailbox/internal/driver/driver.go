@@ -94,8 +94,8 @@ type Driver interface {
 	// can. When it takes nothing it reports when to look again
 	// (ReceiveResult.NextVisible), or ErrQueueNotFound when the queue no
 	// longer exists. It may take its messages in several short
-	// transactions (postgres: when others held some, or some went to the
-	// DLQ), never holding one's locks into the next.
+	// transactions (postgres: when some went to the DLQ), never holding
+	// one's locks into the next.
 	Receive(ctx context.Context, q *QueueRecord, r ReceiveArgs) (ReceiveResult, error)
 
 	// Delete deletes the message of each ref whose row and receive count
