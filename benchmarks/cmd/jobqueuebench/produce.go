@@ -42,8 +42,10 @@ func produce(ctx context.Context, s settings, p *producer.Producer, t *telemetry
 }
 
 // sendBatches sends a batch of n jobs for each n received, until batches
-// is closed.
+// is closed. A batch begun is finished after ctx ends, so that what was
+// committed is counted.
 func sendBatches(ctx context.Context, s settings, p *producer.Producer, t *telemetry, batches <-chan int) {
+	ctx = context.WithoutCancel(ctx)
 	padding := strings.Repeat("x", max(s.payload-48, 0))
 	var seq int64
 	for n := range batches {
@@ -63,7 +65,7 @@ func sendBatches(ctx context.Context, s settings, p *producer.Producer, t *telem
 		if s.mode == "depth-target" {
 			t.sending.Add(-int64(n))
 		}
-		if err != nil && ctx.Err() == nil {
+		if err != nil {
 			t.sendFailures.Add(int64(n - sent))
 			logf("send: %d of %d not sent: %v", n-sent, n, err)
 		}
