@@ -29,6 +29,14 @@
 // letters), which is how a jobs_lost estimate of the harness is explained.
 // SIGTERM drains the consumer (4 s) and exits 0 within 5 s.
 //
+// sqsloop-bench.patch, beside this file, offers the adapter upstream in the
+// form the harness asks for (CONTRIBUTING_ADAPTERS.md): a sqsloop-bench
+// directory with the static manifest (adapter.json), a Dockerfile that
+// builds this command from a pinned sqsloop checkout (the harness's
+// submodule pattern) and a README with the registration steps; it holds
+// none of the harness's own code. Apply it in a checkout of the harness
+// with git apply.
+//
 // Environment (the harness sets it): DATABASE_URL (required), SCENARIO
 // (long_horizon, or migrate_only), PRODUCER_MODE, PRODUCER_RATE,
 // PRODUCER_PACING, PRODUCER_BATCH_MAX, PRODUCER_BATCH_MS,
