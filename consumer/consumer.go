@@ -60,9 +60,8 @@ type Consumer struct {
 	obs       observed // handlers running, with Config.Observer
 	drainMark Stats    // counts when the drain began: set by the receive watcher, read by Run after it ended
 
-	scale    atomic.Pointer[scaleSample] // the scaling signal's latest sample (scale.go); nil before the first
-	dead     *rules.DeadLetters          // the dead-letter queue of Permanent failures (poison.go)
-	failures *failurelog.Log             // the WARN lines of failed handler runs, rate-limited
+	dead     *rules.DeadLetters // the dead-letter queue of Permanent failures (poison.go), whose counts scale.go reads
+	failures *failurelog.Log    // the WARN lines of failed handler runs, rate-limited
 }
 
 // New returns a Consumer of mb that runs h for each message. It returns the
@@ -184,9 +183,6 @@ func (c *Consumer) Run(ctx context.Context) error {
 		var err error
 		if attrs, read, err = c.adoptQueueTimeout(ctx); err != nil {
 			return err
-		}
-		if read && c.cfg.Observer != nil {
-			c.sample(attrs) // for the first receive's event
 		}
 	}
 	c.logStart()

@@ -32,7 +32,7 @@ import (
 //     WantsMessageAttribute, WholeSeconds, OutgoingMessage.Size,
 //     Message.ParseSystemAttributes and SetSystemAttributes, QueueSpec's
 //     methods), which a user's own Mailbox needs as ours do; the Observer,
-//     its events, NopObserver (its six methods let an observer implement
+//     its events (QueueEvent: the reads of the queue's counts, issue 27), NopObserver (its seven methods let an observer implement
 //     only what it needs, and keep compiling when an event is added) and
 //     Observers; the handler contract every runtime and middleware names
 //     (Handler, Middleware, Permanent, ErrPermanent, NackAfter,
@@ -61,11 +61,11 @@ var bounds = map[string]int{
 	"jobstate/pgstate":     9,
 	"jobstate/sqlitestate": 8,
 	"jobstate/storetest":   4,
-	"leasepage":            11,
+	"leasepage":            12,
 	"lifecycle":            26,
 	"mailboxtest":          16,
 	"memmailbox":           14,
-	"otelsqsloop":          19,
+	"otelsqsloop":          20,
 	"producer":             34,
 	"sqlmailbox":           52,
 	"sqlmailbox/postgres":  7,
