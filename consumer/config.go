@@ -126,20 +126,23 @@ type Config struct {
 	// context also cuts a longer ShutdownTimeout short.
 	ShutdownTimeout time.Duration
 
-	// ExitWhenIdle, when > 0, makes Run return nil on its own once every
-	// receive for that long came back empty (no error) while nothing was
-	// in flight (no handler running, no message held): for batch jobs (a
-	// Kubernetes CronJob, an ECS task per backlog, a CI step) that drain a
-	// queue and exit. It is checked as each receive comes back, so Run
-	// returns up to WaitTime after it is reached; a receive that fails
-	// starts the count again (a mailbox that does not answer is not an
-	// empty queue). A long poll comes back empty only when no message was
-	// visible while it waited, so "empty" is the consumer's own evidence;
-	// the queue's approximate counts are not consulted: SQS updates them
-	// about a minute late, and they include messages other consumers hold
-	// and messages waiting out a nack's back-off or a delay, which this run
-	// would then wait for. Those are left to the next run. 0 (the default)
-	// never exits; must be ≥ 0.
+	// ExitWhenIdle, when > 0, makes Run return nil on its own once its
+	// receives for that long came back empty or still wait (no error) while
+	// nothing was in flight (no handler running, no message held): for
+	// batch jobs (a Kubernetes CronJob, an ECS task per backlog, a CI step)
+	// that drain a queue and exit. The count is watched on its own clock:
+	// when it reaches ExitWhenIdle the drain begins and cuts the long poll
+	// in flight short (see Shutdown), so Run returns within ExitWhenIdle
+	// and a round trip (at most 250 ms) of the last busy moment, whatever
+	// WaitTime is; a receive that fails starts the count again (a mailbox
+	// that does not answer is not an empty queue), and so does a pause. A
+	// long poll returns as soon as a message is visible, so one that came
+	// back empty, or still waits, is the consumer's own evidence of an
+	// empty queue; the queue's approximate counts are not consulted: SQS
+	// updates them about a minute late, and they include messages other
+	// consumers hold and messages waiting out a nack's back-off or a delay,
+	// which this run would then wait for. Those are left to the next run. 0
+	// (the default) never exits; must be ≥ 0.
 	ExitWhenIdle time.Duration
 
 	// Middleware wraps the handler, Middleware[0] outermost, inside the

@@ -46,7 +46,6 @@ type Consumer struct {
 	state        atomic.Int32
 	drainReq     chan struct{} // closed by Shutdown
 	drainOne     sync.Once
-	idleOnce     sync.Once     // logs the exit of ExitWhenIdle
 	cutShort     chan struct{} // closed when Shutdown's context ends before Run: the drain budget is spent
 	cutOne       sync.Once
 	spentByCtx   atomic.Bool // the drain budget ended with Shutdown's context: its handlers were cancelled
@@ -206,8 +205,16 @@ func (c *Consumer) Run(ctx context.Context) error {
 		c.process(s)
 	})
 
+	idleDone := make(chan struct{})
+	if c.cfg.ExitWhenIdle > 0 {
+		go func() { defer close(idleDone); c.watchIdle(c.receivesOver) }()
+	} else {
+		close(idleDone)
+	}
+
 	drainBegan, runErr := c.receive(ctx, handlerCtx, handlers)
 	close(c.receivesOver)
+	<-idleDone
 	c.state.Store(stateDraining)
 	stopCheck()
 	<-checkDone

@@ -18,7 +18,7 @@ type workerFlags struct {
 	VisibilityTimeout time.Duration `placeholder:"DURATION" help:"Lease of each received message, 1s-12h; 0 (the default): the queue's own visibility timeout (create-queue --visibility-timeout sets it). While the handler beats, the lease is extended (by this at first, then by a length chosen from the gaps between its beats); a handler that stops beating loses its message when the last extension runs out."`
 	WaitTime          time.Duration `default:"20s" help:"Long poll of each receive, 1s-20s."`
 	ShutdownTimeout   time.Duration `default:"20s" help:"Drain budget: on SIGTERM or SIGINT, receiving stops and handlers in flight get this long to finish before they are stopped and their messages given back (a second signal gives them back at once and exits)."`
-	ExitWhenIdle      time.Duration `placeholder:"DURATION" help:"Exit (status 0) once the queue has been empty, with nothing in flight, for this long: for batch runs. 0: never."`
+	ExitWhenIdle      time.Duration `placeholder:"DURATION" help:"Exit (status 0) once the queue has been empty, with nothing in flight, for this long: for batch runs. The long poll in flight is cut short, so the exit comes within this and a round trip (at most 250 ms) of the last ack. 0: never."`
 	MetricsAddr       string        `placeholder:"HOST:PORT" help:"Serve Prometheus metrics (/metrics), the health probes (/livez, /readyz), the lease page (/debug/sqsloop) and drain mode (POST /drain, /resume; from this host only) on this address. Empty: none."`
 }
 
