@@ -64,7 +64,7 @@ var bounds = map[string]int{
 	"leasepage":            12,
 	"lifecycle":            26,
 	"mailboxtest":          16,
-	"memmailbox":           14,
+	"memmailbox":           15,
 	"otelsqsloop":          20,
 	"producer":             34,
 	"sqlmailbox":           52,
