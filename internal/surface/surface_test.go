@@ -53,6 +53,8 @@ import (
 //     (a database URL, for the command's operator calls), and what a queue
 //     opened from a URL still gives for the calls the Mailbox contract
 //     lacks (sqsmailbox.Mailbox.Client, sqlmailbox.Mailbox.Store).
+//   - telemetry: Start and what it serves; Observer for the consumer,
+//     MeterProvider for the program's own metrics, Addr for port 0.
 //   - mailboxtest, jobstate/storetest: the conformance kits (Harness,
 //     Features, the scenarios' runner).
 var bounds = map[string]int{
@@ -77,6 +79,7 @@ var bounds = map[string]int{
 	"sqlmailbox/sqlite":    10,
 	"sqslambda":            18,
 	"sqsmailbox":           14,
+	"telemetry":            9,
 	"visibility":           6,
 }
 
