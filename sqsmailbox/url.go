@@ -31,8 +31,8 @@ const defaultEmulatorRegion = "us-east-1"
 //   - a queue URL on AWS, https://sqs.REGION.amazonaws.com/ACCOUNT/NAME:
 //     in the URL's region;
 //   - a queue URL on an SQS-compatible server, http://HOST:PORT/ACCOUNT/NAME:
-//     with the server (scheme, host and port) as the endpoint, in the
-//     configured region or us-east-1;
+//     with the server (scheme, host and port; a host under .localhost is
+//     127.0.0.1) as the endpoint, in the configured region or us-east-1;
 //   - sqs://NAME: the queue NAME, looked up with GetQueueUrl (one call), on
 //     AWS or on the server of the endpoint parameter.
 //
@@ -66,7 +66,7 @@ func openURL(ctx context.Context, u *url.URL) (sqsloop.Mailbox, error) {
 		opts = append(opts, config.WithDefaultRegion(defaultEmulatorRegion))
 	}
 	if endpoint == "" && u.Scheme != "sqs" && urlRegion(u) == "" {
-		endpoint = u.Scheme + "://" + u.Host
+		endpoint = serverOf(u)
 	}
 	client, err := NewClient(ctx, endpoint, opts...)
 	if err != nil {
@@ -82,6 +82,21 @@ func openURL(ctx context.Context, u *url.URL) (sqsloop.Mailbox, error) {
 		return nil, wrapCall("look up the queue of "+u.Redacted(), err)
 	}
 	return New(client, aws.ToString(out.QueueUrl))
+}
+
+// serverOf is the base URL of the server of a queue URL that is not AWS's:
+// its scheme, host and port, a host under .localhost being the loopback
+// (RFC 6761; fauxqs names its queues http://sqs.REGION.localhost:PORT/…,
+// which Go's resolver does not resolve).
+func serverOf(u *url.URL) string {
+	host := u.Host
+	if h := u.Hostname(); h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		host = "127.0.0.1"
+		if port := u.Port(); port != "" {
+			host += ":" + port
+		}
+	}
+	return u.Scheme + "://" + host
 }
 
 // urlRegion returns the region of an SQS queue URL on AWS

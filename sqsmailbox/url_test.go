@@ -33,6 +33,9 @@ func TestOpenMailboxSQS(t *testing.T) {
 		{ws.URL + "/000000000000/jobs", ws.URL + "/000000000000/jobs", "us-east-1", ws.URL},
 		{ws.URL + "/000000000000/jobs?region=eu-north-1", ws.URL + "/000000000000/jobs", "eu-north-1", ws.URL},
 		{"sqs://jobs?region=ap-south-1&endpoint=" + ws.URL, ws.URL + "/000000000000/jobs", "ap-south-1", ws.URL},
+		// fauxqs's queue URLs: a host under .localhost is the loopback.
+		{strings.Replace(ws.URL, "127.0.0.1", "sqs.us-east-1.localhost", 1) + "/000000000000/jobs",
+			strings.Replace(ws.URL, "127.0.0.1", "sqs.us-east-1.localhost", 1) + "/000000000000/jobs", "us-east-1", ws.URL},
 	} {
 		mb, err := sqsloop.OpenMailbox(t.Context(), tc.url)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/sqlmailbox"
 	"github.com/sqsloop/sqsloop/sqsmailbox"
 )
 
@@ -62,11 +63,11 @@ func (c *createQueueCmd) spec() sqsloop.QueueSpec {
 func (c *createQueueCmd) Run(g *globals) error {
 	spec := c.spec()
 	if c.Mailbox != "" {
-		st, closeDB, err := openStore(g.ctx, c.Mailbox)
+		st, err := sqlmailbox.Open(g.ctx, c.Mailbox)
 		if err != nil {
-			return err
+			return withMigrateHint(err)
 		}
-		defer closeDB()
+		defer st.Close()
 		mb, err := st.CreateQueue(g.ctx, spec)
 		if err != nil {
 			return err
@@ -75,7 +76,7 @@ func (c *createQueueCmd) Run(g *globals) error {
 		fmt.Fprintln(g.stdout, mb.Name())
 		return nil
 	}
-	client, err := mailboxFlags{Endpoint: c.Endpoint}.client(g.ctx)
+	client, err := sqsmailbox.NewClient(g.ctx, c.Endpoint)
 	if err != nil {
 		return err
 	}

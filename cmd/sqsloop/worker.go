@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/lifecycle"
+	"github.com/sqsloop/sqsloop/telemetry"
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
@@ -66,16 +69,12 @@ func (w workerFlags) run(g *globals, name string, build func(q *queue) (handlerR
 	}
 	var observer sqsloop.Observer
 	if w.MetricsAddr != "" {
-		t, err := startTelemetry(w.MetricsAddr, q, group, "sqsloop "+name)
+		tel, err := telemetry.Start(group, telemetry.Config{Addr: w.MetricsAddr, Queue: q.name, QueueURL: q.url, Title: "sqsloop " + name + ": " + q.name})
 		if err != nil {
-			return err
+			return fmt.Errorf("--metrics-addr: %w", err)
 		}
-		defer t.close()
-		observer = t.observer
-		if err := group.Add("http", t.loop(), lifecycle.LoopOption{Last: true}); err != nil {
-			return err
-		}
-		g.log.Info("sqsloop: serving "+t.String(), "command", name)
+		observer = tel.Observer()
+		g.log.Info("sqsloop: serving "+tel.String(), "command", name)
 	}
 	c, err := consumer.New(q.mb, h.handle, consumer.Config{
 		Concurrency:       w.Concurrency,
@@ -101,8 +100,26 @@ func (w workerFlags) run(g *globals, name string, build func(q *queue) (handlerR
 	g.log.Info("sqsloop: consuming "+q.describe(), "command", name, "concurrency", w.Concurrency)
 	err = group.Run(ctx)
 	st := c.Stats()
-	g.log.Info("sqsloop: stopped", "command", name,
-		"received", st.Received, "succeeded", st.Succeeded, "failed", st.Failed,
-		"dead_lettered", st.Poisoned, "leases_lost", st.LeasesLost)
+	stopped := []any{"command", name, "received", st.Received, "succeeded", st.Succeeded, "failed", st.Failed,
+		"poisoned", st.Poisoned, "leases_lost", st.LeasesLost}
+	if n, ok := deadLetters(context.WithoutCancel(ctx), q); ok {
+		stopped = append(stopped, "dead_letter_queue", n)
+	}
+	g.log.Info("sqsloop: stopped", stopped...)
 	return err
+}
+
+// stopReadTimeout bounds the read of the dead-letter queue's depth for the
+// stop line.
+const stopReadTimeout = 5 * time.Second
+
+// deadLetters returns the visible messages of q's dead-letter queue (on
+// SQS approximate), and whether it has one that could be read: the stop
+// line's count of what sits there, poisoned by this run (at once) or moved
+// by the redrive policy (after maxReceiveCount receives) or earlier.
+func deadLetters(ctx context.Context, q *queue) (int, bool) {
+	ctx, cancel := context.WithTimeout(ctx, stopReadTimeout)
+	defer cancel()
+	_, a, err := deadLetterStats(ctx, q)
+	return a.ApproximateMessages, err == nil
 }
