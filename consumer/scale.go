@@ -13,13 +13,13 @@ import (
 // watchQueue checks the queue's attributes against the configuration
 // (warnQueue): those read at start-up (read), or, unless a read was tried
 // there (tried), its own. Then, with an Observer and a mailbox that is an
-// sqsloop.AttributesReader, it reports the live signals (readQueueCounts)
-// at once, from the start-up read when there was one, and every
-// Config.QueueReadInterval after, until ctx is done.
+// sqsloop.AttributesReader, it reports the live signals: the start-up
+// read's at once (also when it failed, if it was its own), and a read
+// every Config.QueueReadInterval after, until ctx is done.
 func (c *Consumer) watchQueue(ctx context.Context, attrs sqsloop.QueueAttributes, read, tried bool) {
 	began := time.Now()
+	var err error
 	if !tried {
-		var err error
 		if attrs, read, err = c.readQueue(ctx); err != nil {
 			c.warnUnread(err)
 		}
@@ -30,11 +30,9 @@ func (c *Consumer) watchQueue(ctx context.Context, attrs sqsloop.QueueAttributes
 	if _, ok := c.mb.(sqsloop.AttributesReader); !ok || c.cfg.Observer == nil {
 		return
 	}
-	w := queueWatch{c: c}
-	if read {
-		w.report(ctx, began, attrs, nil)
-	} else {
-		w.read(ctx)
+	w := queueWatch{c: c, warned: !read} // a failed start-up read was logged
+	if read || err != nil {
+		w.report(ctx, began, attrs, err)
 	}
 	t := time.NewTicker(c.cfg.QueueReadInterval)
 	defer t.Stop()

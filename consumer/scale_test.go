@@ -3,6 +3,7 @@ package consumer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -103,6 +104,14 @@ func (c *countedReads) OpenDeadLetterQueue(ctx context.Context) (sqsloop.Mailbox
 // reported them with the next receive, the backlog read 100 for the first
 // 30 s).
 func TestQueueSignalsAreLive(t *testing.T) {
+	// The start-up read is Run's (the queue's visibility timeout adopted)
+	// or the watcher's own (VisibilityTimeout set): one read either way.
+	for _, vt := range []time.Duration{0, 30 * time.Second} {
+		t.Run(fmt.Sprint("VisibilityTimeout ", vt), func(t *testing.T) { testQueueSignalsAreLive(t, vt) })
+	}
+}
+
+func testQueueSignalsAreLive(t *testing.T, vt time.Duration) {
 	synctest.Test(t, func(t *testing.T) {
 		t0 := time.Now()
 		q := newQueue(t, sqsloop.QueueSpec{MaxReceiveCount: 5})
@@ -116,15 +125,16 @@ func TestQueueSignalsAreLive(t *testing.T) {
 			}
 			time.Sleep(time.Second)
 			return nil
-		}, Config{Concurrency: 10, LatencyTarget: 10 * time.Second, QueueReadInterval: period, Observer: &obs, Logger: quiet})
+		}, Config{Concurrency: 10, VisibilityTimeout: vt, LatencyTarget: 10 * time.Second, QueueReadInterval: period, Observer: &obs, Logger: quiet})
 		stop := start(t, c)
 		synctest.Wait()
 		events, _ := obs.get()
 		if len(events) != 1 {
 			t.Fatalf("%d reads at start-up, want 1", len(events))
 		}
-		if e := events[0]; e.Err != nil || e.Backlog != 100 || e.RecommendedConsumers != 10 || !e.DeadLettersRead || e.DeadLetters != 0 {
-			t.Errorf("the start-up read: %+v; want 100 visible, 10 consumers recommended, an empty dead-letter queue", e)
+		// Before the first receive (Run's read), or as it comes back.
+		if e := events[0]; e.Err != nil || e.Backlog+e.InFlight != 100 || e.RecommendedConsumers != 10 || !e.DeadLettersRead || e.DeadLetters != 0 {
+			t.Errorf("the start-up read: %+v; want 100 visible or in flight, 10 consumers recommended, an empty dead-letter queue", e)
 		}
 		time.Sleep(time.Minute + 2*time.Second)
 		events, emptied := obs.get()
