@@ -101,8 +101,8 @@
 // sqsloop.idempotency.busy ({message}; deliveries nacked while another run
 // held the key), sqsloop.idempotency.lost_claims ({run}),
 // sqsloop.idempotency.store_errors ({call}), sqsloop.checkpoint.saved
-// ({checkpoint}), sqsloop.checkpoint.resumed ({message}; deliveries that
-// found a checkpoint) and sqsloop.checkpoint.delete_failures ({call}).
+// ({checkpoint}) and sqsloop.checkpoint.resumed ({message}; deliveries
+// that found a checkpoint).
 //
 // # Scaling
 //

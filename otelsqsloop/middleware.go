@@ -33,7 +33,6 @@ func (o *Observer) observeMiddlewares(m metric.Meter, idem *idempotency.Idempote
 		counters = append(counters,
 			middlewareCounter{"sqsloop.checkpoint.saved", "{checkpoint}", "Checkpoints saved.", func() int64 { return cps.Stats().Saved }},
 			middlewareCounter{"sqsloop.checkpoint.resumed", "{message}", "Deliveries that found a checkpoint to resume from.", func() int64 { return cps.Stats().Resumed }},
-			middlewareCounter{"sqsloop.checkpoint.delete_failures", "{call}", "Checkpoints of finished messages whose delete failed (they expire).", func() int64 { return cps.Stats().DeleteFailed }},
 		)
 	}
 	if len(counters) == 0 {

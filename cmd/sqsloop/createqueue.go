@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/sqlmailbox"
 	"github.com/sqsloop/sqsloop/sqsmailbox"
 )
 
@@ -63,11 +62,11 @@ func (c *createQueueCmd) spec() sqsloop.QueueSpec {
 func (c *createQueueCmd) Run(g *globals) error {
 	spec := c.spec()
 	if c.Mailbox != "" {
-		st, err := sqlmailbox.Open(g.ctx, c.Mailbox)
+		st, closeDB, err := openStore(g.ctx, c.Mailbox)
 		if err != nil {
-			return withMigrateHint(err)
+			return err
 		}
-		defer st.Close()
+		defer closeDB()
 		mb, err := st.CreateQueue(g.ctx, spec)
 		if err != nil {
 			return err

@@ -149,6 +149,17 @@ func queueName(queueURL string) string {
 	return p[strings.LastIndex(p, "/")+1:]
 }
 
+// openStore opens the database spec names (sqlmailbox.Open: sqlite:PATH,
+// a postgres:// URL), for the commands that work on a database rather
+// than one queue. The second result closes it.
+func openStore(ctx context.Context, spec string) (*sqlmailbox.Store, func() error, error) {
+	st, err := sqlmailbox.Open(ctx, spec)
+	if err != nil {
+		return nil, nil, withMigrateHint(err)
+	}
+	return st, st.Close, nil
+}
+
 // isPostgres reports a PostgreSQL URL.
 func isPostgres(spec string) bool {
 	return strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://")
