@@ -46,7 +46,7 @@ func newTelemetry(s settings) *telemetry {
 
 // handler records the pickup latency (now minus the message's SentAt,
 // the database's time at the insert), works workMS and counts the job.
-func (t *telemetry) handler(workMS int) consumer.Handler {
+func (t *telemetry) handler(workMS int) sqsloop.Handler {
 	work := time.Duration(workMS) * time.Millisecond
 	return func(ctx context.Context, m *sqsloop.Message) error {
 		us := max(time.Since(m.SentAt).Microseconds(), 1)
