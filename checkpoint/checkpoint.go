@@ -67,7 +67,7 @@ func (c *Checkpoints) Stats() Stats {
 // handler must not leave its finished job's checkpoint behind).
 const cleanupTimeout = 5 * time.Second
 
-// Middleware wraps next (a consumer.Handler): next's context carries the
+// Middleware wraps next (a sqsloop.Handler): next's context carries the
 // message's checkpoint, and once next returns nil or a permanent failure
 // the checkpoint is deleted. A delete that fails is logged (WARN) and
 // counted; the checkpoint then expires. It fits consumer.Config.Middleware
@@ -76,7 +76,7 @@ func (c *Checkpoints) Middleware(next func(context.Context, *sqsloop.Message) er
 	return func(ctx context.Context, m *sqsloop.Message) error {
 		r := &run{c: c, m: m, key: c.key(m)}
 		err := next(context.WithValue(ctx, runKey{}, r), m)
-		if (err == nil || permanent(err)) && r.mayExist() {
+		if (err == nil || errors.Is(err, sqsloop.ErrPermanent)) && r.mayExist() {
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 			derr := c.store.Delete(dctx, r.key, "")
 			cancel()
@@ -95,14 +95,6 @@ func (c *Checkpoints) Middleware(next func(context.Context, *sqsloop.Message) er
 // key is the store's key of m's checkpoint.
 func (c *Checkpoints) key(m *sqsloop.Message) string {
 	return "checkpoint/" + c.cfg.Queue + "/" + m.ID
-}
-
-// permanent reports whether err says its message can never succeed
-// (consumer.Permanent): an error in its chain names its class "permanent"
-// with an ErrorType method, as OpenTelemetry's error.type reads it.
-func permanent(err error) bool {
-	var typed interface{ ErrorType() string }
-	return errors.As(err, &typed) && typed.ErrorType() == "permanent"
 }
 
 // runKey carries a handler run's *run in its context.

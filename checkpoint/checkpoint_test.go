@@ -120,7 +120,7 @@ func TestRedeliveryResumesFromTheCheckpoint(t *testing.T) {
 			WaitTime:          time.Second,
 			Visibility:        visibility.Config{Interval: 500 * time.Millisecond, Extension: 2 * time.Second, CancelOnLeaseLost: true},
 			Backoff:           func(int) time.Duration { return 0 },
-			Middleware:        []consumer.Middleware{cp.Middleware},
+			Middleware:        []sqsloop.Middleware{cp.Middleware},
 			Logger:            quiet,
 		})
 		if err != nil {
@@ -155,6 +155,13 @@ func TestRedeliveryResumesFromTheCheckpoint(t *testing.T) {
 	})
 }
 
+// classed is an error naming its class for instrumentation (error.type),
+// as a handler's own errors may.
+type classed string
+
+func (c classed) Error() string     { return "an error of class " + string(c) }
+func (c classed) ErrorType() string { return string(c) }
+
 // call runs h through cp's middleware for m, with a heartbeat in ctx.
 func call(t *testing.T, cp *checkpoint.Checkpoints, m *sqsloop.Message, h func(context.Context, *sqsloop.Message) error) error {
 	t.Helper()
@@ -171,9 +178,12 @@ func TestKeptOnFailureDeletedOnSuccess(t *testing.T) {
 		kept   bool
 	}{
 		{"nil", nil, false},
-		{"permanent", consumer.Permanent(errors.New("poison")), false},
+		{"permanent", sqsloop.Permanent(errors.New("poison")), false},
 		{"failure", errors.New("try again"), true},
-		{"nack after", consumer.NackAfter(errors.New("later"), time.Minute), true},
+		{"nack after", sqsloop.NackAfter(errors.New("later"), time.Minute), true},
+		// An error that names its own class "permanent" for error.type is
+		// not sqsloop.Permanent: the runtimes nack it, so it is kept.
+		{"classed permanent", classed("permanent"), true},
 		{"panic", nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

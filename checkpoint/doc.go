@@ -29,7 +29,7 @@
 // and then answers from memory.
 //
 // The middleware deletes the checkpoint once the handler returns nil (the
-// consumer acks the message) or a permanent failure (consumer.Permanent:
+// consumer acks the message) or a permanent failure (sqsloop.Permanent:
 // the message goes to the dead-letter queue); after any other failure or a
 // panic it is kept for the next delivery. A message moved to the
 // dead-letter queue by the queue's redrive policy (after maxReceiveCount)

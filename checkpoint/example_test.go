@@ -41,7 +41,7 @@ func Example() {
 	}
 	c, err := consumer.New(queue, handler, consumer.Config{
 		WaitTime:   time.Second,
-		Middleware: []consumer.Middleware{cp.Middleware},
+		Middleware: []sqsloop.Middleware{cp.Middleware},
 	})
 	if err != nil {
 		panic(err)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/checkpoint"
-	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/jobstate"
 	"github.com/sqsloop/sqsloop/sqslambda"
 )
@@ -42,7 +41,7 @@ func TestWorksTheSameOnLambda(t *testing.T) {
 			return err
 		}
 		return errors.New("fails after step 1")
-	}, sqslambda.Config{Middleware: []consumer.Middleware{cp.Middleware}, Logger: quiet})
+	}, sqslambda.Config{Middleware: []sqsloop.Middleware{cp.Middleware}, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

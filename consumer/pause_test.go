@@ -18,7 +18,7 @@ type counted struct {
 	ran map[string]int
 }
 
-func (c *counted) handler(d time.Duration) Handler {
+func (c *counted) handler(d time.Duration) sqsloop.Handler {
 	return func(ctx context.Context, m *sqsloop.Message) error {
 		if err := beatFor(ctx, d, 500*time.Millisecond, func() { heartbeat.Beat(ctx) }); err != nil {
 			return err

@@ -34,7 +34,7 @@ type Config struct {
 	// at most MaxQueueName bytes.
 	Queue string
 	// Key returns a message's key. An error is returned as the handler's
-	// (the message is nacked; wrap it with consumer.Permanent to send the
+	// (the message is nacked; wrap it with sqsloop.Permanent to send the
 	// message to the dead-letter queue). Default: the message ID. The key
 	// with Queue is at most jobstate.MaxKeySize bytes long, less 14.
 	Key func(m *sqsloop.Message) (string, error)

@@ -21,7 +21,7 @@
 //  4. A delivery whose key another run holds under a live lease (another
 //     consumer, another message with the same key) is not run beside it:
 //     it is nacked with a delay that ends when that lease does (the error
-//     matches ErrInProgress and carries the delay as consumer.NackAfter
+//     matches ErrInProgress and carries the delay as sqsloop.NackAfter
 //     does). If that run's process died, its lease lapses, and the next
 //     delivery runs the job.
 //
@@ -48,8 +48,7 @@
 // complete (or one delete to release), plus one renewal per Lease/3 of a
 // beating handler's run. A duplicate costs the refused claim only (on the
 // SQL stores a second statement reads the record that refused it).
-// jobstate/storetest.Benchmark measures it on each store.
+// internal/jobbench.Benchmark measures it on each store.
 //
-// The package imports the root, heartbeat, jobstate and the library's
-// internal rules only.
+// The package imports the root, heartbeat and jobstate only.
 package idempotency

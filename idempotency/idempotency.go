@@ -15,7 +15,6 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/heartbeat"
-	"github.com/sqsloop/sqsloop/internal/rules"
 	"github.com/sqsloop/sqsloop/jobstate"
 )
 
@@ -89,7 +88,7 @@ func (i *Idempotency) Stats() Stats {
 // cancelled a finished handler must not lose its completion).
 const cleanupTimeout = 5 * time.Second
 
-// Middleware wraps next (a consumer.Handler) as the package doc says. It
+// Middleware wraps next (a sqsloop.Handler) as the package doc says. It
 // fits consumer.Config.Middleware and sqslambda.Config.Middleware as it
 // is. Put it first (outermost), so that a duplicate costs no other
 // middleware's work.
@@ -172,7 +171,7 @@ func (i *Idempotency) refused(ctx context.Context, m *sqsloop.Message, key strin
 		return nil
 	case standing.State == jobstate.InProgress:
 		i.st.busy.Add(1)
-		return rules.NackAfter(fmt.Errorf("%w: %q is held by another run until %s", ErrInProgress, key,
+		return sqsloop.NackAfter(fmt.Errorf("%w: %q is held by another run until %s", ErrInProgress, key,
 			standing.LeaseUntil.UTC().Format(time.RFC3339Nano)), busyDelay(standing.LeaseUntil))
 	}
 	return fmt.Errorf("idempotency: the record of %q is %s, not an idempotency record (a key shared with a checkpoint?)", key, standing.State)

@@ -260,7 +260,7 @@ func TestLostAckDoesNotRunTheJobAgain(t *testing.T) {
 			return nil
 		}, consumer.Config{VisibilityTimeout: 2 * time.Second, WaitTime: time.Second, Logger: quiet,
 			Visibility: visibility.Config{Interval: 500 * time.Millisecond, Extension: 2 * time.Second},
-			Middleware: []consumer.Middleware{i.Middleware}})
+			Middleware: []sqsloop.Middleware{i.Middleware}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -328,7 +328,7 @@ func TestTwoConsumersNeverRunOneKeyAtOnce(t *testing.T) {
 			i := newIdem(t, store, idempotency.Config{Key: func(m *sqsloop.Message) (string, error) { return m.Body, nil }})
 			c, err := consumer.New(q, h, consumer.Config{Concurrency: 8, VisibilityTimeout: 2 * time.Second, WaitTime: time.Second, Logger: quiet,
 				Visibility: visibility.Config{Interval: 500 * time.Millisecond, Extension: 2 * time.Second},
-				Middleware: []consumer.Middleware{i.Middleware}})
+				Middleware: []sqsloop.Middleware{i.Middleware}})
 			if err != nil {
 				t.Fatal(err)
 			}

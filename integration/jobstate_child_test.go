@@ -157,8 +157,8 @@ func jobChildMain(raw string) int {
 		return childproc.Failed(err)
 	}
 	defer closeStore()
-	var mw []consumer.Middleware
-	var handler consumer.Handler
+	var mw []sqsloop.Middleware
+	var handler sqsloop.Handler
 	switch {
 	case cfg.Steps > 0:
 		cp, err := checkpoint.New(store, checkpoint.Config{Queue: "e2e"})
@@ -191,7 +191,7 @@ func jobChildMain(raw string) int {
 		// Outermost: says "returned" once the middleware returned after a
 		// run of the handler (its completion recorded), before the
 		// consumer acks.
-		mw = append(mw, func(next consumer.Handler) consumer.Handler {
+		mw = append(mw, func(next sqsloop.Handler) sqsloop.Handler {
 			return func(ctx context.Context, m *sqsloop.Message) error {
 				ran := new(bool)
 				err := next(context.WithValue(ctx, ranKey{}, ran), m)

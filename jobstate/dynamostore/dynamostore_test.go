@@ -16,6 +16,7 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/internal/harness"
+	"github.com/sqsloop/sqsloop/internal/jobbench"
 	"github.com/sqsloop/sqsloop/jobstate"
 	"github.com/sqsloop/sqsloop/jobstate/dynamostore"
 	"github.com/sqsloop/sqsloop/jobstate/storetest"
@@ -116,8 +117,8 @@ func TestNewChecks(t *testing.T) {
 }
 
 // What the middlewares add per message on the DynamoDB-compatible server
-// (storetest.Benchmark; dynalite locally, not DynamoDB's latency).
+// (jobbench.Benchmark; dynalite locally, not DynamoDB's latency).
 func BenchmarkDynamoDB(b *testing.B) {
 	c, table := client(b)
-	storetest.Benchmark(b, newStore(b, c, table))
+	jobbench.Benchmark(b, newStore(b, c, table))
 }

@@ -1,4 +1,10 @@
-package storetest
+// Package jobbench measures what the middlewares on a jobstate.Store
+// (packages checkpoint and idempotency) add to one message's handling, on
+// any store: each store's test package runs Benchmark on its own store
+// (BenchmarkMemory, BenchmarkSQLite, BenchmarkPostgreSQL,
+// BenchmarkDynamoDB), so that the public conformance kit
+// (jobstate/storetest) imports only what it tests. Imported only by tests.
+package jobbench
 
 import (
 	"context"
