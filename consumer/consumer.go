@@ -47,7 +47,6 @@ type Consumer struct {
 	state        atomic.Int32
 	drainReq     chan struct{} // closed by Shutdown
 	drainOne     sync.Once
-	idleOnce     sync.Once     // logs the exit of ExitWhenIdle
 	cutShort     chan struct{} // closed when Shutdown's context ends before Run: the drain budget is spent
 	cutOne       sync.Once
 	spentByCtx   atomic.Bool // the drain budget ended with Shutdown's context: its handlers were cancelled
@@ -61,9 +60,8 @@ type Consumer struct {
 	obs       observed // handlers running, with Config.Observer
 	drainMark Stats    // counts when the drain began: set by the receive watcher, read by Run after it ended
 
-	scale    atomic.Pointer[scaleSample] // the scaling signal's latest sample (scale.go); nil before the first
-	dead     *rules.DeadLetters          // the dead-letter queue of Permanent failures (poison.go)
-	failures *failurelog.Log             // the WARN lines of failed handler runs, rate-limited
+	dead     *rules.DeadLetters // the dead-letter queue of Permanent failures (poison.go), whose counts scale.go reads
+	failures *failurelog.Log    // the WARN lines of failed handler runs, rate-limited
 }
 
 // New returns a Consumer of mb that runs h for each message. It returns the
@@ -186,9 +184,6 @@ func (c *Consumer) Run(ctx context.Context) error {
 		if attrs, read, err = c.adoptQueueTimeout(ctx); err != nil {
 			return err
 		}
-		if read && c.cfg.Observer != nil {
-			c.sample(attrs) // for the first receive's event
-		}
 	}
 	c.logStart()
 	c.idle.reset(time.Now())
@@ -211,8 +206,16 @@ func (c *Consumer) Run(ctx context.Context) error {
 		c.process(s)
 	})
 
+	idleDone := make(chan struct{})
+	if c.cfg.ExitWhenIdle > 0 {
+		go func() { defer close(idleDone); c.watchIdle(c.receivesOver) }()
+	} else {
+		close(idleDone)
+	}
+
 	drainBegan, runErr := c.receive(ctx, handlerCtx, handlers)
 	close(c.receivesOver)
+	<-idleDone
 	c.state.Store(stateDraining)
 	stopCheck()
 	<-checkDone

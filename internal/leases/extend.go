@@ -206,6 +206,9 @@ func (m *Manager) watch(l *Lease, now time.Time) bool {
 // (nothing to gain), or when the ceiling leaves less than a second to ask
 // for: l can no longer be extended (capped). Called with m.mu held.
 func (m *Manager) request(l *Lease, from, now time.Time) (vt time.Duration, ok bool) {
+	if from.After(now) { // a beat stamped by this look, a moment after its now on the real clock
+		from = now
+	}
 	vt = sqsloop.WholeSeconds(from.Add(m.extension(l)).Sub(now))
 	if now.Add(vt).After(l.ceiling) {
 		vt = l.ceiling.Sub(now).Truncate(time.Second)

@@ -347,6 +347,23 @@ func TestOneBeatEarnsOneExtension(t *testing.T) {
 	once.Nack(0)
 }
 
+// A beat stamped by the look that extends for it is stamped a moment after
+// that look's own now on the real clock: the extension counts from the
+// look's now, and asks for the Extension, not a second more (SQS's whole
+// seconds, rounded up, would make 2 s and a microsecond 3 s).
+func TestABeatStampedAtTheLookEarnsTheExtensionFromTheLook(t *testing.T) {
+	m := newManager(t, &recorder{}, visibility.Config{Interval: 100 * time.Millisecond, Extension: 2 * time.Second})
+	l := m.Hold(message("now", time.Second), heartbeat.New(), nil)
+	defer l.GiveBack()
+	now := time.Now()
+	m.mu.Lock()
+	vt, ok := m.request(l, now.Add(time.Microsecond), now)
+	m.mu.Unlock()
+	if !ok || vt != 2*time.Second {
+		t.Errorf("request = %v, %v; want 2s, true", vt, ok)
+	}
+}
+
 // A hung extension call is cut off at Interval/2, so an ack decided
 // meanwhile, and the rest of the leases, are not held up for longer; one
 // failure does not lose the lease.
