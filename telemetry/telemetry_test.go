@@ -95,7 +95,14 @@ func TestServesThroughTheDrain(t *testing.T) {
 			t.Errorf("GET %s = %d, want %d", path, code, want)
 		}
 	}
-	_, metrics := get(t, base+telemetry.MetricsPath)
+	// The queue's counts are read beside the first receives, not before
+	// them: wait for the first read to reach the exporter.
+	var metrics string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, metrics = get(t, base+telemetry.MetricsPath); strings.Contains(metrics, "sqsloop_queue_backlog{") || time.Now().After(deadline) {
+			break
+		}
+	}
 	for _, want := range []string{"sqsloop_queue_backlog{", "sqsloop_queue_dead_letters{", "sqsloop_consumers_recommended{",
 		"sqsloop_idempotency_runs_total{", "go_goroutines", `messaging_destination_name="jobs"`} {
 		if !strings.Contains(metrics, want) {
