@@ -101,8 +101,10 @@
 // sqsloop.idempotency.busy ({message}; deliveries nacked while another run
 // held the key), sqsloop.idempotency.lost_claims ({run}),
 // sqsloop.idempotency.store_errors ({call}), sqsloop.checkpoint.saved
-// ({checkpoint}) and sqsloop.checkpoint.resumed ({message}; deliveries
-// that found a checkpoint).
+// ({checkpoint}), sqsloop.checkpoint.resumed ({message}; deliveries
+// that found a checkpoint), sqsloop.checkpoint.finished ({message};
+// deliveries of a job marked done or failed for good, answered without a
+// run: a lost ack made good) and sqsloop.checkpoint.mark_errors ({call}).
 //
 // # Scaling
 //

@@ -33,6 +33,8 @@ func (o *Observer) observeMiddlewares(m metric.Meter, idem *idempotency.Idempote
 		counters = append(counters,
 			middlewareCounter{"sqsloop.checkpoint.saved", "{checkpoint}", "Checkpoints saved.", func() int64 { return cps.Stats().Saved }},
 			middlewareCounter{"sqsloop.checkpoint.resumed", "{message}", "Deliveries that found a checkpoint to resume from.", func() int64 { return cps.Stats().Resumed }},
+			middlewareCounter{"sqsloop.checkpoint.finished", "{message}", "Deliveries of a job marked done or failed for good, answered from the mark without running the handler (its ack or dead-letter copy had not been made).", func() int64 { return cps.Stats().Finished }},
+			middlewareCounter{"sqsloop.checkpoint.mark_errors", "{call}", "Done or failed marks that could not be written (the last checkpoint stands).", func() int64 { return cps.Stats().MarkErrors }},
 		)
 	}
 	if len(counters) == 0 {

@@ -23,7 +23,8 @@ func sum(m metricdata.Metrics) (int64, bool) {
 
 // Given the middlewares, the Observer reports their Stats as counters: a
 // message delivered twice through idempotency and checkpoints runs once
-// (one duplicate), saves two checkpoints; no middleware, no counters.
+// (one duplicate), saves two checkpoints; a job delivered again after its
+// lost ack is answered from its done mark; no middleware, no counters.
 func TestMiddlewareCounters(t *testing.T) {
 	tel := newTelemetry(t)
 	store := &jobstate.Memory{}
@@ -52,10 +53,25 @@ func TestMiddlewareCounters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A job whose ack was lost, delivered again to the checkpoints alone:
+	// answered from its done mark, not run.
+	ran := 0
+	cp := cps.Middleware(func(ctx context.Context, _ *sqsloop.Message) error {
+		ran++
+		return checkpoint.SaveJSON(ctx, 1)
+	})
+	for count := 1; count <= 2; count++ {
+		if err := cp(t.Context(), &sqsloop.Message{ID: "m2", Body: "job", ReceiveCount: count}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ran != 1 {
+		t.Errorf("the job ran %d times, want once", ran)
+	}
 	ms := tel.metrics(t)
 	for name, want := range map[string]int64{"sqsloop.idempotency.runs": 1, "sqsloop.idempotency.duplicates": 1, "sqsloop.idempotency.busy": 0,
 		"sqsloop.idempotency.lost_claims": 0, "sqsloop.idempotency.store_errors": 0,
-		"sqsloop.checkpoint.saved": 2, "sqsloop.checkpoint.resumed": 0} {
+		"sqsloop.checkpoint.saved": 3, "sqsloop.checkpoint.resumed": 0, "sqsloop.checkpoint.finished": 1, "sqsloop.checkpoint.mark_errors": 0} {
 		if v, ok := sum(ms[name]); !ok || v != want {
 			t.Errorf("%s = %d (%v), want %d", name, v, ok, want)
 		}
