@@ -50,14 +50,19 @@ import (
 //     test's view of a queue).
 //   - mailboxtest, jobstate/storetest: the conformance kits (Harness,
 //     Features, the scenarios' runner).
+//   - jobstate: the Store and its Record; the RateLimiter the consumer's
+//     rate limits take from, its Rate with the rule (TakeAt, PauseAt,
+//     Tolerance) and its Grant, and the checks every store makes before a
+//     call (ValidateTake, ValidatePause), which the stores in other
+//     packages (pgstate, sqlitestate, dynamostore) call as Memory does.
 var bounds = map[string]int{
 	".":                    113,
 	"checkpoint":           15,
 	"consumer":             17,
 	"heartbeat":            9,
 	"idempotency":          16,
-	"jobstate":             23,
-	"jobstate/dynamostore": 9,
+	"jobstate":             35,
+	"jobstate/dynamostore": 11,
 	"jobstate/pgstate":     9,
 	"jobstate/sqlitestate": 8,
 	"jobstate/storetest":   4,
