@@ -48,6 +48,9 @@ func (c *Consumer) warnUnread(err error) {
 
 // warnQueue logs what in attrs fights the consumer's configuration.
 func (c *Consumer) warnQueue(attrs sqsloop.QueueAttributes) {
+	if c.gate != nil {
+		c.gate.setRedrive(attrs.MaxReceiveCount)
+	}
 	for _, w := range queueWarnings(c.cfg, attrs) {
 		c.cfg.Logger.Warn("consumer: " + w)
 	}

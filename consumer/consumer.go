@@ -60,6 +60,7 @@ type Consumer struct {
 	obs       observed // handlers running, with Config.Observer
 	drainMark Stats    // counts when the drain began: set by the receive watcher, read by Run after it ended
 
+	gate     *gate                       // the limits (gate.go); nil without any
 	scale    atomic.Pointer[scaleSample] // the scaling signal's latest sample (scale.go); nil before the first
 	dead     *rules.DeadLetters          // the dead-letter queue of Permanent failures (poison.go)
 	failures *failurelog.Log             // the WARN lines of failed handler runs, rate-limited
@@ -93,7 +94,7 @@ func New(mb sqsloop.Mailbox, h sqsloop.Handler, cfg Config) (*Consumer, error) {
 		return nil, err
 	}
 	interrupted, interrupt := context.WithCancel(context.Background())
-	return &Consumer{
+	c := &Consumer{
 		mb:           mb,
 		cfg:          cfg,
 		handler:      rules.Wrap(h, cfg.Logger, cfg.Middleware),
@@ -109,7 +110,11 @@ func New(mb sqsloop.Mailbox, h sqsloop.Handler, cfg Config) (*Consumer, error) {
 		interrupted:  interrupted,
 		interrupt:    interrupt,
 		vtFrom:       vtFrom,
-	}, nil
+	}
+	if c.gate = newGate(c, cfg); c.gate != nil {
+		c.intake.parkRoom = maxAhead // the gate keeps to less (gate.roomNow)
+	}
+	return c, nil
 }
 
 // Shutdown begins the drain and waits for Run to return, like
@@ -205,10 +210,16 @@ func (c *Consumer) Run(ctx context.Context) error {
 	checkDone := make(chan struct{})
 	go func() { defer close(checkDone); c.watchQueue(checkCtx, attrs, read, adopted) }()
 
-	handlers := newPool(c.cfg.Concurrency, c.cfg.Concurrency+maxAhead, func(s *sequence) {
+	handlers := newPool(c.cfg.Concurrency, c.cfg.Concurrency+maxAhead+c.intake.parkRoom, func(s *sequence) {
 		defer c.intake.release(len(s.msgs))
 		c.process(s)
+		if c.gate != nil {
+			c.gate.done(s)
+		}
 	})
+	if c.gate != nil {
+		c.gate.start(handlers, c.cfg.Visibility.Interval/2)
+	}
 
 	drainBegan, runErr := c.receive(ctx, handlerCtx, handlers)
 	close(c.receivesOver)
@@ -233,5 +244,6 @@ func (c *Consumer) Stats() Stats {
 	s.Panics, s.Abandoned = c.st.panics.Load(), c.st.abandoned.Load()
 	s.ReceiveCalls, s.ReceiveErrors = c.st.receiveCalls.Load(), c.st.receiveErrors.Load()
 	s.Poisoned = c.st.poisoned.Load()
+	s.Waited, s.Deferred, s.SlowedDown = c.st.waited.Load(), c.st.deferred.Load(), c.st.slowed.Load()
 	return s
 }

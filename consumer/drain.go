@@ -24,6 +24,9 @@ const DrainGrace = 500 * time.Millisecond
 // takes a sequence once the drain has begun gives it back too, also once
 // the receives are back.)
 func (c *Consumer) giveBackUnstarted(handlers *pool) {
+	if c.gate != nil {
+		c.gate.close() // those waiting for a limit
+	}
 	for {
 		s, ok := handlers.waiting()
 		if !ok {

@@ -38,12 +38,14 @@ const aheadPerSlot = 2 * sqsloop.MaxBatchSize
 // changes as ahead does, and gather waits for room, a timer and a context
 // at once. Safe for concurrent use.
 type intake struct {
-	slots int // handler slots: Config.Concurrency
+	slots    int // handler slots: Config.Concurrency
+	parkRoom int // units of messages waiting for a limit held beside slots + ahead (gate.go): maxAhead with limits, else 0
 
-	mu    sync.Mutex
-	held  int           // units held
-	ahead int           // receive-ahead depth
-	room  chan struct{} // capacity 1: signalled when held drops or ahead grows
+	mu     sync.Mutex
+	held   int           // units held
+	parked int           // of those, units of messages waiting for a limit
+	ahead  int           // receive-ahead depth
+	room   chan struct{} // capacity 1: signalled when held drops or ahead grows
 
 	handlerTime time.Duration // cautious moving average of a handler run, 0 until measured
 	runs        int           // handler runs measured, up to slots
@@ -57,7 +59,7 @@ func newIntake(slots int) *intake {
 // take takes up to max units if there is room, and returns how many.
 func (in *intake) take(max int) int {
 	in.mu.Lock()
-	n := min(max, in.slots+in.ahead-in.held)
+	n := min(max, in.slots+in.ahead+min(in.parked, in.parkRoom)-in.held)
 	if n > 0 {
 		in.held += n
 	} else {
@@ -82,6 +84,18 @@ func (in *intake) signal() {
 	select {
 	case in.room <- struct{}{}:
 	default:
+	}
+}
+
+// park records that n units (negative: -n) of held messages started
+// (stopped) waiting for a limit: up to parkRoom of them are held beside
+// slots + ahead, so that the handler slots stay free for other work.
+func (in *intake) park(n int) {
+	in.mu.Lock()
+	in.parked += n
+	in.mu.Unlock()
+	if n > 0 {
+		in.signal()
 	}
 }
 

@@ -147,8 +147,11 @@ func (c *Consumer) process(s *sequence) {
 		return
 	}
 	// The heartbeat and its context are made here, on the handler's
-	// goroutine, not on the receive loop's.
-	s.hb = heartbeat.New()
+	// goroutine, not on the receive loop's (a sequence that waited for a
+	// limit has the one the gate beat meanwhile).
+	if s.hb == nil {
+		s.hb = heartbeat.New()
+	}
 	hctx := heartbeat.NewContext(s.ctx, s.hb)
 	for _, l := range s.leases {
 		l.Start(s.hb)
@@ -212,6 +215,9 @@ func (c *Consumer) process(s *sequence) {
 // the message to the dead-letter queue instead, when it can. It returns
 // what it decided.
 func (c *Consumer) failed(ctx context.Context, m *sqsloop.Message, lease *leases.Lease, err error) failure {
+	if errors.Is(err, sqsloop.ErrSlowDown) && !errors.Is(context.Cause(ctx), ErrDrainTimeout) {
+		return c.slowedDown(m, lease, err) // no failure (limits.go)
+	}
 	c.st.failed.Add(1)
 	panicked := rules.IsPanic(err)
 	if panicked {

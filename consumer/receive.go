@@ -244,7 +244,7 @@ func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, tok
 			continue
 		}
 		for _, s := range c.arrive(handlerCtx, msgs) {
-			handlers.submit(s)
+			c.dispatch(handlers, s)
 		}
 	}
 }

@@ -36,6 +36,7 @@ import (
 //     only what it needs, and keep compiling when an event is added) and
 //     Observers; the handler contract every runtime and middleware names
 //     (Handler, Middleware, Permanent, ErrPermanent, NackAfter,
+//     SlowDown and ErrSlowDown (back-pressure from a downstream),
 //     ExponentialBackoff, the poison attributes, Lease and its context);
 //     the SQS limits and attribute names as constants.
 //   - heartbeat: Beat(ctx) for handlers, NewReader and NewWriter for work
@@ -44,7 +45,8 @@ import (
 //   - visibility: Config, ErrLeaseLost and ErrLeaseLapsed, and Stats, the
 //     lease owner's counts embedded in consumer.Stats.
 //   - consumer: Interrupt, Ready, Pause, Resume and Paused are also the
-//     optional methods lifecycle finds on a loop.
+//     optional methods lifecycle finds on a loop; RateLimit is one entry
+//     of Config.RateLimits.
 //   - lifecycle, sqsmailbox, memmailbox: what a program calls to run its
 //     loops, to reach SQS, to test without a server (memmailbox.Stats is a
 //     test's view of a queue).
@@ -56,9 +58,9 @@ import (
 //     call (ValidateTake, ValidatePause), which the stores in other
 //     packages (pgstate, sqlitestate, dynamostore) call as Memory does.
 var bounds = map[string]int{
-	".":                    113,
+	".":                    115,
 	"checkpoint":           15,
-	"consumer":             17,
+	"consumer":             18,
 	"heartbeat":            9,
 	"idempotency":          16,
 	"jobstate":             35,
