@@ -28,13 +28,15 @@ const (
 	stateStopped
 )
 
-// Consumer receives messages from one Mailbox and runs an sqsloop.Handler
-// for each. Create it with New; its methods are safe for concurrent use.
+// Consumer receives messages from one Mailbox (or several: NewQueues) and
+// runs an sqsloop.Handler for each. Create it with New; its methods are
+// safe for concurrent use.
 type Consumer struct {
-	mb      sqsloop.Mailbox
+	mb      sqsloop.Mailbox // the first queue's
+	queues  []*queue        // one, or NewQueues'
 	cfg     Config
 	handler sqsloop.Handler
-	leases  *leases.Manager
+	leases  *owners
 	intake  *intake
 	st      counters
 	health  health
@@ -62,7 +64,6 @@ type Consumer struct {
 
 	gate     *gate                       // the limits (gate.go); nil without any
 	scale    atomic.Pointer[scaleSample] // the scaling signal's latest sample (scale.go); nil before the first
-	dead     *rules.DeadLetters          // the dead-letter queue of Permanent failures (poison.go)
 	failures *failurelog.Log             // the WARN lines of failed handler runs, rate-limited
 }
 
@@ -83,23 +84,35 @@ func New(mb sqsloop.Mailbox, h sqsloop.Handler, cfg Config) (*Consumer, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	return newConsumer([]Queue{{Mailbox: mb}}, h, cfg)
+}
+
+// newConsumer returns the Consumer of qs, whose arguments were checked.
+func newConsumer(qs []Queue, h sqsloop.Handler, cfg Config) (*Consumer, error) {
 	byContext := cfg.ShutdownTimeout == 0 // Shutdown's deadline, when it has one, is the budget
 	vtFrom := ""                          // read by Run
 	if cfg.VisibilityTimeout > 0 {
 		vtFrom = "config"
 	}
 	cfg = cfg.withDefaults()
-	owner, err := leases.New(mb, cfg.Visibility, cfg.Logger)
-	if err != nil {
-		return nil, err
+	queues := make([]*queue, len(qs))
+	ms := make([]*leases.Manager, len(qs))
+	for i, q := range qs {
+		owner, err := leases.New(q.Mailbox, cfg.Visibility, cfg.Logger)
+		if err != nil {
+			return nil, err
+		}
+		queues[i] = &queue{index: i, mb: q.Mailbox, weight: max(q.Weight, 1), leases: owner, dead: rules.NewDeadLetters(q.Mailbox),
+			vt: cfg.VisibilityTimeout, vtFrom: vtFrom}
+		ms[i] = owner
 	}
 	interrupted, interrupt := context.WithCancel(context.Background())
 	c := &Consumer{
-		mb:           mb,
+		mb:           qs[0].Mailbox,
+		queues:       queues,
 		cfg:          cfg,
 		handler:      rules.Wrap(h, cfg.Logger, cfg.Middleware),
-		leases:       owner,
-		dead:         rules.NewDeadLetters(mb),
+		leases:       newOwners(ms),
 		failures:     failurelog.New(cfg.Logger, "consumer"),
 		intake:       newIntake(cfg.Concurrency),
 		drainReq:     make(chan struct{}),
@@ -110,6 +123,9 @@ func New(mb sqsloop.Mailbox, h sqsloop.Handler, cfg Config) (*Consumer, error) {
 		interrupted:  interrupted,
 		interrupt:    interrupt,
 		vtFrom:       vtFrom,
+	}
+	if len(queues) > 1 {
+		c.intake.share(queues)
 	}
 	if c.gate = newGate(c, cfg); c.gate != nil {
 		c.intake.parkRoom = maxAhead // the gate keeps to less (gate.roomNow)
@@ -180,7 +196,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 	}
 	defer close(c.done)
 	defer c.state.Store(stateStopped)
-	defer c.dead.Close()
+	for _, q := range c.queues {
+		defer q.dead.Close()
+	}
 	defer c.failures.Flush()
 
 	var attrs sqsloop.QueueAttributes // read at start-up already, for the check
@@ -208,10 +226,14 @@ func (c *Consumer) Run(ctx context.Context) error {
 
 	checkCtx, stopCheck := context.WithCancel(ctx)
 	checkDone := make(chan struct{})
-	go func() { defer close(checkDone); c.watchQueue(checkCtx, attrs, read, adopted) }()
+	go func() {
+		defer close(checkDone)
+		c.checkOthers(checkCtx, adopted)
+		c.watchQueue(checkCtx, attrs, read, adopted)
+	}()
 
 	handlers := newPool(c.cfg.Concurrency, c.cfg.Concurrency+maxAhead+c.intake.parkRoom, func(s *sequence) {
-		defer c.intake.release(len(s.msgs))
+		defer c.intake.release(c.queueOf(s).index, len(s.msgs))
 		c.process(s)
 		if c.gate != nil {
 			c.gate.done(s)

@@ -34,7 +34,7 @@ func (c *Consumer) giveBackUnstarted(handlers *pool) {
 		}
 		s.giveBack()
 		s.done()
-		c.intake.release(len(s.msgs))
+		c.intake.release(c.queueOf(s).index, len(s.msgs))
 	}
 	for _, s := range c.waiting.all() {
 		s.giveBack()

@@ -75,7 +75,7 @@ type gate struct {
 	slotted map[*sequence]*waiter // the sequences holding a group slot, until done
 	held    int                   // messages parked in the room (extra)
 	turns   int                   // of those, messages waiting for a rate limit's turn
-	redrive int                   // the queue's maxReceiveCount: 0 none, -1 not known (yet)
+	redrive []int                 // each queue's maxReceiveCount: 0 none, -1 not known (yet)
 	closed  bool
 	warned  time.Time // the last WARN about a failed take or pause
 }
@@ -122,7 +122,10 @@ func newGate(c *Consumer, cfg Config) *gate {
 	}
 	g := &gate{c: c, groupLimit: cfg.GroupLimit, groupOf: cfg.GroupOf, slots: cfg.Concurrency,
 		wake: make(chan struct{}, 1), served: make(chan struct{}),
-		groups: map[string]*group{}, parked: map[*waiter]struct{}{}, slotted: map[*sequence]*waiter{}, redrive: -1}
+		groups: map[string]*group{}, parked: map[*waiter]struct{}{}, slotted: map[*sequence]*waiter{}, redrive: make([]int, len(c.queues))}
+	for i := range g.redrive {
+		g.redrive[i] = -1
+	}
 	if g.groupOf == nil {
 		g.groupOf = func(m *sqsloop.Message) string { return m.MessageGroupID }
 	}
@@ -153,10 +156,10 @@ func (g *gate) start(handlers *pool, beat time.Duration) {
 	go g.serve(beat)
 }
 
-// setRedrive records the queue's maxReceiveCount (0: no redrive policy).
-func (g *gate) setRedrive(maxReceiveCount int) {
+// setRedrive records queue q's maxReceiveCount (0: no redrive policy).
+func (g *gate) setRedrive(q, maxReceiveCount int) {
 	g.mu.Lock()
-	g.redrive = maxReceiveCount
+	g.redrive[q] = maxReceiveCount
 	g.mu.Unlock()
 }
 
@@ -469,14 +472,15 @@ func (g *gate) done(seq *sequence) {
 // failures. Not while the redrive policy is unknown. Called with g.mu
 // held.
 func (g *gate) deferrable(w *waiter) bool {
-	switch g.redrive {
+	redrive := g.redrive[g.c.queueOf(w.s).index]
+	switch redrive {
 	case -1:
 		return false
 	case 0:
 		return true
 	}
 	for _, m := range w.s.msgs {
-		if 2*m.ReceiveCount >= g.redrive {
+		if 2*m.ReceiveCount >= redrive {
 			return false
 		}
 	}
@@ -498,7 +502,7 @@ func (g *gate) deferLocked(w *waiter, delay time.Duration) {
 	}
 	w.s.done()
 	g.c.st.deferred.Add(int64(len(w.s.msgs)))
-	g.c.intake.release(len(w.s.msgs))
+	g.c.intake.release(g.c.queueOf(w.s).index, len(w.s.msgs))
 }
 
 // releaseSlot frees a group slot of gr that a sequence held without
@@ -572,7 +576,7 @@ func (g *gate) closedLocked(w *waiter) {
 	g.unpark(w)
 	w.s.giveBack()
 	w.s.done()
-	g.c.intake.release(len(w.s.msgs))
+	g.c.intake.release(g.c.queueOf(w.s).index, len(w.s.msgs))
 }
 
 // close gives back every parked sequence and every one whose take is on

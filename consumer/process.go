@@ -55,11 +55,12 @@ func (s *sequence) rest() (first, end int) {
 	return first, end
 }
 
-// arrive turns msgs, just received, into sequences and holds their leases:
+// arrive turns msgs, just received from q, into sequences and holds their
+// leases with q's lease owner:
 // the lease owner keeps a message that waits for a handler alive (for at
 // most one Extension after its receive) until its handler starts and
 // beats. ctx is the handlers' context.
-func (c *Consumer) arrive(ctx context.Context, msgs []*sqsloop.Message) []*sequence {
+func (c *Consumer) arrive(ctx context.Context, q *queue, msgs []*sqsloop.Message) []*sequence {
 	seqs := sequences(msgs)
 	held := make([]*leases.Lease, len(msgs)) // one allocation for the receive
 	var runs []run
@@ -79,7 +80,7 @@ func (c *Consumer) arrive(ctx context.Context, msgs []*sqsloop.Message) []*seque
 				mctx, cancel = context.WithCancelCause(s.ctx)
 				s.ctxs, s.cancels = append(s.ctxs, mctx), append(s.cancels, cancel)
 			}
-			s.leases[i] = c.leases.Hold(m, nil, cancel)
+			s.leases[i] = q.leases.Hold(m, nil, cancel)
 		}
 	}
 	return seqs

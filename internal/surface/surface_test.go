@@ -46,7 +46,8 @@ import (
 //     lease owner's counts embedded in consumer.Stats.
 //   - consumer: Interrupt, Ready, Pause, Resume and Paused are also the
 //     optional methods lifecycle finds on a loop; RateLimit is one entry
-//     of Config.RateLimits.
+//     of Config.RateLimits; NewQueues and Queue make one consumer of
+//     several queues by weight.
 //   - lifecycle, sqsmailbox, memmailbox: what a program calls to run its
 //     loops, to reach SQS, to test without a server (memmailbox.Stats is a
 //     test's view of a queue).
@@ -60,7 +61,7 @@ import (
 var bounds = map[string]int{
 	".":                    115,
 	"checkpoint":           15,
-	"consumer":             18,
+	"consumer":             20,
 	"heartbeat":            9,
 	"idempotency":          16,
 	"jobstate":             35,
