@@ -53,6 +53,9 @@ import (
 //     test's view of a queue).
 //   - mailboxtest, jobstate/storetest: the conformance kits (Harness,
 //     Features, the scenarios' runner).
+//   - ecsprotect: the Protector loop, its Config with the defaults named,
+//     the Holder it watches, and the endpoint's Path (a test's stand-in
+//     for the ECS agent serves it).
 //   - jobstate: the Store and its Record; the RateLimiter the consumer's
 //     rate limits take from, its Rate with the rule (TakeAt, PauseAt,
 //     Tolerance) and its Grant, and the checks every store makes before a
@@ -62,6 +65,7 @@ var bounds = map[string]int{
 	".":                    115,
 	"checkpoint":           15,
 	"consumer":             20,
+	"ecsprotect":           9,
 	"heartbeat":            9,
 	"idempotency":          16,
 	"jobstate":             35,
