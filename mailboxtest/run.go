@@ -31,6 +31,7 @@ var scenarios = []scenario{
 	{"TestApproximateReceiveCountIncrements", testApproximateReceiveCountIncrements},
 	{"TestRedriveToDLQ", testRedriveToDLQ},
 	{"TestReceiveGoesOnPastDeadLetters", testReceiveGoesOnPastDeadLetters},
+	{"TestStandardQueueKeepsGroupID", testStandardQueueKeepsGroupID},
 	{"TestFIFOOrderWithinGroup", testFIFOOrderWithinGroup},
 	{"TestFIFOReceiveFillsFromOneGroupFirst", testFIFOReceiveFillsFromOneGroupFirst},
 	{"TestConcurrentReceiversNeverShareAMessage", testConcurrentReceiversNeverShareAMessage},

@@ -75,7 +75,7 @@ var bounds = map[string]int{
 	"jobstate/storetest":   4,
 	"leasepage":            11,
 	"lifecycle":            26,
-	"mailboxtest":          16,
+	"mailboxtest":          17,
 	"memmailbox":           14,
 	"otelsqsloop":          19,
 	"producer":             34,
