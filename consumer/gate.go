@@ -38,6 +38,10 @@ const minDefer = time.Second
 // storeCallTimeout bounds one take or pause of a rate limit's store.
 const storeCallTimeout = 10 * time.Second
 
+// closeGrace is how long the drain lets the takes on the wire come back
+// before it cancels them: 1 s (a take is one round trip).
+const closeGrace = time.Second
+
 // gate stands between the receive loops and the handler pool when the
 // consumer has limits (Config.GroupLimit, Config.RateLimits): it runs a
 // sequence once its group has a free slot and each rate limit covering it
@@ -580,19 +584,30 @@ func (g *gate) closedLocked(w *waiter) {
 }
 
 // close gives back every parked sequence and every one whose take is on
-// the wire (its call cancelled), and stops the loop; what reaches the gate
-// from then on is given back at once. It runs once no receive is in
+// the wire (once it is back, or cancelled after closeGrace), and stops
+// the loop; what reaches the gate from then on is given back at once. It runs once no receive is in
 // flight, before the handler pool closes.
 func (g *gate) close() {
 	g.mu.Lock()
 	g.closed = true
-	g.cancel()
 	for w := range g.parked {
 		g.closedLocked(w)
 	}
 	g.groups, g.slotted = map[string]*group{}, map[*sequence]*waiter{}
 	g.mu.Unlock()
-	g.takes.Wait()
+	// The takes on the wire get closeGrace to come back before they are
+	// cancelled: a call cut short costs a store a connection (and kills
+	// dynalite, which throws on an aborted request).
+	taken := make(chan struct{})
+	go func() { g.takes.Wait(); close(taken) }()
+	grace := time.NewTimer(closeGrace)
+	defer grace.Stop()
+	select {
+	case <-taken:
+	case <-grace.C:
+	}
+	g.cancel()
+	<-taken
 	if g.handlers != nil { // started
 		<-g.served
 	}
