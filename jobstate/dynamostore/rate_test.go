@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/sqsloop/sqsloop/internal/jobbench"
 	"github.com/sqsloop/sqsloop/jobstate"
 	"github.com/sqsloop/sqsloop/jobstate/dynamostore"
 )
@@ -69,4 +70,11 @@ func TestTakeIsOneRequest(t *testing.T) {
 	if takes, most := int64(rounds*len(stores)), int64(rounds*len(stores)+2*(len(stores)-1)); n > most {
 		t.Errorf("%d takes made %d requests, want at most %d", takes, n, most)
 	}
+}
+
+// What a rate limit's take costs on the DynamoDB-compatible server
+// (jobbench.Takes; dynalite locally, not DynamoDB's latency).
+func BenchmarkTake(b *testing.B) {
+	c, table := client(b)
+	jobbench.Takes(b, newStore(b, c, table))
 }

@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // dsn returns PG_DSN with the jobstate tables migrated (skipped when unset,
 // failed under CI=true: sqlharness.PGDSN).
-func dsn(t *testing.T) string {
+func dsn(t testing.TB) string {
 	t.Helper()
 	d := sqlharness.PGDSN(t)
 	pool, err := pgxpool.New(t.Context(), d)
@@ -150,4 +150,15 @@ func BenchmarkPostgreSQL(b *testing.B) {
 		b.Fatal(err)
 	}
 	jobbench.Benchmark(b, s)
+}
+
+// What a rate limit's take costs on PostgreSQL (jobbench.Takes; PG_DSN's
+// server).
+func BenchmarkTake(b *testing.B) {
+	s, err := pgstate.Open(b.Context(), dsn(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	jobbench.Takes(b, s)
 }

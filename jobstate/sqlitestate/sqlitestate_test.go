@@ -120,3 +120,13 @@ func BenchmarkSQLite(b *testing.B) {
 	defer s.Close()
 	jobbench.Benchmark(b, s)
 }
+
+// What a rate limit's take costs on a SQLite file (jobbench.Takes).
+func BenchmarkTake(b *testing.B) {
+	s, err := sqlitestate.Open(b.Context(), filepath.Join(b.TempDir(), "state.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	jobbench.Takes(b, s)
+}
