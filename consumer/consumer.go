@@ -48,7 +48,6 @@ type Consumer struct {
 	state        atomic.Int32
 	drainReq     chan struct{} // closed by Shutdown
 	drainOne     sync.Once
-	idleOnce     sync.Once     // logs the exit of ExitWhenIdle
 	cutShort     chan struct{} // closed when Shutdown's context ends before Run: the drain budget is spent
 	cutOne       sync.Once
 	spentByCtx   atomic.Bool // the drain budget ended with Shutdown's context: its handlers were cancelled
@@ -62,9 +61,8 @@ type Consumer struct {
 	obs       observed // handlers running, with Config.Observer
 	drainMark Stats    // counts when the drain began: set by the receive watcher, read by Run after it ended
 
-	gate     *gate                       // the limits (gate.go); nil without any
-	scale    atomic.Pointer[scaleSample] // the scaling signal's latest sample (scale.go); nil before the first
-	failures *failurelog.Log             // the WARN lines of failed handler runs, rate-limited
+	gate     *gate           // the limits (gate.go); nil without any
+	failures *failurelog.Log // the WARN lines of failed handler runs, rate-limited
 }
 
 // New returns a Consumer of mb that runs h for each message. It returns the
@@ -208,9 +206,6 @@ func (c *Consumer) Run(ctx context.Context) error {
 		if attrs, read, err = c.adoptQueueTimeout(ctx); err != nil {
 			return err
 		}
-		if read && c.cfg.Observer != nil {
-			c.sample(attrs) // for the first receive's event
-		}
 	}
 	c.logStart()
 	c.idle.reset(time.Now())
@@ -243,8 +238,16 @@ func (c *Consumer) Run(ctx context.Context) error {
 		c.gate.start(handlers, c.cfg.Visibility.Interval/2)
 	}
 
+	idleDone := make(chan struct{})
+	if c.cfg.ExitWhenIdle > 0 {
+		go func() { defer close(idleDone); c.watchIdle(c.receivesOver) }()
+	} else {
+		close(idleDone)
+	}
+
 	drainBegan, runErr := c.receive(ctx, handlerCtx, handlers)
 	close(c.receivesOver)
+	<-idleDone
 	c.state.Store(stateDraining)
 	stopCheck()
 	<-checkDone

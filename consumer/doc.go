@@ -70,9 +70,11 @@
 // How many consumers does a queue need? AWS's guidance for a fleet of SQS
 // workers compares the backlog per instance with an acceptable backlog per
 // instance (the latency target ÷ the time a message takes). A consumer
-// with an Observer reads its queue's approximate counts every 30 s (when
-// its Mailbox is an sqsloop.AttributesReader) and reports, on each
-// sqsloop.ReceiveEvent:
+// with an Observer reads its queue's approximate counts, and its
+// dead-letter queue's, every Config.QueueReadInterval (5 s by default;
+// when its Mailbox is an sqsloop.AttributesReader), whatever its receives
+// do, and reports each read as an sqsloop.QueueEvent, from the first, at
+// start-up:
 //
 //	backlog per consumer = B ÷ N,  N = max(1, round(F ÷ h))
 //	recommended          = max(1, ⌈(F + B × T ÷ L) ÷ C⌉)
@@ -88,9 +90,14 @@
 // running (F ÷ C consumers: by Little's law, the arrival rate × T ÷ C) and
 // clears the backlog within L (B × T ÷ L more handlers busy). It assumes
 // consumers alike (one Concurrency, one handler) and SQS's counts, which
-// are approximate and up to a minute late. Package otelsqsloop exports both
-// as metrics, with the ECS and KEDA set-ups that scale on them; package
-// leasepage shows them.
+// are approximate and up to a minute late. Without a LatencyTarget, and
+// until a handler has run, T ÷ L is taken as 1: a handler slot per message
+// visible or in flight (KEDA's aws-sqs-queue scaler with queueLength C).
+// Each read costs one GetQueueAttributes call per queue: 720 an hour per
+// queue at 5 s, 1,440 with a dead-letter queue, per consumer (about $0.42
+// a month at SQS's $0.40 per million requests). Package otelsqsloop
+// exports the counts and the signal as metrics, with the ECS and KEDA
+// set-ups that scale on them; package leasepage shows them.
 //
 // # Limits
 //

@@ -41,14 +41,15 @@ func (c *Consumer) logStart() {
 		c.shutdownTimeoutAttr(),
 		duration("exit_when_idle", cfg.ExitWhenIdle),
 		duration("latency_target", cfg.LatencyTarget),
+		duration("queue_read_interval", cfg.QueueReadInterval),
 		duration("drain_grace", DrainGrace),
 		slog.Bool("cancel_on_lease_lost", v.CancelOnLeaseLost),
 	)
 }
 
 // queueName names mb's queue for the log: its URL when it has one
-// (sqsmailbox), its name when it has one (sqlmailbox), else its Go type
-// (memmailbox).
+// (sqsmailbox), its name when it has one (sqlmailbox, memmailbox), else
+// its Go type (a Mailbox of the program's own).
 func queueName(mb sqsloop.Mailbox) string {
 	switch q := mb.(type) {
 	case interface{ QueueURL() string }:

@@ -78,7 +78,6 @@ func (c *Consumer) awaitResume(ctx context.Context) (resumed bool, drainBegan ti
 		paused, changed := c.pause.state()
 		if !paused {
 			c.cfg.Logger.Info("consumer: resumed; receiving", duration("paused_for", time.Since(began)))
-			c.idle.reset(time.Now()) // a pause is not an empty queue
 			return true, time.Time{}, nil
 		}
 		select {

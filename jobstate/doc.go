@@ -11,6 +11,10 @@
 //   - jobstate/dynamostore: a DynamoDB table (aws-sdk-go-v2), with
 //     conditional writes, for a fleet on AWS.
 //
+// From configuration, Open opens any of them from a URL (mem://,
+// sqlite:state.db, postgres://host/db, dynamodb://TABLE), each store
+// package registering its scheme as it is imported.
+//
 // A Store keeps Records by key. Three kinds of record share one key space
 // (the middlewares prefix their keys so that they never meet): a Saved
 // value (a checkpoint), a claim InProgress until its LeaseUntil (an

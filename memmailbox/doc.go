@@ -1,10 +1,14 @@
 // Package memmailbox is an in-memory [sqsloop.Mailbox] with SQS semantics:
-// the embedded default queue of sqsloop and the test double of its consumer.
+// for tests (the reference every other mailbox is checked against), demos,
+// and work that may be lost with the process.
 //
-// A [Broker] holds named queues. [Broker.CreateQueue] sets one up from a
-// [sqsloop.QueueSpec], with its dead-letter queue and redrive policy (or
-// returns a handle to an existing one with the same attributes);
-// [Broker.Queue] returns a handle by name. A *[Queue] implements
+// A [Broker] holds named queues; sqsloop.OpenMailbox opens the queues of
+// mem://NAME URLs in one Broker of the process, created at their first
+// open (?max_receive_count=5 adds a dead-letter queue NAME-dlq,
+// ?visibility_timeout=30s sets the visibility timeout).
+// [Broker.CreateQueue] sets one up from a [sqsloop.QueueSpec], with its
+// dead-letter queue and redrive policy (or returns a handle to an existing
+// one with the same attributes); [Broker.Queue] returns a handle by name. A *[Queue] implements
 // sqsloop.Mailbox, sqsloop.AttributesReader (with exact approximate counts)
 // and sqsloop.DeadLetterQueueOpener.
 //

@@ -13,7 +13,11 @@
 // queues from it: [Store.CreateQueue] with a sqsloop.QueueSpec (and its
 // dead-letter queue), or [Store.Queue] by name. A [Mailbox] implements
 // sqsloop.Mailbox, sqsloop.AttributesReader and
-// sqsloop.DeadLetterQueueOpener.
+// sqsloop.DeadLetterQueueOpener. From configuration, a URL does the same:
+// [Open] opens the Store of sqlite:jobs.db or postgres://host/db, and
+// sqsloop.OpenMailbox the queue of sqlite:jobs.db?queue=jobs in a Store of
+// its own (each database package registers its schemes as it is
+// imported).
 //
 // # Migrations
 //
@@ -24,9 +28,8 @@
 // any migration tool (River's rivermigrate): postgres.Migrate, run by a
 // role that may create tables, before the workers start, whose role needs
 // only SELECT, INSERT, UPDATE and DELETE on the tables (and USAGE on their
-// sequences); sqlite.Migrate for a file an older sqsloop wrote. SQLite, the
-// embedded default, gives a new file (one without the schema) its schema at
-// Open.
+// sequences); sqlite.Migrate for a file an older sqsloop wrote. SQLite
+// gives a new file (one without the schema) its schema at Open.
 //
 // # The lease-and-recovery system, in SQS's words
 //

@@ -34,7 +34,9 @@ a streamed response is a heartbeat, and so is a POST to the message's beat URL (
 http://127.0.0.1:PORT/beat/MESSAGE_ID: 204, or 404 once the message is no longer in flight). An
 application that does neither for longer than the lease loses the message: its request is cancelled
 (the connection closed) and another worker gets it. Receiving starts once the application accepts
-connections. On SIGTERM or SIGINT it drains: requests in flight get --shutdown-timeout to finish.
+connections. On SIGTERM or SIGINT it drains: requests in flight get --shutdown-timeout to finish. Exit
+status as exec's: 0 after a drain within --shutdown-timeout, 1 when it ran out (requests cancelled, their
+messages given back) or the queue failed, 130 or 143 after a second signal.
 
 Examples:
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/ecsprotect"
 	"github.com/sqsloop/sqsloop/lifecycle"
+	"github.com/sqsloop/sqsloop/telemetry"
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
@@ -20,7 +22,7 @@ type workerFlags struct {
 	VisibilityTimeout    time.Duration `placeholder:"DURATION" help:"Lease of each received message, 1s-12h; 0 (the default): the queue's own visibility timeout (create-queue --visibility-timeout sets it). While the handler beats, the lease is extended (by this at first, then by a length chosen from the gaps between its beats); a handler that stops beating loses its message when the last extension runs out."`
 	WaitTime             time.Duration `default:"20s" help:"Long poll of each receive, 1s-20s."`
 	ShutdownTimeout      time.Duration `default:"20s" help:"Drain budget: on SIGTERM or SIGINT, receiving stops and handlers in flight get this long to finish before they are stopped and their messages given back (a second signal gives them back at once and exits)."`
-	ExitWhenIdle         time.Duration `placeholder:"DURATION" help:"Exit (status 0) once the queue has been empty, with nothing in flight, for this long: for batch runs. 0: never."`
+	ExitWhenIdle         time.Duration `placeholder:"DURATION" help:"Exit (status 0) once the queue has been empty, with nothing in flight, for this long: for batch runs. The long poll in flight is cut short, so the exit comes within this and a round trip (at most 250 ms) of the last ack. 0: never."`
 	MetricsAddr          string        `placeholder:"HOST:PORT" help:"Serve Prometheus metrics (/metrics), the health probes (/livez, /readyz), the lease page (/debug/sqsloop) and drain mode (POST /drain, /resume; from this host only) on this address. Empty: none."`
 	LatencyTarget        time.Duration `placeholder:"DURATION" help:"How long a message should wait in the queue at most: with it the metrics report the consumers the queue needs (sqsloop_consumers_recommended, the scaling signal a KEDA ScaledObject or an ECS target-tracking policy reads). 0: no recommendation."`
 	GroupLimit           int           `placeholder:"N" help:"At most N messages of one message group (its MessageGroupId: a fair queue's tenant, as send --group-id sets it) run at once, 1 to --concurrency; the others wait, or go back to the queue with a delay, never to the dead-letter queue because of it. 0: no limit."`
@@ -71,16 +73,12 @@ func (w workerFlags) run(g *globals, name string, build func(q *queue) (handlerR
 	}
 	var observer sqsloop.Observer
 	if w.MetricsAddr != "" {
-		t, err := startTelemetry(w.MetricsAddr, q, group, "sqsloop "+name)
+		tel, err := telemetry.Start(group, telemetry.Config{Addr: w.MetricsAddr, Queue: q.name, QueueURL: q.url, Title: "sqsloop " + name + ": " + q.name})
 		if err != nil {
-			return err
+			return fmt.Errorf("--metrics-addr: %w", err)
 		}
-		defer t.close()
-		observer = t.observer
-		if err := group.Add("http", t.loop(), lifecycle.LoopOption{Last: true}); err != nil {
-			return err
-		}
-		g.log.Info("sqsloop: serving "+t.String(), "command", name)
+		observer = tel.Observer()
+		g.log.Info("sqsloop: serving "+tel.String(), "command", name)
 	}
 	c, err := consumer.New(q.mb, h.handle, consumer.Config{
 		Concurrency:       w.Concurrency,
@@ -119,8 +117,26 @@ func (w workerFlags) run(g *globals, name string, build func(q *queue) (handlerR
 	g.log.Info("sqsloop: consuming "+q.describe(), "command", name, "concurrency", w.Concurrency)
 	err = group.Run(ctx)
 	st := c.Stats()
-	g.log.Info("sqsloop: stopped", "command", name,
-		"received", st.Received, "succeeded", st.Succeeded, "failed", st.Failed,
-		"dead_lettered", st.Poisoned, "leases_lost", st.LeasesLost)
+	stopped := []any{"command", name, "received", st.Received, "succeeded", st.Succeeded, "failed", st.Failed,
+		"poisoned", st.Poisoned, "leases_lost", st.LeasesLost}
+	if n, ok := deadLetters(context.WithoutCancel(ctx), q); ok {
+		stopped = append(stopped, "dead_letter_queue", n)
+	}
+	g.log.Info("sqsloop: stopped", stopped...)
 	return err
+}
+
+// stopReadTimeout bounds the read of the dead-letter queue's depth for the
+// stop line.
+const stopReadTimeout = 5 * time.Second
+
+// deadLetters returns the visible messages of q's dead-letter queue (on
+// SQS approximate), and whether it has one that could be read: the stop
+// line's count of what sits there, poisoned by this run (at once) or moved
+// by the redrive policy (after maxReceiveCount receives) or earlier.
+func deadLetters(ctx context.Context, q *queue) (int, bool) {
+	ctx, cancel := context.WithTimeout(ctx, stopReadTimeout)
+	defer cancel()
+	_, a, err := deadLetterStats(ctx, q)
+	return a.ApproximateMessages, err == nil
 }

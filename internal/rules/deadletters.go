@@ -55,7 +55,7 @@ func NewDeadLetters(src any) *DeadLetters {
 func (d *DeadLetters) Copy(ctx context.Context, m *sqsloop.Message, cause error) error {
 	ctx, cancel := context.WithTimeout(ctx, poisonSendTimeout)
 	defer cancel()
-	dlq, err := d.open(ctx)
+	dlq, err := d.Open(ctx)
 	if err != nil {
 		return err
 	}
@@ -66,10 +66,11 @@ func (d *DeadLetters) Copy(ctx context.Context, m *sqsloop.Message, cause error)
 	return res[0].Err
 }
 
-// open returns the dead-letter queue, or why there is none. A lasting
-// reason (no redrive policy, a source that cannot name its DLQ) is
-// remembered; a transient failure is tried again next time.
-func (d *DeadLetters) open(ctx context.Context) (sqsloop.Mailbox, error) {
+// Open returns the dead-letter queue, opened at the first call and kept
+// open until Close (the consumer also reads its counts), or why there is
+// none. A lasting reason (no redrive policy, a source that cannot name its
+// DLQ) is remembered; a transient failure is tried again next time.
+func (d *DeadLetters) Open(ctx context.Context) (sqsloop.Mailbox, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.dlq != nil || d.err != nil {

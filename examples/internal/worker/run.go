@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
@@ -32,9 +31,6 @@ type Config struct {
 	// Observer observes the consumer beside the lease page; nil: nothing
 	// more.
 	Observer sqsloop.Observer
-	// Handlers are served on MetricsAddr beside the probes and the lease
-	// page, by path.
-	Handlers map[string]http.Handler
 	// State, when set, keeps the file jobs' checkpoints (saved every
 	// chunk: a job delivered again resumes where it was) and the jobs'
 	// idempotency records (a job done whose ack was lost is acked again,
