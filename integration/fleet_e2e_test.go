@@ -197,9 +197,9 @@ func noisyTenant(t *testing.T, h mailboxtest.Harness, a, limit int) {
 	}
 	st := c.Stats()
 	t.Logf("%s, GroupLimit %d, A %d jobs (sent in %v): quiet tenants' pickup p50 %v p99 %v max %v; A started %d of %d meanwhile, at most %d at once; "+
-		"deferred %d (%.2f per A job started), waits %d, failed %d",
+		"deferred %d times (%.2f per A job), waits %d, failed %d",
 		h.Name(), limit, a, sendTook.Round(time.Millisecond), percentile(lat, 50).Round(time.Millisecond), percentile(lat, 99).Round(time.Millisecond),
-		lat[len(lat)-1].Round(time.Millisecond), aStarted, a, mostA, st.Deferred, float64(st.Deferred)/float64(max(aStarted, 1)), st.Waited, st.Failed)
+		lat[len(lat)-1].Round(time.Millisecond), aStarted, a, mostA, st.Deferred, float64(st.Deferred)/float64(a), st.Waited, st.Failed)
 	if limit == 0 {
 		return // the figure for the report
 	}
