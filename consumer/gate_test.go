@@ -13,6 +13,7 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/jobstate"
+	"github.com/sqsloop/sqsloop/memmailbox"
 )
 
 // tenants records, per message body, when it was sent and when its
@@ -407,4 +408,70 @@ func TestLimitsValidation(t *testing.T) {
 			t.Errorf("Validate(%+v) = %v, want an error naming %s", tc.cfg, err, tc.field)
 		}
 	}
+}
+
+// A slow limit, 10 a minute, over a backlog of 100 (10 minutes of turns):
+// the messages whose turn is more than a minute off go back to the queue
+// for their wait, at least a minute, so that a message's receive count
+// grows by at most one per minute it waited; none is dead-lettered
+// (maxReceiveCount 6) and every one runs once, at the limit's pace.
+func TestRateLimitLongWaitsGrowReceiveCountSlowly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b memmailbox.Broker
+		defer b.Close()
+		q, err := b.CreateQueue(sqsloop.QueueSpec{Name: "jobs", MaxReceiveCount: 6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := time.Now()
+		send(t, q, bodies(100)...)
+		var mu sync.Mutex
+		var starts []time.Time
+		counts := map[string]int{}
+		worst := 0.0
+		c := mustNew(t, q, func(ctx context.Context, m *sqsloop.Message) error {
+			mu.Lock()
+			defer mu.Unlock()
+			starts = append(starts, time.Now())
+			counts[m.Body]++
+			if waited := time.Since(sent).Minutes(); m.ReceiveCount > 1 {
+				worst = max(worst, float64(m.ReceiveCount-1)/waited)
+			}
+			if m.ReceiveCount-1 > int(time.Since(sent)/time.Minute) {
+				t.Errorf("%s: receive count %d after %v of waiting", m.Body, m.ReceiveCount, time.Since(sent))
+			}
+			return nil
+		}, func() Config {
+			cfg := fast()
+			cfg.Concurrency = 4
+			cfg.RateLimits = []RateLimit{{Name: "slow", Rate: 10, Per: time.Minute}}
+			return cfg
+		}())
+		stop := start(t, c)
+		time.Sleep(11 * time.Minute)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(counts) != 100 {
+			t.Errorf("%d of 100 messages ran in 11 minutes at 10 a minute", len(counts))
+		}
+		for body, n := range counts {
+			if n != 1 {
+				t.Errorf("%s ran %d times", body, n)
+			}
+		}
+		for i := 1; i < len(starts); i++ {
+			if d := starts[i].Sub(starts[i-1]); d < 6*time.Second-time.Millisecond {
+				t.Errorf("starts %d and %d %v apart, want the limit's 6 s", i, i+1, d)
+				break
+			}
+		}
+		if st := b.Queue("jobs-dlq").Stats(); st.Visible != 0 {
+			t.Errorf("%d messages dead-lettered", st.Visible)
+		}
+		st := c.Stats()
+		t.Logf("deferred %d, waits %d; the most a receive count grew: %.2f per minute waited", st.Deferred, st.Waited, worst)
+	})
 }
