@@ -209,12 +209,11 @@ func (g *gate) admit(seq *sequence) {
 	g.turn(w)
 }
 
-// overGroup parks w behind its group gr, at its limit: while the group
+// overGroup parks w behind its group gr, at its limit, while the group
 // has less than a second of its work waiting (groupRoom) and the room
-// allows; else it defers w
-// until about when the group's handlers get to it (see groupDelay), when
-// the redrive policy allows; else it parks it all the same. Called with
-// g.mu held.
+// allows; else it defers w until about when the group's handlers get to
+// it (see groupDelay), when the redrive policy allows; else it parks it
+// all the same. Called with g.mu held.
 func (g *gate) overGroup(gr *group, w *waiter, now time.Time) {
 	switch {
 	case len(gr.waiting) < g.groupRoom() && g.held+len(w.s.msgs) <= g.roomNow():
@@ -259,9 +258,9 @@ func (g *gate) perSecond(n int) int {
 // (gr.next), in whole seconds (SQS's unit) rounded down, at least
 // minDefer (and that until a handler has run): a message that comes back
 // early waits behind the group (groupRoom is a second of its work), one
-// that came back late would leave its handlers idle.
-// So a flood comes back about as fast as its handlers take it, each
-// message deferred about once. Called with g.mu held.
+// that came back late would leave its handlers idle. So a flood comes back
+// about as fast as its handlers take it, each message deferred about
+// once. Called with g.mu held.
 func (g *gate) groupDelay(gr *group, n int, now time.Time) time.Duration {
 	// Before a handler has run, minDefer: the message comes back soon, to
 	// a gate that knows the handler time by then.
@@ -310,7 +309,7 @@ func (g *gate) turn(w *waiter) {
 	}()
 }
 
-// take takes s's turn of each limit covering it, reserving one up to
+// take takes w's turn of each limit covering it, reserving one up to
 // maxLimitWait ahead when w may wait in the room (it is there already, or
 // the room has space), else up to holdWait; then runs w, parks it until
 // its turn, or, refused, defers it.
@@ -528,7 +527,7 @@ func (g *gate) releaseSlot(gr *group) {
 	}
 }
 
-// park keeps s's leases alive while it waits: a heartbeat of its own that
+// park keeps w's leases alive while it waits: a heartbeat of its own that
 // the gate beats. In the room (extra), its messages count in held, and the
 // intake lets as many more be received; else they hold the intake's units
 // they came with. Called with g.mu held.
@@ -549,7 +548,7 @@ func (g *gate) park(w *waiter, extra bool) {
 	}
 }
 
-// unpark ends s's wait, if parked. Called with g.mu held.
+// unpark ends w's wait, if parked. Called with g.mu held.
 func (g *gate) unpark(w *waiter) {
 	if _, ok := g.parked[w]; !ok {
 		return
@@ -585,8 +584,8 @@ func (g *gate) closedLocked(w *waiter) {
 
 // close gives back every parked sequence and every one whose take is on
 // the wire (once it is back, or cancelled after closeGrace), and stops
-// the loop; what reaches the gate from then on is given back at once. It runs once no receive is in
-// flight, before the handler pool closes.
+// the loop; what reaches the gate from then on is given back at once. It
+// runs once no receive is in flight, before the handler pool closes.
 func (g *gate) close() {
 	g.mu.Lock()
 	g.closed = true
