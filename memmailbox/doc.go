@@ -29,7 +29,11 @@
 //     20 s, approximate receive count, redrive to a dead-letter queue (DLQ)
 //     after MaxReceiveCount receives.
 //   - FIFO queues: message groups, order within a group, one group in flight
-//     at a time, 5-minute deduplication (explicit or content-based).
+//     at a time, 5-minute deduplication (explicit or content-based); a
+//     receive takes as many messages of one group as it can before another
+//     ("first attempts to return as many messages with the same message
+//     group ID as possible", SQS's FIFO delivery logic), the group whose
+//     next message was sent first.
 //   - A MessageGroupID on a standard queue (SQS fair queues) is accepted and
 //     reported on receive; as in SQS it neither orders nor holds back
 //     anything. SequenceNumber and MessageDeduplicationId are reported on
@@ -49,7 +53,9 @@
 // eventually consistent (a deleted message never comes back); a fair queue
 // does nothing for dwell time across message groups (there is no noisy
 // neighbour to shield a tenant from: every receive takes the oldest visible
-// messages).
+// messages); a standard queue delivers in a set order, which SQS does not:
+// its messages in the order they became visible (sent, a delay or a lease
+// that ended, a nack), then in the order sent, as sqlmailbox does.
 //
 // Expired leases and ended delays are handled lazily, with no background
 // goroutine: Receive, Delete, ChangeVisibility and Stats first sweep what is

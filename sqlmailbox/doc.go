@@ -84,7 +84,10 @@
 // past their queue's retention period, forget old deduplication IDs, and
 // trim the audit table, the archive table and the receiver registry,
 // returning [SweepStats] (expired found, recovered, failed, scan duration,
-// …). The audit table ([Store.Audit]) keeps every failure: dead letters,
+// …). A sweep works in short transactions (at most 500 rows, about 20 ms
+// each) and waits as long between them, whatever its backlog, so that
+// other writers get their turns, and it audits every lapse it finds once,
+// waiting for a row another transaction holds rather than passing it over. The audit table ([Store.Audit]) keeps every failure: dead letters,
 // lapsed leases, retention deletes, and the consumer's own reports
 // ([Mailbox.RecordFailure], from a middleware), for Config.AuditRetention.
 // With Config.Archive, acked messages stay in the archive table
