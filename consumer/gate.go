@@ -63,6 +63,7 @@ type gate struct {
 	handlers   *pool // set by start
 	groupLimit int
 	groupOf    func(*sqsloop.Message) string
+	byGroupID  bool // groupOf is the MessageGroupID: a receive can skip busy groups (receiveFrom)
 	limits     []limit
 	slots      int // Config.Concurrency
 
@@ -132,6 +133,7 @@ func newGate(c *Consumer, cfg Config) *gate {
 	}
 	if g.groupOf == nil {
 		g.groupOf = func(m *sqsloop.Message) string { return m.MessageGroupID }
+		g.byGroupID = cfg.GroupLimit > 0
 	}
 	var mem *jobstate.Memory
 	for _, l := range cfg.RateLimits {
@@ -175,6 +177,41 @@ func (c *Consumer) dispatch(handlers *pool, seq *sequence) {
 		return
 	}
 	c.gate.admit(seq)
+}
+
+// receiveFrom receives from q: around the groups whose messages the gate
+// would only send back (at their limit, their room to wait full) when q's
+// Mailbox can skip groups (sqsloop.GroupSkipper: the database mailboxes,
+// in their query) and the groups are message groups (Config.GroupOf
+// left nil).
+func (c *Consumer) receiveFrom(ctx context.Context, q *queue, req sqsloop.ReceiveRequest) ([]*sqsloop.Message, error) {
+	if c.gate != nil && c.gate.byGroupID {
+		if gs, ok := q.mb.(sqsloop.GroupSkipper); ok {
+			if skip := c.gate.full(); len(skip) > 0 {
+				return gs.ReceiveSkipping(ctx, req, skip)
+			}
+		}
+	}
+	return q.mb.Receive(ctx, req)
+}
+
+// full returns the groups at their limit with as many waiting as may wait
+// (groupRoom), at most sqsloop.MaxSkipGroups of them: a message of theirs
+// received now would be deferred.
+func (g *gate) full() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []string
+	room := g.groupRoom()
+	for name, gr := range g.groups {
+		if gr.running >= g.groupLimit && len(gr.waiting) >= room {
+			out = append(out, name)
+			if len(out) == sqsloop.MaxSkipGroups {
+				break
+			}
+		}
+	}
+	return out
 }
 
 // admit takes seq, just received: it counts it against its group, or parks

@@ -119,14 +119,21 @@ func p99(lat []time.Duration) time.Duration {
 
 // noisyTenant: one consumer of 16 handlers; tenant A sends a jobs of
 // 100 ms, then ten tenants send 20 each while A drains: at once (burst),
-// or one each every 500 ms, 20 a second in all. It returns the record once
-// every job ran, and the consumer's Stats.
-func noisyTenant(t *testing.T, a, groupLimit int, burst bool, spec sqsloop.QueueSpec) (*tenants, Stats) {
+// or one each every 500 ms, 20 a second in all. With skip the consumer's
+// receives skip A while its room to wait is full (memmailbox is a
+// sqsloop.GroupSkipper); without, A's messages are received and deferred.
+// It returns the record once every job ran, and the consumer's Stats.
+func noisyTenant(t *testing.T, a, groupLimit int, burst, skip bool, spec sqsloop.QueueSpec) (*tenants, Stats) {
 	q := newQueue(t, spec)
 	tn := newTenants()
 	cfg := fast()
 	cfg.Concurrency = 16
 	cfg.GroupLimit = groupLimit
+	if groupLimit > 0 && !skip {
+		// A GroupOf of its own: the receive cannot skip the busy group (as
+		// on SQS), so its messages are received and deferred.
+		cfg.GroupOf = func(m *sqsloop.Message) string { return m.MessageGroupID }
+	}
 	c := mustNew(t, q, tn.handler(100*time.Millisecond), cfg)
 	stop := start(t, c)
 	tn.send(t, q, "A", a)
@@ -168,13 +175,15 @@ func noisyTenant(t *testing.T, a, groupLimit int, burst bool, spec sqsloop.Queue
 // at once is logged: 12 free handlers take 1.7 s to start them all.
 func TestGroupLimitServesQuietTenantsWhileOneFloods(t *testing.T) {
 	const a = 1000 // 25 s of A's work at 4 at a time
+	deferred := map[string]int64{}
 	for _, tc := range []struct {
-		name  string
-		limit int
-		burst bool
-	}{{"limit 4", 4, false}, {"no limit", 0, false}, {"limit 4, burst", 4, true}} {
+		name        string
+		limit       int
+		burst, skip bool
+	}{{"limit 4", 4, false, true}, {"limit 4, no skip", 4, false, false}, {"no limit", 0, false, false}, {"limit 4, burst", 4, true, true}} {
 		synctest.Test(t, func(t *testing.T) {
-			tn, st := noisyTenant(t, a, tc.limit, tc.burst, sqsloop.QueueSpec{})
+			tn, st := noisyTenant(t, a, tc.limit, tc.burst, tc.skip, sqsloop.QueueSpec{})
+			deferred[tc.name] = st.Deferred
 			lat, missing := tn.pickups("t")
 			t.Logf("%s: quiet tenants' pickup p50 %v p99 %v max %v; A's messages deferred %d times (%.2f a message), waits %d",
 				tc.name, lat[len(lat)/2], p99(lat), lat[len(lat)-1], st.Deferred, float64(st.Deferred)/a, st.Waited)
@@ -201,15 +210,21 @@ func TestGroupLimitServesQuietTenantsWhileOneFloods(t *testing.T) {
 			}
 		})
 	}
+	if deferred["limit 4"]*2 > deferred["limit 4, no skip"] {
+		t.Errorf("A's messages deferred %d times with receives skipping A, %d without: want the skip to save at least half",
+			deferred["limit 4"], deferred["limit 4, no skip"])
+	}
 }
 
 // A limit never sends a message to the dead-letter queue: on a queue with
 // maxReceiveCount 4, a message over its group's limit is deferred only
 // while it has been received fewer than 2 times (half the receives), then
-// waits in its lease; every message runs, none is dead-lettered.
+// waits in its lease; every message runs, none is dead-lettered. (The
+// receive does not skip the busy group here: the deferrals are the
+// point.)
 func TestGroupLimitNeverDeadLetters(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tn, st := noisyTenant(t, 300, 2, false, sqsloop.QueueSpec{MaxReceiveCount: 4})
+		tn, st := noisyTenant(t, 300, 2, false, false, sqsloop.QueueSpec{MaxReceiveCount: 4})
 		for body, n := range tn.runs {
 			if n != 1 {
 				t.Errorf("%s ran %d times, want once", body, n)

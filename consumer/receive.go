@@ -214,7 +214,7 @@ func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, q *
 		}
 		began := time.Now()
 		waited := c.intake.waitCheck(q.index, n, over, c.receiveGrace())
-		msgs, err := q.mb.Receive(callCtx, sqsloop.ReceiveRequest{
+		msgs, err := c.receiveFrom(callCtx, q, sqsloop.ReceiveRequest{
 			MaxMessages:           n,
 			VisibilityTimeout:     q.vt,
 			WaitTime:              wait,

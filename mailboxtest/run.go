@@ -32,6 +32,7 @@ var scenarios = []scenario{
 	{"TestRedriveToDLQ", testRedriveToDLQ},
 	{"TestReceiveGoesOnPastDeadLetters", testReceiveGoesOnPastDeadLetters},
 	{"TestStandardQueueKeepsGroupID", testStandardQueueKeepsGroupID},
+	{"TestReceiveSkipsGroups", testReceiveSkipsGroups},
 	{"TestFIFOOrderWithinGroup", testFIFOOrderWithinGroup},
 	{"TestFIFOReceiveFillsFromOneGroupFirst", testFIFOReceiveFillsFromOneGroupFirst},
 	{"TestConcurrentReceiversNeverShareAMessage", testConcurrentReceiversNeverShareAMessage},

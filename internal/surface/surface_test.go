@@ -37,6 +37,9 @@ import (
 //     Observers; the handler contract every runtime and middleware names
 //     (Handler, Middleware, Permanent, ErrPermanent, NackAfter,
 //     SlowDown and ErrSlowDown (back-pressure from a downstream),
+//     GroupSkipper with MaxSkipGroups and ValidateSkip (a receive around
+//     a consumer's busy groups; memmailbox's and sqlmailbox's
+//     ReceiveSkipping),
 //     ExponentialBackoff, the poison attributes, Lease and its context);
 //     the SQS limits and attribute names as constants.
 //   - heartbeat: Beat(ctx) for handlers, NewReader and NewWriter for work
@@ -69,7 +72,7 @@ import (
 //     call (ValidateTake, ValidatePause), which the stores in other
 //     packages (pgstate, sqlitestate, dynamostore) call as Memory does.
 var bounds = map[string]int{
-	".":                    119,
+	".":                    122,
 	"checkpoint":           15,
 	"consumer":             20,
 	"ecsprotect":           9,
@@ -83,10 +86,10 @@ var bounds = map[string]int{
 	"leasepage":            12,
 	"lifecycle":            26,
 	"mailboxtest":          17,
-	"memmailbox":           15,
+	"memmailbox":           16,
 	"otelsqsloop":          20,
 	"producer":             34,
-	"sqlmailbox":           55,
+	"sqlmailbox":           56,
 	"sqlmailbox/postgres":  7,
 	"sqlmailbox/sqlite":    10,
 	"sqslambda":            18,
