@@ -122,6 +122,35 @@ func (e *nackError) Unwrap() error { return e.err }
 // (errors.As to an interface with this method) to choose the nack's delay.
 func (e *nackError) NackDelay() time.Duration { return e.delay }
 
+// ErrSlowDown is matched (errors.Is) by the errors SlowDown returns.
+var ErrSlowDown = errors.New("sqsloop: slow down")
+
+// SlowDown wraps err to say that a downstream asked to slow down: an HTTP
+// 429 or 503 with Retry-After, a throttling error. The message is nacked
+// after retryAfter (clamped to 0–12 h), as with NackAfter, but it is not a
+// failure of the handler: a consumer counts it in Stats.SlowedDown, not in
+// Failed, and logs no failure line. Under a consumer whose rate limits
+// (consumer.Config.RateLimits) cover the message, the whole key slows, not
+// only this message: each of those limits pauses the message's key until
+// retryAfter from now, in every process sharing the limit's store, and
+// the messages of that key this consumer holds wait for it (the other
+// keys go on as before). Elsewhere (no limit covers the message; package
+// sqslambda) it is NackAfter(err, retryAfter).
+//
+// The error keeps err in its chain (errors.Is and errors.As reach it) and
+// matches ErrSlowDown. SlowDown(nil, d) is nil.
+func SlowDown(err error, retryAfter time.Duration) error {
+	if err == nil {
+		return nil
+	}
+	return &slowDownError{nackError{delay: retryAfter, err: err}}
+}
+
+// slowDownError is a nackError that also matches ErrSlowDown.
+type slowDownError struct{ nackError }
+
+func (e *slowDownError) Is(target error) bool { return target == ErrSlowDown }
+
 // Defaults of ExponentialBackoff: 1 s after a first failed receive,
 // doubling, at most 5 min.
 const (

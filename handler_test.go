@@ -93,3 +93,23 @@ func TestLeaseContext(t *testing.T) {
 		t.Errorf("SetExtension(-1) = %v, want the lease's error", err)
 	}
 }
+
+// SlowDown's error is a NackAfter that matches ErrSlowDown, keeps err in
+// its chain, and says its delay; nil stays nil.
+func TestSlowDown(t *testing.T) {
+	base := errors.New("429 Too Many Requests")
+	err := sqsloop.SlowDown(base, 30*time.Second)
+	if !errors.Is(err, sqsloop.ErrSlowDown) || !errors.Is(err, base) {
+		t.Errorf("SlowDown(err, 30s) = %v: matches ErrSlowDown %v, err %v; want both", err, errors.Is(err, sqsloop.ErrSlowDown), errors.Is(err, base))
+	}
+	var nd interface{ NackDelay() time.Duration }
+	if !errors.As(err, &nd) || nd.NackDelay() != 30*time.Second {
+		t.Errorf("SlowDown(err, 30s) carries no NackDelay of 30s")
+	}
+	if errors.Is(sqsloop.NackAfter(base, time.Second), sqsloop.ErrSlowDown) {
+		t.Error("NackAfter's error matches ErrSlowDown")
+	}
+	if sqsloop.SlowDown(nil, time.Second) != nil {
+		t.Error("SlowDown(nil, 1s) is not nil")
+	}
+}

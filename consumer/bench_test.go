@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -102,4 +103,58 @@ func BenchmarkBareLoop(b *testing.B) {
 		done += len(msgs)
 	}
 	report(b)
+}
+
+// BenchmarkConsumerLimits is BenchmarkConsumer with limits that never
+// make a message wait: GroupLimit over 1,000 groups (a message's group
+// from a counter), and a rate limit of a million a second on a
+// jobstate.Memory: what a gate costs per message when nothing is over a
+// limit (a Memory take; no round trip).
+func BenchmarkConsumerLimits(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"GroupLimit", Config{GroupLimit: 4, GroupOf: groupOfCounter}},
+		{"RateLimit", Config{RateLimits: []RateLimit{{Name: "all", Rate: 1_000_000, Per: time.Second, Burst: 1_000_000}}}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			q := preload(b, b.N)
+			b.ReportAllocs()
+			var handled atomic.Int64
+			all := make(chan struct{})
+			cfg := tc.cfg
+			cfg.Concurrency, cfg.WaitTime, cfg.Logger = 16, time.Second, quiet
+			c, err := New(q, func(context.Context, *sqsloop.Message) error {
+				if handled.Add(1) == int64(b.N) {
+					close(all)
+				}
+				return nil
+			}, cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- c.Run(context.Background()) }()
+			<-all
+			b.StopTimer()
+			if err := c.Shutdown(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			if err := <-done; err != nil {
+				b.Fatal(err)
+			}
+			report(b)
+			if st := c.Stats(); st.Waited != 0 || st.Deferred != 0 {
+				b.Fatalf("%d waited, %d deferred: the limits made messages wait", st.Waited, st.Deferred)
+			}
+		})
+	}
+}
+
+// groupOfCounter spreads messages over 1,000 groups.
+var groupCounter atomic.Int64
+
+func groupOfCounter(*sqsloop.Message) string {
+	return strconv.Itoa(int(groupCounter.Add(1) % 1000))
 }

@@ -153,6 +153,39 @@ type Config struct {
 	// (the default) never exits; must be ≥ 0.
 	ExitWhenIdle time.Duration
 
+	// GroupLimit, when > 0, is the most messages of one group (GroupOf)
+	// this consumer runs at once, 1–Concurrency: a tenant that floods the
+	// queue gets GroupLimit handlers and the others stay free for the
+	// other groups (on a fair queue, SQS's own order then serves the quiet
+	// tenants first too). A message over its group's limit is neither run
+	// nor counted as a failure: it waits in its lease while that costs
+	// nothing (up to GroupLimit of a group, and Concurrency in all, held
+	// beside the handlers' own), else it goes back to the queue with a
+	// delay that brings the group's messages back about as fast as its
+	// handlers take them (Stats.Deferred), unless the queue's redrive
+	// policy leaves it no room (see the package doc's "Limits"): then it
+	// waits in its lease whatever the cost. 0 (the default): no limit.
+	GroupLimit int
+
+	// GroupOf returns the group a message counts against for GroupLimit;
+	// "" counts against none. Nil (the default): its MessageGroupID (the
+	// tenant of a fair queue: producer and `sqsloop send --group-id` set it
+	// on a standard queue). Called from the receive loops, concurrently;
+	// it must be quick and must not keep the message. Set only with
+	// GroupLimit.
+	GroupOf func(m *sqsloop.Message) string
+
+	// RateLimits start at most so many messages per second (or minute…)
+	// of a kind, or of each key (a tenant, a customer), across every
+	// process that shares a limit's Store (see RateLimit). A message over a
+	// limit waits in its lease for its turn when the turn is at most a
+	// minute off, else goes back to the queue for at least a minute (so
+	// its receive count grows by at most one per minute it waits); never
+	// a failure, never a dead letter because of a limit (see the package
+	// doc's "Limits"). A handler that returns sqsloop.SlowDown pauses the
+	// keys of the limits covering its message. Nil (the default): none.
+	RateLimits []RateLimit
+
 	// Middleware wraps the handler, Middleware[0] outermost, inside the
 	// consumer's own panic recovery.
 	Middleware []sqsloop.Middleware
@@ -243,6 +276,7 @@ func (c Config) Validate() error {
 			bad("MessageAttributeNames[%d]: must not be empty", i)
 		}
 	}
+	errs = append(errs, d.validateLimits()...)
 	for i, mw := range d.Middleware {
 		if mw == nil {
 			bad("Middleware[%d]: must not be nil", i)

@@ -28,13 +28,15 @@ const (
 	stateStopped
 )
 
-// Consumer receives messages from one Mailbox and runs an sqsloop.Handler
-// for each. Create it with New; its methods are safe for concurrent use.
+// Consumer receives messages from one Mailbox (or several: NewQueues) and
+// runs an sqsloop.Handler for each. Create it with New; its methods are
+// safe for concurrent use.
 type Consumer struct {
-	mb      sqsloop.Mailbox
+	mb      sqsloop.Mailbox // the first queue's
+	queues  []*queue        // one, or NewQueues'
 	cfg     Config
 	handler sqsloop.Handler
-	leases  *leases.Manager
+	leases  *owners
 	intake  *intake
 	st      counters
 	health  health
@@ -60,8 +62,8 @@ type Consumer struct {
 	obs       observed // handlers running, with Config.Observer
 	drainMark Stats    // counts when the drain began: set by the receive watcher, read by Run after it ended
 
-	dead     *rules.DeadLetters // the dead-letter queue of Permanent failures (poison.go), whose counts scale.go reads
-	failures *failurelog.Log    // the WARN lines of failed handler runs, rate-limited
+	gate     *gate           // the limits (gate.go); nil without any
+	failures *failurelog.Log // the WARN lines of failed handler runs, rate-limited
 }
 
 // New returns a Consumer of mb that runs h for each message. It returns the
@@ -81,23 +83,35 @@ func New(mb sqsloop.Mailbox, h sqsloop.Handler, cfg Config) (*Consumer, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	return newConsumer([]Queue{{Mailbox: mb}}, h, cfg)
+}
+
+// newConsumer returns the Consumer of qs, whose arguments were checked.
+func newConsumer(qs []Queue, h sqsloop.Handler, cfg Config) (*Consumer, error) {
 	byContext := cfg.ShutdownTimeout == 0 // Shutdown's deadline, when it has one, is the budget
 	vtFrom := ""                          // read by Run
 	if cfg.VisibilityTimeout > 0 {
 		vtFrom = "config"
 	}
 	cfg = cfg.withDefaults()
-	owner, err := leases.New(mb, cfg.Visibility, cfg.Logger)
-	if err != nil {
-		return nil, err
+	queues := make([]*queue, len(qs))
+	ms := make([]*leases.Manager, len(qs))
+	for i, q := range qs {
+		owner, err := leases.New(q.Mailbox, cfg.Visibility, cfg.Logger)
+		if err != nil {
+			return nil, err
+		}
+		queues[i] = &queue{index: i, mb: q.Mailbox, weight: max(q.Weight, 1), leases: owner, dead: rules.NewDeadLetters(q.Mailbox),
+			vt: cfg.VisibilityTimeout, vtFrom: vtFrom}
+		ms[i] = owner
 	}
 	interrupted, interrupt := context.WithCancel(context.Background())
-	return &Consumer{
-		mb:           mb,
+	c := &Consumer{
+		mb:           qs[0].Mailbox,
+		queues:       queues,
 		cfg:          cfg,
 		handler:      rules.Wrap(h, cfg.Logger, cfg.Middleware),
-		leases:       owner,
-		dead:         rules.NewDeadLetters(mb),
+		leases:       newOwners(ms),
 		failures:     failurelog.New(cfg.Logger, "consumer"),
 		intake:       newIntake(cfg.Concurrency),
 		drainReq:     make(chan struct{}),
@@ -108,7 +122,14 @@ func New(mb sqsloop.Mailbox, h sqsloop.Handler, cfg Config) (*Consumer, error) {
 		interrupted:  interrupted,
 		interrupt:    interrupt,
 		vtFrom:       vtFrom,
-	}, nil
+	}
+	if len(queues) > 1 {
+		c.intake.share(queues)
+	}
+	if c.gate = newGate(c, cfg); c.gate != nil {
+		c.intake.parkRoom = maxAhead // the gate keeps to less (gate.roomNow)
+	}
+	return c, nil
 }
 
 // Shutdown begins the drain and waits for Run to return, like
@@ -174,7 +195,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 	}
 	defer close(c.done)
 	defer c.state.Store(stateStopped)
-	defer c.dead.Close()
+	for _, q := range c.queues {
+		defer q.dead.Close()
+	}
 	defer c.failures.Flush()
 
 	var attrs sqsloop.QueueAttributes // read at start-up already, for the check
@@ -199,12 +222,22 @@ func (c *Consumer) Run(ctx context.Context) error {
 
 	checkCtx, stopCheck := context.WithCancel(ctx)
 	checkDone := make(chan struct{})
-	go func() { defer close(checkDone); c.watchQueue(checkCtx, attrs, read, adopted) }()
+	go func() {
+		defer close(checkDone)
+		c.checkOthers(checkCtx, adopted)
+		c.watchQueue(checkCtx, attrs, read, adopted)
+	}()
 
-	handlers := newPool(c.cfg.Concurrency, c.cfg.Concurrency+maxAhead, func(s *sequence) {
-		defer c.intake.release(len(s.msgs))
+	handlers := newPool(c.cfg.Concurrency, c.cfg.Concurrency+maxAhead+c.intake.parkRoom, func(s *sequence) {
+		defer c.intake.release(c.queueOf(s).index, len(s.msgs))
 		c.process(s)
+		if c.gate != nil {
+			c.gate.done(s)
+		}
 	})
+	if c.gate != nil {
+		c.gate.start(handlers, c.cfg.Visibility.Interval/2)
+	}
 
 	idleDone := make(chan struct{})
 	if c.cfg.ExitWhenIdle > 0 {
@@ -237,5 +270,6 @@ func (c *Consumer) Stats() Stats {
 	s.Panics, s.Abandoned = c.st.panics.Load(), c.st.abandoned.Load()
 	s.ReceiveCalls, s.ReceiveErrors = c.st.receiveCalls.Load(), c.st.receiveErrors.Load()
 	s.Poisoned = c.st.poisoned.Load()
+	s.Waited, s.Deferred, s.SlowedDown = c.st.waited.Load(), c.st.deferred.Load(), c.st.slowed.Load()
 	return s
 }

@@ -99,5 +99,45 @@
 // exports the counts and the signal as metrics, with the ECS and KEDA
 // set-ups that scale on them; package leasepage shows them.
 //
+// # Limits
+//
+// Config.GroupLimit gives one group (a fair queue's tenant: the
+// MessageGroupID a producer or `sqsloop send --group-id` sets on a
+// standard queue; or any key GroupOf picks) at most that many handlers,
+// the rest free for the other groups. Config.RateLimits start at most so
+// many messages a second (or a minute) of a kind, or of each key, across
+// every process sharing the limit's store (jobstate.RateLimiter: memory,
+// SQLite, PostgreSQL, DynamoDB; a take is one statement or conditional
+// write per message). A handler that returns sqsloop.SlowDown (a 429 from
+// a downstream) pauses its key under those limits, everywhere.
+//
+// A message that must wait for a limit is neither run nor counted as a
+// failure. It waits in its lease, kept by the consumer's own beats, on no
+// handler goroutine: beside the handlers' units, up to a second of the
+// handlers' work (a second of its group's work behind a group limit;
+// Concurrency messages waiting for rate turns up to a minute ahead), so
+// that the receives go on for other work. Beyond that, a message over its
+// group's limit goes back to the queue with a delay that brings the
+// group's messages back about as fast as its handlers take them (deferred,
+// Stats.Deferred: a nack that is no failure), and one whose rate turn is
+// at most 10 s off holds one of the consumer's units (a queue of limited
+// messages is then received no faster than the limit takes it); a longer
+// wait is deferred for that wait, at least a minute, so that a message's
+// receive count grows by at most one per minute it waits. Every receive
+// counts toward the queue's maxReceiveCount, so a message is deferred only
+// while it has been received fewer than half that many times (read from
+// the queue's redrive policy at start-up; never while it is unknown);
+// after that it waits in its lease, whatever that costs: a limit never
+// sends a message to the dead-letter queue. The drain gives back what
+// waits, at once. Without limits the consumer has no such stage and pays
+// nothing.
+//
+// # Several queues
+//
+// NewQueues makes one consumer of several queues (a high and a low queue:
+// SQS's usual priorities), the handlers shared by weight while every queue
+// has messages, all of them to the others while one has none; one Run, one
+// Stats, one drain.
+//
 // Delivery is at least once: a handler must tolerate seeing a message twice.
 package consumer

@@ -24,6 +24,9 @@ const DrainGrace = 500 * time.Millisecond
 // takes a sequence once the drain has begun gives it back too, also once
 // the receives are back.)
 func (c *Consumer) giveBackUnstarted(handlers *pool) {
+	if c.gate != nil {
+		c.gate.close() // those waiting for a limit
+	}
 	for {
 		s, ok := handlers.waiting()
 		if !ok {
@@ -31,7 +34,7 @@ func (c *Consumer) giveBackUnstarted(handlers *pool) {
 		}
 		s.giveBack()
 		s.done()
-		c.intake.release(len(s.msgs))
+		c.intake.release(c.queueOf(s).index, len(s.msgs))
 	}
 	for _, s := range c.waiting.all() {
 		s.giveBack()

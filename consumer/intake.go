@@ -38,50 +38,201 @@ const aheadPerSlot = 2 * sqsloop.MaxBatchSize
 // changes as ahead does, and gather waits for room, a timer and a context
 // at once. Safe for concurrent use.
 type intake struct {
-	slots int // handler slots: Config.Concurrency
+	slots    int // handler slots: Config.Concurrency
+	parkRoom int // units of messages waiting for a limit held beside slots + ahead (gate.go): maxAhead with limits, else 0
 
-	mu    sync.Mutex
-	held  int           // units held
-	ahead int           // receive-ahead depth
-	room  chan struct{} // capacity 1: signalled when held drops or ahead grows
+	mu     sync.Mutex
+	held   int           // units held
+	parked int           // of those, units of messages waiting for a limit
+	ahead  int           // receive-ahead depth
+	room   chan struct{} // capacity 1: signalled when held drops or ahead grows
 
 	handlerTime time.Duration // cautious moving average of a handler run, 0 until measured
 	runs        int           // handler runs measured, up to slots
 	roundTrip   time.Duration // moving average of a full receive's round trip, 0 until measured
+
+	shares []share // a consumer of several queues (NewQueues): each queue's; nil for one
+}
+
+// share is one queue's part of the units, for a consumer of several
+// queues: the units are split by weight among the queues whose receives
+// come back full ("full"), each taking at most its quota, ⌈limit × weight
+// ÷ the full queues' weights⌉ (the total bounded by the limit). A queue
+// whose receive came back short has run dry for now: it polls without
+// holding units (one receive at a time, "over"), so that its long poll
+// keeps no handler from the others, and what that poll brings is admitted
+// beyond the limit (at most a batch), the queue full again. The units a
+// queue holds are its messages asked for, waiting and running: as handler
+// slots follow units, each queue's handler time follows its weight while
+// all are full, whatever its jobs take.
+type share struct {
+	weight int
+	held   int           // units of this queue's
+	full   bool          // its latest receive came back full (so none has, at first)
+	poll   bool          // a receive holding no units is on the wire
+	room   chan struct{} // capacity 1: signalled when its quota or the free units may have grown
+}
+
+// share splits the units among qs by weight (NewQueues).
+func (in *intake) share(qs []*queue) {
+	in.shares = make([]share, len(qs))
+	for i, q := range qs {
+		in.shares[i] = share{weight: q.weight, room: make(chan struct{}, 1)} // not full until a receive says so
+	}
 }
 
 func newIntake(slots int) *intake {
 	return &intake{slots: slots, room: make(chan struct{}, 1)}
 }
 
-// take takes up to max units if there is room, and returns how many.
-func (in *intake) take(max int) int {
+// limit is how many units may be held. Called with in.mu held.
+func (in *intake) limit() int { return in.slots + in.ahead + min(in.parked, in.parkRoom) }
+
+// take takes up to max units of queue q if there is room, and returns how
+// many; over reports a receive that holds none (a queue run dry: see
+// share), of n messages at most, granted only to a receive's first take
+// (first), one at a time.
+func (in *intake) take(q, max int, first bool) (n int, over bool) {
 	in.mu.Lock()
-	n := min(max, in.slots+in.ahead-in.held)
-	if n > 0 {
-		in.held += n
+	defer in.mu.Unlock()
+	free := in.limit() - in.held
+	if in.shares != nil {
+		sh := &in.shares[q]
+		if !sh.full {
+			if sh.poll || !first {
+				return 0, false
+			}
+			sh.poll = true
+			return min(max, in.quota(q)), true
+		}
+		free = min(free, in.quota(q)-sh.held)
+		if n = min(max, free); n > 0 {
+			sh.held += n
+		}
 	} else {
-		n = 0
+		n = min(max, free)
 	}
-	in.mu.Unlock()
-	return n
+	if n <= 0 {
+		return 0, false
+	}
+	in.held += n
+	return n, false
 }
 
-// release gives back n units.
-func (in *intake) release(n int) {
+// quota is queue q's quota of units (see share), as if it were full.
+// Called with in.mu held.
+func (in *intake) quota(q int) int {
+	w := 0
+	for i, sh := range in.shares {
+		if sh.full || i == q {
+			w += sh.weight
+		}
+	}
+	lim := in.limit()
+	return max((lim*in.shares[q].weight+w-1)/w, 1)
+}
+
+// release gives back n units of queue q.
+func (in *intake) release(q, n int) {
 	if n <= 0 {
 		return
 	}
 	in.mu.Lock()
 	in.held -= n
+	if in.shares != nil {
+		in.shares[q].held -= n
+	}
 	in.mu.Unlock()
 	in.signal()
 }
 
+// landed follows a receive of queue q that asked for asked messages and
+// got got: the units of those it did not get are given back (or, for a
+// receive that held none, over, those it got are taken beyond the limit),
+// and, with several queues, whether the queue is full is recorded.
+func (in *intake) landed(q, asked, got int, over bool) {
+	if in.shares == nil {
+		in.release(q, asked-got)
+		return
+	}
+	in.mu.Lock()
+	sh := &in.shares[q]
+	if over {
+		sh.poll = false
+		in.held += got
+		sh.held += got
+		sh.full = got > 0
+	} else {
+		in.held -= asked - got
+		sh.held -= asked - got
+		sh.full = got == asked
+	}
+	in.mu.Unlock()
+	in.signal()
+}
+
+// waitCheck watches a receive of queue q holding n units, with several
+// queues: a receive not back within d (twice the measured round trip) is
+// waiting in its long poll, so the queue has nothing for now; its units go
+// to the other queues, and it lands as one that held none (over). It
+// returns the receive's stop, which reports whether that happened. For one
+// queue, or a receive holding no units, it does nothing.
+func (in *intake) waitCheck(q, n int, over bool, d time.Duration) (stop func() (over bool)) {
+	if in.shares == nil || over {
+		return func() bool { return over }
+	}
+	var done, fired bool
+	t := time.AfterFunc(d, func() {
+		in.mu.Lock()
+		if !done {
+			fired = true
+			sh := &in.shares[q]
+			in.held -= n
+			sh.held -= n
+			sh.full, sh.poll = false, true
+		}
+		in.mu.Unlock()
+		if fired {
+			in.signal()
+		}
+	})
+	return func() bool {
+		t.Stop()
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		done = true
+		return fired
+	}
+}
+
+// signal tells the gathering loops that there may be room: every queue's,
+// with several (a queue run dry grows the others' quotas).
 func (in *intake) signal() {
+	if in.shares == nil {
+		wake(in.room)
+		return
+	}
+	for i := range in.shares {
+		wake(in.shares[i].room)
+	}
+}
+
+func wake(ch chan struct{}) {
 	select {
-	case in.room <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
+	}
+}
+
+// park records that n units (negative: -n) of held messages started
+// (stopped) waiting for a limit: up to parkRoom of them are held beside
+// slots + ahead, so that the handler slots stay free for other work.
+func (in *intake) park(n int) {
+	in.mu.Lock()
+	in.parked += n
+	in.mu.Unlock()
+	if n > 0 {
+		in.signal()
 	}
 }
 
@@ -130,11 +281,15 @@ func (in *intake) resize() bool {
 	return grew
 }
 
-// batch is the most one receive may ask for now: 10, or the intake's
-// limit when that is lower (a single handler slot has nothing to wait for).
-func (in *intake) batch() int {
+// batch is the most one receive of queue q may ask for now: 10, or the
+// intake's limit (the queue's quota, with several) when that is lower (a
+// single handler slot has nothing to wait for).
+func (in *intake) batch(q int) int {
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	if in.shares != nil {
+		return min(sqsloop.MaxBatchSize, in.quota(q))
+	}
 	return min(sqsloop.MaxBatchSize, in.slots+in.ahead)
 }
 
@@ -189,39 +344,46 @@ func average(avg, x time.Duration) time.Duration {
 // many requests as receives of ten.
 const gatherWindow = 10 * time.Millisecond
 
-// gather takes room for one message, waiting for it, then for up to 10
-// (SQS's MaxNumberOfMessages; fewer when the intake's limit is lower),
-// waiting at most gatherWindow for more. Only one receive loop gathers at
-// a time (the caller holds the gathering token), so concurrent loops never
-// split the room between them and wait on each other; while one loop's
-// receive is on the wire, the next gathers. It returns how many units it
-// holds; ok is false when ctx ended first.
-func (in *intake) gather(ctx context.Context) (n int, ok bool) {
+// gather takes room for one message of queue q, waiting for it, then for
+// up to 10 (SQS's MaxNumberOfMessages; fewer when the intake's limit is
+// lower), waiting at most gatherWindow for more. Only one receive loop of
+// a queue gathers at a time (the caller holds the queue's gathering
+// token), so concurrent loops never split the room between them and wait
+// on each other; while one loop's receive is on the wire, the next
+// gathers. It returns how many units it holds, or, over, how many
+// messages a receive holding none may ask for (see share); ok is false
+// when ctx ended first.
+func (in *intake) gather(ctx context.Context, q int) (n int, over, ok bool) {
+	room := in.room
+	if in.shares != nil {
+		room = in.shares[q].room
+	}
 	for n == 0 {
-		if n = in.take(sqsloop.MaxBatchSize); n > 0 {
+		if n, over = in.take(q, sqsloop.MaxBatchSize, true); n > 0 {
 			break
 		}
 		select {
-		case <-in.room:
+		case <-room:
 		case <-ctx.Done():
-			return 0, false
+			return 0, false, false
 		}
 	}
-	want := in.batch()
-	if n >= want {
-		return n, true
+	want := in.batch(q)
+	if over || n >= want {
+		return n, over, true
 	}
 	t := time.NewTimer(gatherWindow)
 	defer t.Stop()
 	for n < want {
 		select {
-		case <-in.room:
-			n += in.take(want - n)
+		case <-room:
+			more, _ := in.take(q, want-n, false)
+			n += more
 		case <-t.C:
-			return n, true
+			return n, false, true
 		case <-ctx.Done():
-			return n, true // the caller sees ctx and gives the units back
+			return n, false, true // the caller sees ctx and gives the units back
 		}
 	}
-	return n, true
+	return n, false, true
 }

@@ -52,7 +52,7 @@ func TestReceiveAheadDepth(t *testing.T) {
 			if got := in.depth(); got != tc.want {
 				t.Fatalf("depth = %d, want %d", got, tc.want)
 			}
-			if n := in.take(1000); n != tc.slots+tc.want {
+			if n, _ := in.take(0, 1000, true); n != tc.slots+tc.want {
 				t.Fatalf("take = %d, want slots + depth = %d", n, tc.slots+tc.want)
 			}
 		})

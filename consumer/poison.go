@@ -17,7 +17,7 @@ func (c *Consumer) deadLetter(ctx context.Context, m *sqsloop.Message, lease *le
 	if !errors.Is(err, sqsloop.ErrPermanent) {
 		return false
 	}
-	if derr := c.dead.Copy(context.WithoutCancel(ctx), m, err); derr != nil {
+	if derr := c.queueOwning(lease).dead.Copy(context.WithoutCancel(ctx), m, err); derr != nil {
 		c.cfg.Logger.Warn("consumer: a permanent failure, but the message could not go to the dead-letter queue; nacking it like any failure",
 			slog.String("message_id", m.ID), slog.Any("error", err), slog.Any("reason", derr))
 		return false

@@ -16,7 +16,7 @@ import (
 
 // takeOne takes one unit from in, waiting for room.
 func takeOne(in *intake) {
-	for in.take(1) == 0 {
+	for n, _ := in.take(0, 1, true); n == 0; n, _ = in.take(0, 1, true) {
 		<-in.room
 	}
 }
@@ -26,7 +26,7 @@ func takeOne(in *intake) {
 func BenchmarkPoolSubmit(b *testing.B) {
 	in := newIntake(16)
 	var done sync.WaitGroup
-	p := newPool(16, 16, func(*sequence) { in.release(1); done.Done() })
+	p := newPool(16, 16, func(*sequence) { in.release(0, 1); done.Done() })
 	s := &sequence{}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -91,7 +91,7 @@ func deep(n int) byte {
 func BenchmarkPoolSubmitDeepStack(b *testing.B) {
 	in := newIntake(16)
 	var done sync.WaitGroup
-	p := newPool(16, 16, func(*sequence) { deep(32); in.release(1); done.Done() })
+	p := newPool(16, 16, func(*sequence) { deep(32); in.release(0, 1); done.Done() })
 	s := &sequence{}
 	b.ReportAllocs()
 	for b.Loop() {

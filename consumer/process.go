@@ -55,11 +55,12 @@ func (s *sequence) rest() (first, end int) {
 	return first, end
 }
 
-// arrive turns msgs, just received, into sequences and holds their leases:
+// arrive turns msgs, just received from q, into sequences and holds their
+// leases with q's lease owner:
 // the lease owner keeps a message that waits for a handler alive (for at
 // most one Extension after its receive) until its handler starts and
 // beats. ctx is the handlers' context.
-func (c *Consumer) arrive(ctx context.Context, msgs []*sqsloop.Message) []*sequence {
+func (c *Consumer) arrive(ctx context.Context, q *queue, msgs []*sqsloop.Message) []*sequence {
 	seqs := sequences(msgs)
 	held := make([]*leases.Lease, len(msgs)) // one allocation for the receive
 	var runs []run
@@ -79,7 +80,7 @@ func (c *Consumer) arrive(ctx context.Context, msgs []*sqsloop.Message) []*seque
 				mctx, cancel = context.WithCancelCause(s.ctx)
 				s.ctxs, s.cancels = append(s.ctxs, mctx), append(s.cancels, cancel)
 			}
-			s.leases[i] = c.leases.Hold(m, nil, cancel)
+			s.leases[i] = q.leases.Hold(m, nil, cancel)
 		}
 	}
 	return seqs
@@ -147,8 +148,11 @@ func (c *Consumer) process(s *sequence) {
 		return
 	}
 	// The heartbeat and its context are made here, on the handler's
-	// goroutine, not on the receive loop's.
-	s.hb = heartbeat.New()
+	// goroutine, not on the receive loop's (a sequence that waited for a
+	// limit has the one the gate beat meanwhile).
+	if s.hb == nil {
+		s.hb = heartbeat.New()
+	}
 	hctx := heartbeat.NewContext(s.ctx, s.hb)
 	for _, l := range s.leases {
 		l.Start(s.hb)
@@ -212,6 +216,9 @@ func (c *Consumer) process(s *sequence) {
 // the message to the dead-letter queue instead, when it can. It returns
 // what it decided.
 func (c *Consumer) failed(ctx context.Context, m *sqsloop.Message, lease *leases.Lease, err error) failure {
+	if errors.Is(err, sqsloop.ErrSlowDown) && !errors.Is(context.Cause(ctx), ErrDrainTimeout) {
+		return c.slowedDown(m, lease, err) // no failure (limits.go)
+	}
 	c.st.failed.Add(1)
 	panicked := rules.IsPanic(err)
 	if panicked {

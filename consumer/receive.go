@@ -126,20 +126,25 @@ func (c *Consumer) receiveUntil(ctx, handlerCtx context.Context, handlers *pool)
 		}
 	}()
 	// Several receives in flight: a receive holds its slots for a round
-	// trip, so the next one gathers while it is on the wire.
-	token := make(chan struct{}, 1)
-	token <- struct{}{}
+	// trip, so the next one gathers while it is on the wire. Each queue
+	// has its loops and its gathering token.
 	var late lateReceived
-	for range c.receivers() {
-		receivers.Go(func() error { return c.receiveLoop(rctx, callCtx, handlerCtx, token, handlers, &late) })
+	for _, q := range c.queues {
+		token := make(chan struct{}, 1)
+		token <- struct{}{}
+		for range c.receivers() {
+			receivers.Go(func() error { return c.receiveLoop(rctx, callCtx, handlerCtx, q, token, handlers, &late) })
+		}
 	}
 	err = receivers.Wait()
 	close(receiversDone)
 	stopRecv()
 	<-watchDone
-	c.giveBack(late.msgs)
+	for _, l := range late.msgs {
+		c.giveBack(l.q, l.msgs)
+		c.intake.release(l.q.index, len(l.msgs))
+	}
 	c.onWire.Add(-int64(late.calls)) // their messages held, to be given back
-	c.intake.release(len(late.msgs))
 	if paused && err != nil { // a loop failed for good as the pause came
 		paused, drainBegan = false, c.beginDrain()
 	}
@@ -162,39 +167,47 @@ func (c *Consumer) receivers() int {
 // has stopped.
 type lateReceived struct {
 	mu    sync.Mutex
-	msgs  []*sqsloop.Message
+	msgs  []received
 	calls int
 }
 
-func (l *lateReceived) add(msgs []*sqsloop.Message) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.msgs = append(l.msgs, msgs...)
-	l.calls++
+// received are messages of one receive of queue q.
+type received struct {
+	q    *queue
+	msgs []*sqsloop.Message
 }
 
-// receiveLoop receives while recvCtx lives, making its calls with callCtx,
-// and hands each message (each sequence of one message group on a FIFO
+func (l *lateReceived) add(q *queue, msgs []*sqsloop.Message) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls++
+	if len(msgs) > 0 {
+		l.msgs = append(l.msgs, received{q, msgs})
+	}
+}
+
+// receiveLoop receives from q while recvCtx lives, making its calls with
+// callCtx, and hands each message (each sequence of one message group on a FIFO
 // queue), its lease held, to the handler pool, whose handlers run with
 // handlerCtx. It asks for no more than the intake allows: the free handler
 // slots plus the receive-ahead depth. What a receive brings after the drain
 // began goes to late, to be given back when every loop has stopped. It
 // returns nil when recvCtx is done, or the mailbox's error when it failed
 // for good.
-func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, token chan struct{}, handlers *pool, late *lateReceived) error {
+func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, q *queue, token chan struct{}, handlers *pool, late *lateReceived) error {
 	for {
 		select {
 		case <-c.drainReq:
 			return nil
 		default:
 		}
-		n, probe, ok := c.gather(recvCtx, token)
+		n, over, probe, ok := c.gather(recvCtx, q, token)
 		if !ok {
 			return nil
 		}
 		if recvCtx.Err() != nil {
 			c.backoff.answered(probe, nil, false)
-			c.intake.release(n)
+			c.intake.landed(q.index, n, 0, over)
 			return nil
 		}
 		c.st.receiveCalls.Add(1)
@@ -203,14 +216,16 @@ func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, tok
 			wait = 0 // a short poll: whether the mailbox answers again, known at once
 		}
 		began := time.Now()
+		waited := c.intake.waitCheck(q.index, n, over, c.receiveGrace())
 		c.onWire.Add(1) // until its messages are held (Paused)
-		msgs, err := c.mb.Receive(callCtx, sqsloop.ReceiveRequest{
+		msgs, err := c.receiveFrom(callCtx, q, sqsloop.ReceiveRequest{
 			MaxMessages:           n,
-			VisibilityTimeout:     c.cfg.VisibilityTimeout,
+			VisibilityTimeout:     q.vt,
 			WaitTime:              wait,
 			MessageAttributeNames: c.cfg.MessageAttributeNames,
 		})
 		took := time.Since(began)
+		over = waited()
 		c.intake.received(n, len(msgs), took)
 		if c.cfg.Observer != nil {
 			c.observeReceive(callCtx, began, took, n, msgs, err)
@@ -221,10 +236,10 @@ func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, tok
 		if len(msgs) > n {
 			c.cfg.Logger.Error("consumer: the mailbox returned more messages than asked for; giving back the extra",
 				slog.Int("asked", n), slog.Int("got", len(msgs)))
-			c.giveBack(msgs[n:])
+			c.giveBack(q, msgs[n:])
 			msgs = msgs[:n]
 		}
-		c.intake.release(n - len(msgs))
+		c.intake.landed(q.index, n, len(msgs), over)
 		if len(msgs) > 0 {
 			c.st.received.Add(int64(len(msgs)))
 			for _, m := range msgs {
@@ -236,7 +251,7 @@ func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, tok
 		if recvCtx.Err() != nil {
 			// Shutdown began while these were on their way: given back
 			// when no receive is left waiting (receive).
-			late.add(msgs)
+			late.add(q, msgs)
 			return nil
 		}
 		c.health.received(err)
@@ -249,10 +264,10 @@ func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, tok
 			}
 			continue
 		}
-		seqs := c.arrive(handlerCtx, msgs)
+		seqs := c.arrive(handlerCtx, q, msgs)
 		c.onWire.Add(-1) // after their leases are held: Paused counts them all along
 		for _, s := range seqs {
-			handlers.submit(s)
+			c.dispatch(handlers, s)
 		}
 	}
 }
@@ -275,33 +290,34 @@ func (c *Consumer) receiveFailed(err error) (fatal bool) {
 	return false
 }
 
-// gather takes the gathering token (one receive loop gathers at a time),
-// waits out the back-off of failed receives (so a failure holds back every
-// loop), and takes room for the next receive from the intake. probe
-// reports that receives are failing and this one is the probe the others
-// wait for: its answer must be given to c.backoff.answered.
-func (c *Consumer) gather(ctx context.Context, token chan struct{}) (n int, probe, ok bool) {
+// gather takes q's gathering token (one receive loop of a queue gathers
+// at a time), waits out the back-off of failed receives (so a failure
+// holds back every loop), and takes room for the next receive of q from
+// the intake (over: a receive that holds none; see share). probe reports
+// that receives are failing and this one is the probe the others wait
+// for: its answer must be given to c.backoff.answered.
+func (c *Consumer) gather(ctx context.Context, q *queue, token chan struct{}) (n int, over, probe, ok bool) {
 	select {
 	case <-token:
 	case <-ctx.Done():
-		return 0, false, false
+		return 0, false, false, false
 	}
 	defer func() { token <- struct{}{} }()
 	if !c.backoff.wait(ctx) {
-		return 0, false, false
+		return 0, false, false, false
 	}
-	if n, ok = c.intake.gather(ctx); !ok {
-		return 0, false, false
+	if n, over, ok = c.intake.gather(ctx, q.index); !ok {
+		return 0, false, false, false
 	}
 	// A receive may have failed while this one waited for room, or just
 	// now: send says so.
 	for {
 		if !c.backoff.wait(ctx) {
-			c.intake.release(n)
-			return 0, false, false
+			c.intake.landed(q.index, n, 0, over)
+			return 0, false, false, false
 		}
 		if probe, ok := c.backoff.send(); ok {
-			return n, probe, true
+			return n, over, probe, true
 		}
 	}
 }
@@ -390,10 +406,10 @@ func (b *receiveBackoff) answered(probe bool, err error, record bool) {
 	}
 }
 
-// giveBack hands msgs, received but never to be started, to the lease
-// owner to be made visible again at once.
-func (c *Consumer) giveBack(msgs []*sqsloop.Message) {
+// giveBack hands msgs of q, received but never to be started, to q's
+// lease owner to be made visible again at once.
+func (c *Consumer) giveBack(q *queue, msgs []*sqsloop.Message) {
 	for _, m := range msgs {
-		c.leases.Hold(m, nil, nil).GiveBack()
+		q.leases.Hold(m, nil, nil).GiveBack()
 	}
 }

@@ -94,7 +94,7 @@ func (w *queueWatch) report(ctx context.Context, began time.Time, attrs sqsloop.
 func (w *queueWatch) readDeadLetters(ctx context.Context) (int, bool) {
 	ctx, cancel := context.WithTimeout(ctx, queueCheckTimeout)
 	defer cancel()
-	dlq, err := w.c.dead.Open(ctx)
+	dlq, err := w.c.queues[0].dead.Open(ctx) // the first queue's, under NewQueues
 	var attrs sqsloop.QueueAttributes
 	if err == nil {
 		if r, ok := dlq.(sqsloop.AttributesReader); ok {

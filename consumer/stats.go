@@ -29,6 +29,13 @@ type Stats struct {
 	// Poisoned counts messages whose handler failed with Permanent and
 	// that were copied to the dead-letter queue (their acks are in Acked).
 	Poisoned int64
+	// Waited counts the waits of messages in their leases for a limit
+	// (Config.GroupLimit, Config.RateLimits): a message may wait more
+	// than once. Deferred counts the messages sent back to the queue with
+	// a delay for a limit (no failure; in Nacked too). SlowedDown counts
+	// handler runs that returned sqsloop.SlowDown (nacked after its
+	// retry-after, not in Failed).
+	Waited, Deferred, SlowedDown int64
 
 	// Stats are the lease owner's counts: the acks (Acked, LateAcked,
 	// AckFailed, AckRetries, AckUnsent), the nacks and give-backs (Nacked,
@@ -45,4 +52,5 @@ type counters struct {
 	running, abandoned                                        atomic.Int64
 	receiveCalls, receiveErrors                               atomic.Int64
 	poisoned                                                  atomic.Int64
+	waited, deferred, slowed                                  atomic.Int64
 }

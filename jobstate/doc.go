@@ -31,6 +31,12 @@
 // gets ErrClaimed and the winner's record. The conformance suite
 // (jobstate/storetest) checks every Store against it, and races claims.
 //
+// The same stores keep rate limits shared by a fleet (RateLimiter, the
+// rule in Rate: GCRA, one time per key, a take one statement or
+// conditional write), which the consumer's rate limits take from
+// (consumer.Config.RateLimits); their keys live in tables or items of
+// their own.
+//
 // Times: a Store compares a record's LeaseUntil and ExpiresAt with the
 // clock of the process calling it (time.Now), as the callers compute them
 // from theirs; the processes sharing a store must have clocks that agree

@@ -13,11 +13,15 @@ import (
 // zero value is an empty store, ready to use; it must not be copied after
 // first use. Safe for concurrent use. Expired records are dropped on the
 // write that finds them and by a scan every 1,024 writes, so memory follows
-// the live records.
+// the live records. It is also a RateLimiter for one process (rate.go's
+// rule over a map of its own), its keys dropped likewise once their TAT
+// has passed.
 type Memory struct {
 	mu      sync.Mutex
 	records map[string]Record
 	writes  int
+	rates   map[string]time.Time // a rate key's TAT
+	takes   int
 }
 
 // Get implements Store.

@@ -46,3 +46,6 @@ func put(t *testing.T, s jobstate.Store, r jobstate.Record) {
 
 // What the middlewares add per message on Memory (jobbench.Benchmark).
 func BenchmarkMemory(b *testing.B) { jobbench.Benchmark(b, &jobstate.Memory{}) }
+
+// What a rate limit's take costs on Memory (jobbench.Takes).
+func BenchmarkTake(b *testing.B) { jobbench.Takes(b, &jobstate.Memory{}) }

@@ -137,6 +137,10 @@ type Features struct {
 	// lease over) fails its entry with sqsloop.ErrReceiptHandleExpired, as
 	// SQS does ("The receipt handle has expired").
 	FIFODeleteExpires bool
+
+	// StandardGroupID: a message sent with a MessageGroupID to a standard
+	// queue (a fair queue's tenant) comes back with it, as on SQS.
+	StandardGroupID bool
 }
 
 // Names of the declared differences, as scenarios log them:
@@ -165,6 +169,11 @@ const (
 	// Features.FIFODeleteExpires; a FIFO delete with a handle whose message
 	// was gone succeeded.
 	DiffFIFODeleteAlwaysSucceeds = "FIFODeleteAlwaysSucceeds"
+
+	// DiffStandardQueueDropsGroupID: the harness lacks
+	// Features.StandardGroupID; a standard queue's message came back
+	// without the MessageGroupID it was sent with.
+	DiffStandardQueueDropsGroupID = "StandardQueueDropsGroupID"
 )
 
 // declared logs a declared difference by name, so a reader of the test log

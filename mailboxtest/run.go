@@ -31,6 +31,8 @@ var scenarios = []scenario{
 	{"TestApproximateReceiveCountIncrements", testApproximateReceiveCountIncrements},
 	{"TestRedriveToDLQ", testRedriveToDLQ},
 	{"TestReceiveGoesOnPastDeadLetters", testReceiveGoesOnPastDeadLetters},
+	{"TestStandardQueueKeepsGroupID", testStandardQueueKeepsGroupID},
+	{"TestReceiveSkipsGroups", testReceiveSkipsGroups},
 	{"TestFIFOOrderWithinGroup", testFIFOOrderWithinGroup},
 	{"TestFIFOReceiveFillsFromOneGroupFirst", testFIFOReceiveFillsFromOneGroupFirst},
 	{"TestConcurrentReceiversNeverShareAMessage", testConcurrentReceiversNeverShareAMessage},

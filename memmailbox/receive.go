@@ -42,12 +42,31 @@ import (
 // for concurrent use; a message goes to one receiver at a time. Returned
 // messages share nothing with the queue.
 func (q *Queue) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*sqsloop.Message, error) {
+	return q.ReceiveSkipping(ctx, req, nil)
+}
+
+// ReceiveSkipping is Receive, but on a standard queue it takes no message
+// whose message group is one of skip (sqsloop.GroupSkipper), and its long
+// poll waits as if they were not there; on a FIFO queue it is Receive.
+// Errors: Receive's, and sqsloop.ValidateSkip's for skip. Safe for
+// concurrent use.
+func (q *Queue) ReceiveSkipping(ctx context.Context, req sqsloop.ReceiveRequest, skip []string) ([]*sqsloop.Message, error) {
 	s, err := q.state()
 	if err != nil {
 		return nil, err
 	}
 	if err := req.Validate(); err != nil {
 		return nil, err
+	}
+	if err := sqsloop.ValidateSkip(skip); err != nil {
+		return nil, err
+	}
+	var skipping map[string]bool
+	if len(skip) > 0 && !s.cfg.FIFO {
+		skipping = make(map[string]bool, len(skip))
+		for _, g := range skip {
+			skipping[g] = true
+		}
 	}
 	req.VisibilityTimeout = sqsloop.WholeSeconds(req.VisibilityTimeout)
 	req.WaitTime = sqsloop.WholeSeconds(req.WaitTime)
@@ -81,7 +100,7 @@ func (q *Queue) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*sqs
 		}
 		now := time.Now()
 		s.sweep(now)
-		msgs, dead := s.take(q, req, now)
+		msgs, dead := s.take(q, req, now, skipping)
 		if len(msgs) > 0 || !now.Before(deadline) {
 			s.mu.Unlock()
 			s.moveToDLQ(dead)
@@ -126,8 +145,9 @@ func (s *queueState) leave() {
 }
 
 // take puts up to req.MaxMessages receivable messages in flight and returns
-// them, with the records to move to the DLQ. s.mu is held.
-func (s *queueState) take(q *Queue, req sqsloop.ReceiveRequest, now time.Time) ([]*sqsloop.Message, []*record) {
+// them, with the records to move to the DLQ; on a standard queue it passes
+// over the messages of the groups in skip. s.mu is held.
+func (s *queueState) take(q *Queue, req sqsloop.ReceiveRequest, now time.Time, skip map[string]bool) ([]*sqsloop.Message, []*record) {
 	n := min(req.MaxMessages, s.nVisible)
 	if n == 0 {
 		return nil, nil
@@ -142,14 +162,17 @@ func (s *queueState) take(q *Queue, req sqsloop.ReceiveRequest, now time.Time) (
 		out = append(out, m)
 	}
 	if !s.cfg.FIFO {
-		for len(out) < n && s.visible.head != nil {
-			r := s.visible.head
-			if s.redrives(r) {
+		for r := s.visible.head; len(out) < n && r != nil; {
+			next := r.next
+			switch {
+			case skip[r.group]:
+			case s.redrives(r):
 				dead = s.deadLetter(r, dead)
-				continue
+			default:
+				s.visible.remove(r)
+				deliver(r)
 			}
-			s.visible.remove(r)
-			deliver(r)
+			r = next
 		}
 		return out, dead
 	}

@@ -67,12 +67,30 @@ import (
 // never lost); else the database's, transient (a database that is down or
 // restarting): the consumer retries. Safe for concurrent use.
 func (m *Mailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*sqsloop.Message, error) {
+	return m.ReceiveSkipping(ctx, req, nil)
+}
+
+// ReceiveSkipping is Receive, but on a standard queue it takes no message
+// whose message group is one of skip (sqsloop.GroupSkipper: a consumer's
+// groups at their limit), and its long poll waits as if they were not
+// there; on a FIFO queue it is Receive. The receive's query reads past
+// those groups' visible messages in the order of delivery (the index has
+// no group), so a skipped group's backlog costs each receive a scan of
+// it, not a receive and a visibility change of each message. Errors:
+// Receive's, and sqsloop.ValidateSkip's for skip. Safe for concurrent use.
+func (m *Mailbox) ReceiveSkipping(ctx context.Context, req sqsloop.ReceiveRequest, skip []string) ([]*sqsloop.Message, error) {
 	const op = "receive from"
 	if err := m.check(op); err != nil {
 		return nil, err
 	}
 	if err := req.Validate(); err != nil {
 		return nil, err
+	}
+	if err := sqsloop.ValidateSkip(skip); err != nil {
+		return nil, err
+	}
+	if m.q.Spec.FIFO {
+		skip = nil
 	}
 	req.VisibilityTimeout = sqsloop.WholeSeconds(req.VisibilityTimeout)
 	req.WaitTime = sqsloop.WholeSeconds(req.WaitTime)
@@ -91,7 +109,7 @@ func (m *Mailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*s
 		start := time.Now()
 		m.renewReceiver(ctx, start, true)
 		res, err := m.s.d.Receive(ctx, &m.q, driver.ReceiveArgs{Now: start, Max: req.MaxMessages, Visibility: req.VisibilityTimeout,
-			Receiver: m.receiver.id, DeadLetterReason: m.deadLetter})
+			Receiver: m.receiver.id, DeadLetterReason: m.deadLetter, SkipGroups: skip})
 		if err != nil {
 			if errors.Is(err, sqsloop.ErrQueueNotFound) {
 				return nil, m.notFound(op)

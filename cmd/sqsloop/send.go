@@ -25,7 +25,7 @@ type sendCmd struct {
 	Bodies  []string          `arg:"" optional:"" name:"body" help:"Message bodies, one message each. With none (and no --file), every line of standard input is a message (empty lines are skipped)."`
 	File    []string          `type:"existingfile" placeholder:"PATH" help:"A file whose whole content is one message's body (repeatable)."`
 	Attr    map[string]string `placeholder:"NAME=VALUE" help:"A String message attribute of every message sent (repeatable)."`
-	GroupID string            `placeholder:"ID" help:"The message group ID of every message sent (required on a FIFO queue)."`
+	GroupID string            `placeholder:"ID" help:"The message group ID of every message sent: required on a FIFO queue (order within the group); on a standard queue the tenant of a fair queue (SQS delivers the quiet tenants' messages first, and exec/http --group-limit caps the handlers one tenant gets)."`
 	Delay   time.Duration     `placeholder:"DURATION" help:"Delay every message's first delivery, 0-15m (not on FIFO queues: theirs is the queue's)."`
 }
 
@@ -39,7 +39,8 @@ Examples:
 
   sqsloop send --queue-url "$QUEUE_URL" '{"id": 1}' '{"id": 2}'
   jq -c '.[]' jobs.json | sqsloop send --mailbox sqlite:jobs.db --queue jobs
-  sqsloop send --queue orders.fifo --group-id customer-42 --file order.json`
+  sqsloop send --queue orders.fifo --group-id customer-42 --file order.json
+  sqsloop send --queue-url "$QUEUE_URL" --group-id tenant-7 --file job.json    # a fair queue's tenant`
 }
 
 // Run sends the messages.

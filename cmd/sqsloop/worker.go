@@ -11,6 +11,7 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop/ecsprotect"
 	"github.com/sqsloop/sqsloop/lifecycle"
 	"github.com/sqsloop/sqsloop/telemetry"
 	"github.com/sqsloop/sqsloop/visibility"
@@ -21,12 +22,15 @@ import (
 type workerFlags struct {
 	mailboxFlags `embed:""`
 
-	Concurrency       int           `default:"1" help:"Messages handled at once, 1-${max_concurrency}."`
-	VisibilityTimeout time.Duration `placeholder:"DURATION" help:"Lease of each received message, 1s-12h; 0 (the default): the queue's own visibility timeout (create-queue --visibility-timeout sets it). While the handler beats, the lease is extended (by this at first, then by a length chosen from the gaps between its beats); a handler that stops beating loses its message when the last extension runs out."`
-	WaitTime          time.Duration `default:"20s" help:"Long poll of each receive, 1s-20s."`
-	ShutdownTimeout   time.Duration `default:"${shutdown_timeout}" help:"Drain budget: on SIGTERM or SIGINT, receiving stops and handlers in flight get this long to finish before they are stopped and their messages given back (a second signal gives them back at once and exits)."`
-	ExitWhenIdle      time.Duration `placeholder:"DURATION" help:"Exit (status 0) once the queue has been empty, with nothing in flight, for this long: for batch runs. The long poll in flight is cut short, so the exit comes within this and a round trip (at most 250 ms) of the last ack. 0: never."`
-	MetricsAddr       string        `placeholder:"HOST:PORT" help:"Serve Prometheus metrics (/metrics), the health probes (/livez, /readyz), the lease page (/debug/sqsloop) and drain mode (POST /drain, /resume; from this host only) on this address. Empty: none."`
+	Concurrency          int           `default:"1" help:"Messages handled at once, 1-${max_concurrency}."`
+	VisibilityTimeout    time.Duration `placeholder:"DURATION" help:"Lease of each received message, 1s-12h; 0 (the default): the queue's own visibility timeout (create-queue --visibility-timeout sets it). While the handler beats, the lease is extended (by this at first, then by a length chosen from the gaps between its beats); a handler that stops beating loses its message when the last extension runs out."`
+	WaitTime             time.Duration `default:"20s" help:"Long poll of each receive, 1s-20s."`
+	ShutdownTimeout      time.Duration `default:"${shutdown_timeout}" help:"Drain budget: on SIGTERM or SIGINT, receiving stops and handlers in flight get this long to finish before they are stopped and their messages given back (a second signal gives them back at once and exits)."`
+	ExitWhenIdle         time.Duration `placeholder:"DURATION" help:"Exit (status 0) once the queue has been empty, with nothing in flight, for this long: for batch runs. The long poll in flight is cut short, so the exit comes within this and a round trip (at most 250 ms) of the last ack. 0: never."`
+	MetricsAddr          string        `placeholder:"HOST:PORT" help:"Serve Prometheus metrics (/metrics), the health probes (/livez, /readyz), the lease page (/debug/sqsloop) and drain mode (POST /drain, /resume; from this host only) on this address. Empty: none."`
+	LatencyTarget        time.Duration `placeholder:"DURATION" help:"How long a message should wait in the queue at most: with it the metrics report the consumers the queue needs (sqsloop_consumers_recommended, the scaling signal a KEDA ScaledObject or an ECS target-tracking policy reads). 0: no recommendation."`
+	GroupLimit           int           `placeholder:"N" help:"At most N messages of one message group (its MessageGroupId: a fair queue's tenant, as send --group-id sets it) run at once, 1 to --concurrency; the others wait, or go back to the queue with a delay, never to the dead-letter queue because of it. 0: no limit."`
+	EcsScaleInProtection bool          `name:"ecs-scale-in-protection" help:"Keep this ECS task protected from scale-in while messages are in flight (the ECS agent's task-protection endpoint, at $ECS_AGENT_URI): set at the first message, renewed while work goes on, cleared once idle and after the drain, so that a scale-in or a deployment stops idle tasks only. Outside an ECS task the command refuses to start."`
 }
 
 // workerVars are the values the worker flags' tags name (kong.Vars): the
@@ -110,6 +114,8 @@ func (w workerFlags) run(g *globals, name string, build func(q *queue) (handlerR
 		Visibility:        visibility.Config{CancelOnLeaseLost: true},
 		ShutdownTimeout:   w.ShutdownTimeout,
 		ExitWhenIdle:      w.ExitWhenIdle,
+		LatencyTarget:     w.LatencyTarget,
+		GroupLimit:        w.GroupLimit,
 		Logger:            g.log,
 		Observer:          observer,
 	})
@@ -118,6 +124,17 @@ func (w workerFlags) run(g *globals, name string, build func(q *queue) (handlerR
 	}
 	if err := group.Add("consumer", c); err != nil {
 		return err
+	}
+	if w.EcsScaleInProtection {
+		p, err := ecsprotect.New(c, ecsprotect.Config{Logger: g.log})
+		if err != nil {
+			return fmt.Errorf("--ecs-scale-in-protection: %w", err)
+		}
+		// Stopped once the consumer has drained: the task stays protected
+		// while the drain finishes its jobs, and is cleared after.
+		if err := group.Add("scale-in protection", p, lifecycle.LoopOption{Last: true}); err != nil {
+			return err
+		}
 	}
 	for name, l := range h.loops {
 		if err := group.Add(name, l, lifecycle.LoopOption{Last: true}); err != nil {

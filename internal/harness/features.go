@@ -14,5 +14,6 @@ func sqsFeatures() mailboxtest.Features {
 		RedriveKeepsMessageID:  true,
 		OmitsUnaskedAttributes: true,
 		FIFODeleteExpires:      true,
+		StandardGroupID:        true,
 	}
 }

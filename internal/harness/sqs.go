@@ -43,8 +43,9 @@ func (h *SQS) Name() string { return "sqsmailbox/" + cmp.Or(h.kind, "endpoint") 
 // (and any other server, taken to be like it) supports everything and
 // enforces the 12-hour lease ceiling; fauxqs 2.4.1 does not enforce the
 // ceiling, returns at most one message per FIFO group per receive,
-// returns every message attribute to a receive that asked for none, and
-// answers success to a FIFO delete whose message is gone.
+// returns every message attribute to a receive that asked for none,
+// answers success to a FIFO delete whose message is gone, and drops the
+// MessageGroupID of a standard queue's message.
 func (h *SQS) Features() mailboxtest.Features {
 	f := sqsFeatures()
 	if h.kind == Fauxqs {
@@ -52,6 +53,7 @@ func (h *SQS) Features() mailboxtest.Features {
 		f.FIFOBatchesWithinGroup = false
 		f.OmitsUnaskedAttributes = false
 		f.FIFODeleteExpires = false
+		f.StandardGroupID = false
 	}
 	return f
 }

@@ -90,6 +90,10 @@ func (l *Lease) Nack(delay time.Duration) {
 // Never blocks; only the first decision counts. Safe for concurrent use.
 func (l *Lease) GiveBack() { l.m.decide(l, givenUp, 0) }
 
+// Owner returns the Manager holding the lease: a consumer of several
+// queues has one per queue.
+func (l *Lease) Owner() *Manager { return l.m }
+
 // Start gives a lease held without a heartbeat (waiting for its handler)
 // the heartbeat its handler beats: from then on it is extended only on
 // beats (heartbeat-gated), as if held with hb. It does nothing to a lease

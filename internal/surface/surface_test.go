@@ -36,6 +36,10 @@ import (
 //     only what it needs, and keep compiling when an event is added) and
 //     Observers; the handler contract every runtime and middleware names
 //     (Handler, Middleware, Permanent, ErrPermanent, NackAfter,
+//     SlowDown and ErrSlowDown (back-pressure from a downstream),
+//     GroupSkipper with MaxSkipGroups and ValidateSkip (a receive around
+//     a consumer's busy groups; memmailbox's and sqlmailbox's
+//     ReceiveSkipping),
 //     ExponentialBackoff, the poison attributes, Lease and its context);
 //     the SQS limits and attribute names as constants.
 //   - heartbeat: Beat(ctx) for handlers, NewReader and NewWriter for work
@@ -44,7 +48,9 @@ import (
 //   - visibility: Config, ErrLeaseLost and ErrLeaseLapsed, and Stats, the
 //     lease owner's counts embedded in consumer.Stats.
 //   - consumer: Interrupt, Ready, Pause, Resume and Paused are also the
-//     optional methods lifecycle finds on a loop.
+//     optional methods lifecycle finds on a loop; RateLimit is one entry
+//     of Config.RateLimits; NewQueues and Queue make one consumer of
+//     several queues by weight.
 //   - lifecycle, sqsmailbox, memmailbox: what a program calls to run its
 //     loops, to reach SQS, to test without a server (memmailbox.Stats is a
 //     test's view of a queue).
@@ -57,24 +63,33 @@ import (
 //     MeterProvider for the program's own metrics, Addr for port 0.
 //   - mailboxtest, jobstate/storetest: the conformance kits (Harness,
 //     Features, the scenarios' runner).
+//   - ecsprotect: the Protector loop, its Config with the defaults named,
+//     the Holder it watches, and the endpoint's Path (a test's stand-in
+//     for the ECS agent serves it).
+//   - jobstate: the Store and its Record; the RateLimiter the consumer's
+//     rate limits take from, its Rate with the rule (TakeAt, PauseAt,
+//     Tolerance) and its Grant, and the checks every store makes before a
+//     call (ValidateTake, ValidatePause), which the stores in other
+//     packages (pgstate, sqlitestate, dynamostore) call as Memory does.
 var bounds = map[string]int{
-	".":                    117,
+	".":                    122,
 	"checkpoint":           16,
-	"consumer":             19,
+	"consumer":             22,
+	"ecsprotect":           9,
 	"heartbeat":            9,
 	"idempotency":          16,
-	"jobstate":             27,
-	"jobstate/dynamostore": 9,
+	"jobstate":             39,
+	"jobstate/dynamostore": 11,
 	"jobstate/pgstate":     9,
 	"jobstate/sqlitestate": 8,
 	"jobstate/storetest":   4,
 	"leasepage":            12,
 	"lifecycle":            26,
-	"mailboxtest":          16,
-	"memmailbox":           15,
+	"mailboxtest":          17,
+	"memmailbox":           16,
 	"otelsqsloop":          20,
 	"producer":             34,
-	"sqlmailbox":           55,
+	"sqlmailbox":           56,
 	"sqlmailbox/postgres":  7,
 	"sqlmailbox/sqlite":    10,
 	"sqslambda":            18,

@@ -14,10 +14,21 @@
 // table's Time to Live setting (EnableTimeToLive): DynamoDB then deletes
 // expired items, within days; until then the Store treats them as absent.
 //
+// It is also a jobstate.RateLimiter, its keys in the same table under the
+// prefix "sqsloop.rate:", each an item holding "tat" (Unix microseconds),
+// with Time to Live left to the table (a key whose turn has passed is as
+// good as absent; "ttl" is set an hour after it). A take is one
+// conditional write: an UpdateItem adding Interval to a TAT still ahead
+// (a busy key), or a PutItem of a new one where the TAT has passed (an
+// idle key), chosen from the TAT the Store last saw; when that guess is
+// wrong (the key turned busy or idle since), the refused write returns
+// the item and the other write follows: two requests.
+//
 // Cost: every Store method is one request (Get a strongly consistent
 // GetItem: one read unit per 4 KB; Put and Claim a PutItem, Delete a
-// DeleteItem: one write unit per KB); a refused Claim or owner's Delete
-// reads the item once more when DynamoDB did not return it.
+// DeleteItem: one write unit per KB; a take or a pause one write unit); a
+// refused Claim, owner's Delete or take reads the item once more when
+// DynamoDB did not return it.
 package dynamostore
 
 import (
@@ -42,6 +53,7 @@ type Client interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 }
 
 // Store is a jobstate.Store in one DynamoDB table. Safe for concurrent use
@@ -49,9 +61,13 @@ type Client interface {
 type Store struct {
 	client Client
 	table  string
+	turns  turnCache // the rate keys' TATs as last seen (rate.go)
 }
 
-var _ jobstate.Store = (*Store)(nil)
+var (
+	_ jobstate.Store       = (*Store)(nil)
+	_ jobstate.RateLimiter = (*Store)(nil)
+)
 
 // New returns the Store on table (its name or ARN: 3–255 characters, as
 // DynamoDB allows) through client.

@@ -13,7 +13,11 @@
 // and refuse a database without the tables (ErrSchemaOutdated); Migrate,
 // a step of its own run by a role that may create tables, creates them.
 // The workers' role needs SELECT, INSERT, UPDATE and DELETE on
-// sqsloop_jobstate.
+// sqsloop_jobstate and sqsloop_ratelimit.
+//
+// It is also a jobstate.RateLimiter: a take or a pause is one statement,
+// one round trip (an upsert of the key's row in sqsloop_ratelimit, whose
+// row lock orders the takes of one key from every process).
 //
 // Cost: every Store method is one statement, one round trip (a refused
 // Claim, and a Delete by an owner that finds another's record, read once
@@ -64,7 +68,7 @@ func New(ctx context.Context, pool *pgxpool.Pool) (*Store, error) {
 	if pool == nil {
 		return nil, fmt.Errorf("pgstate: New: pool is nil: %w", sqsloop.ErrInvalidArgument)
 	}
-	d := &pgDriver{pool: pool, q: sqlstate.NewStatements(func(n int) string { return fmt.Sprint("$", n) })}
+	d := &pgDriver{pool: pool, q: sqlstate.NewStatements(func(n int) string { return fmt.Sprint("$", n) }, "GREATEST")}
 	var v int
 	var exists bool
 	if err := pool.QueryRow(ctx, qHasSchema).Scan(&exists); err != nil {
@@ -119,7 +123,8 @@ func (s *Store) Close() {
 const DefaultSweepLimit = sqlstate.DefaultSweepLimit
 
 // Sweep deletes up to limit (0: DefaultSweepLimit) records that have
-// expired and returns how many. Expired records count as absent whether
+// expired, and as many rate limit keys whose turn has passed (as good as
+// absent), and returns how many rows it deleted. Expired records count as absent whether
 // or not they are swept; sweeping keeps the table small. Call it now and
 // then (every few minutes).
 //
@@ -130,7 +135,8 @@ func (s *Store) Sweep(ctx context.Context, limit int) (int64, error) {
 }
 
 // Migrate creates the jobstate tables in pool's database (in the role's
-// current schema) when it has none, in one transaction holding an
+// current schema) when it has none, or brings them up to this sqsloop's
+// version (2 adds the rate limits' table), in one transaction holding an
 // advisory lock, so that processes migrating at once migrate once; it
 // returns the version as it was before (0: none). It never alters a
 // sqlmailbox table.
@@ -158,9 +164,11 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) (from int, err error) {
 		case from == sqlstate.SchemaVersion:
 			return nil
 		}
-		for _, q := range schema {
-			if _, err := tx.Exec(ctx, q); err != nil {
-				return err
+		for _, step := range migrations[from:] {
+			for _, q := range step {
+				if _, err := tx.Exec(ctx, q); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -175,6 +183,23 @@ const (
 	qHasSchema = `SELECT to_regclass('sqsloop_jobstate_schema') IS NOT NULL`
 	qVersion   = `SELECT version FROM sqsloop_jobstate_schema`
 )
+
+// migrations are the steps from each version to the next: migrations[v]
+// takes version v to v+1.
+var migrations = [][]string{schema, schemaV2}
+
+// schemaV2 adds the rate limits' keys: a key's theoretical arrival time
+// (jobstate.Rate), and whether its last take was granted (a take's one
+// statement reads it back).
+var schemaV2 = []string{
+	`CREATE TABLE sqsloop_ratelimit (
+		rate_key     text PRIMARY KEY,
+		tat          bigint NOT NULL, -- Unix microseconds
+		last_granted boolean NOT NULL
+	)`,
+	`CREATE INDEX sqsloop_ratelimit_tat ON sqsloop_ratelimit (tat)`,
+	`UPDATE sqsloop_jobstate_schema SET version = 2`,
+}
 
 // schema is version 1 of the tables.
 var schema = []string{
@@ -237,6 +262,21 @@ func (d *pgDriver) Delete(ctx context.Context, key string) error {
 func (d *pgDriver) DeleteOwned(ctx context.Context, key, owner string, now int64) (bool, error) {
 	tag, err := d.pool.Exec(ctx, d.q.DeleteOwned, key, owner, now)
 	return tag.RowsAffected() > 0, d.fail(err)
+}
+
+func (d *pgDriver) Take(ctx context.Context, key string, now, interval, tolerance, maxWait int64) (tat int64, granted bool, err error) {
+	err = d.pool.QueryRow(ctx, d.q.Take, key, now, interval, tolerance, maxWait).Scan(&tat, &granted)
+	return tat, granted, d.fail(err)
+}
+
+func (d *pgDriver) Pause(ctx context.Context, key string, tat int64) error {
+	_, err := d.pool.Exec(ctx, d.q.Pause, key, tat)
+	return d.fail(err)
+}
+
+func (d *pgDriver) SweepRates(ctx context.Context, now int64, limit int) (int64, error) {
+	tag, err := d.pool.Exec(ctx, d.q.SweepRates, now, limit)
+	return tag.RowsAffected(), d.fail(err)
 }
 
 func (d *pgDriver) Sweep(ctx context.Context, now int64, limit int) (int64, error) {

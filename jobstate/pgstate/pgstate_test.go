@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // dsn returns PG_DSN with the jobstate tables migrated (skipped when unset,
 // failed under CI=true: sqlharness.PGDSN).
-func dsn(t *testing.T) string {
+func dsn(t testing.TB) string {
 	t.Helper()
 	d := sqlharness.PGDSN(t)
 	pool, err := pgxpool.New(t.Context(), d)
@@ -74,8 +74,10 @@ func TestSweepDeletesExpiredRecords(t *testing.T) {
 	}
 }
 
-// New refuses a database without the tables, and Migrate is idempotent:
-// the second reports version 1 and changes nothing.
+// New refuses a database without the tables, Migrate is idempotent (the
+// second reports version 2 and changes nothing), a database of version 1
+// (before the rate limits) is refused until Migrate brings it to 2, and a
+// newer one is refused.
 func TestMigrations(t *testing.T) {
 	d := sqlharness.PGDSN(t)
 	pool, err := pgxpool.New(t.Context(), d)
@@ -98,20 +100,36 @@ func TestMigrations(t *testing.T) {
 	if _, err := pgstate.New(t.Context(), scoped); !errors.Is(err, pgstate.ErrSchemaOutdated) {
 		t.Fatalf("New on a database without the tables: %v, want ErrSchemaOutdated", err)
 	}
-	for want := range 2 {
+	for i, want := range []int{0, 2} {
 		from, err := pgstate.Migrate(t.Context(), scoped)
 		if err != nil || from != want {
-			t.Fatalf("Migrate %d: from %d, %v; want from %d", want+1, from, err, want)
+			t.Fatalf("Migrate %d: from %d, %v; want from %d", i+1, from, err, want)
 		}
 	}
 	if _, err := pgstate.New(t.Context(), scoped); err != nil {
 		t.Errorf("New after Migrate: %v", err)
 	}
-	if _, err := scoped.Exec(t.Context(), "UPDATE sqsloop_jobstate_schema SET version = 2"); err != nil {
+	if _, err := scoped.Exec(t.Context(), "DROP TABLE sqsloop_ratelimit; UPDATE sqsloop_jobstate_schema SET version = 1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pgstate.New(t.Context(), scoped); !errors.Is(err, pgstate.ErrSchemaOutdated) {
+		t.Errorf("New at version 1: %v, want ErrSchemaOutdated", err)
+	}
+	if from, err := pgstate.Migrate(t.Context(), scoped); err != nil || from != 1 {
+		t.Fatalf("Migrate of version 1: from %d, %v; want from 1", from, err)
+	}
+	s, err := pgstate.New(t.Context(), scoped)
+	if err != nil {
+		t.Fatalf("New after Migrate from version 1: %v", err)
+	}
+	if g, err := s.Take(t.Context(), "k", jobstate.Rate{Interval: time.Second, Burst: 1}, 0); err != nil || !g.OK {
+		t.Errorf("a take after Migrate from version 1: %+v, %v", g, err)
+	}
+	if _, err := scoped.Exec(t.Context(), "UPDATE sqsloop_jobstate_schema SET version = 3"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pgstate.New(t.Context(), scoped); !errors.Is(err, pgstate.ErrSchemaTooNew) {
-		t.Errorf("New at version 2: %v, want ErrSchemaTooNew", err)
+		t.Errorf("New at version 3: %v, want ErrSchemaTooNew", err)
 	}
 }
 
@@ -132,4 +150,15 @@ func BenchmarkPostgreSQL(b *testing.B) {
 		b.Fatal(err)
 	}
 	jobbench.Benchmark(b, s)
+}
+
+// What a rate limit's take costs on PostgreSQL (jobbench.Takes; PG_DSN's
+// server).
+func BenchmarkTake(b *testing.B) {
+	s, err := pgstate.Open(b.Context(), dsn(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	jobbench.Takes(b, s)
 }

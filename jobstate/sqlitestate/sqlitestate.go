@@ -7,6 +7,9 @@
 // is one statement under it. It is the only jobstate package that imports
 // modernc.org/sqlite.
 //
+// It is also a jobstate.RateLimiter: a take or a pause is one statement
+// (an upsert of the key's row in sqsloop_ratelimit).
+//
 // Cost: every Store method is one statement in one transaction (a refused
 // Claim, and a Delete by an owner that finds another's record, read once
 // more). Writes are made with synchronous=NORMAL (in WAL mode): they wait
@@ -60,9 +63,10 @@ var _ jobstate.Store = (*Store)(nil)
 
 // Open opens the SQLite database file at path (created if missing; its
 // directory must exist) in WAL mode, and creates the jobstate tables
-// (schema version 1) if the file lacks them, in one immediate
-// transaction: two processes opening a new file at once create them once.
-// It never alters a sqlmailbox table.
+// (schema version 2) if the file lacks them, or adds version 2's rate
+// limit table to a file of version 1, in one immediate transaction: two
+// processes opening a new file at once create them once. It never alters
+// a sqlmailbox table.
 //
 // Errors: an error wrapping sqsloop.ErrInvalidArgument for a path that is
 // empty or holds '?'; ErrSchemaTooNew for a file a newer sqsloop
@@ -82,7 +86,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxIdleTime(0)
 	s := &Store{db: db, path: path}
-	s.Store = sqlstate.Store{D: &sqliteDriver{db: db, path: path, q: sqlstate.NewStatements(func(n int) string { return fmt.Sprint("?", n) })}}
+	s.Store = sqlstate.Store{D: &sqliteDriver{db: db, path: path, q: sqlstate.NewStatements(func(n int) string { return fmt.Sprint("?", n) }, "max")}}
 	if err := s.migrate(ctx); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -97,7 +101,8 @@ func (s *Store) Close() error { return s.db.Close() }
 const DefaultSweepLimit = sqlstate.DefaultSweepLimit
 
 // Sweep deletes up to limit (0: DefaultSweepLimit) records that have
-// expired and returns how many. Expired records count as absent whether
+// expired, and as many rate limit keys whose turn has passed (as good as
+// absent), and returns how many rows it deleted. Expired records count as absent whether
 // or not they are swept; sweeping keeps the file small. Call it now and
 // then (every few minutes).
 //
@@ -107,8 +112,9 @@ func (s *Store) Sweep(ctx context.Context, limit int) (int64, error) {
 	return s.Store.Sweep(ctx, limit)
 }
 
-// migrate creates the tables in a file without them, in one immediate
-// transaction, and refuses a newer schema.
+// migrate creates the tables in a file without them, or brings them up
+// to SchemaVersion, in one immediate transaction, and refuses a newer
+// schema.
 func (s *Store) migrate(ctx context.Context) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -120,17 +126,36 @@ func (s *Store) migrate(ctx context.Context) error {
 	switch {
 	case err == nil && v > sqlstate.SchemaVersion:
 		return fmt.Errorf("sqlitestate: %s: jobstate schema version %d, this sqsloop knows up to %d: %w", s.path, v, sqlstate.SchemaVersion, ErrSchemaTooNew)
-	case err == nil:
+	case err == nil && v == sqlstate.SchemaVersion:
 		return nil
-	case !strings.Contains(err.Error(), "no such table"):
+	case err != nil && !strings.Contains(err.Error(), "no such table"):
 		return fmt.Errorf("sqlitestate: %s: %w", s.path, err)
 	}
-	for _, q := range schema {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("sqlitestate: %s: creating the jobstate tables: %w", s.path, err)
+	for _, q := range migrations[v:] {
+		for _, q := range q {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("sqlitestate: %s: migrating the jobstate tables to version %d: %w", s.path, sqlstate.SchemaVersion, err)
+			}
 		}
 	}
 	return errors.Join(tx.Commit())
+}
+
+// migrations are the steps from each version to the next: migrations[v]
+// takes version v to v+1.
+var migrations = [][]string{schema, schemaV2}
+
+// schemaV2 adds the rate limits' keys: a key's theoretical arrival time
+// (jobstate.Rate), and whether its last take was granted (a take's one
+// statement reads it back).
+var schemaV2 = []string{
+	`CREATE TABLE sqsloop_ratelimit (
+		rate_key     TEXT PRIMARY KEY,
+		tat          INTEGER NOT NULL, -- Unix microseconds
+		last_granted BOOLEAN NOT NULL
+	) WITHOUT ROWID`,
+	`CREATE INDEX sqsloop_ratelimit_tat ON sqsloop_ratelimit (tat)`,
+	`UPDATE sqsloop_jobstate_schema SET version = 2`,
 }
 
 // schema is version 1 of the tables.
@@ -193,6 +218,25 @@ func (d *sqliteDriver) DeleteOwned(ctx context.Context, key, owner string, now i
 
 func (d *sqliteDriver) Sweep(ctx context.Context, now int64, limit int) (int64, error) {
 	res, err := d.db.ExecContext(ctx, d.q.Sweep, now, limit)
+	if err != nil {
+		return 0, d.fail(err)
+	}
+	n, err := res.RowsAffected()
+	return n, d.fail(err)
+}
+
+func (d *sqliteDriver) Take(ctx context.Context, key string, now, interval, tolerance, maxWait int64) (tat int64, granted bool, err error) {
+	err = d.db.QueryRowContext(ctx, d.q.Take, key, now, interval, tolerance, maxWait).Scan(&tat, &granted)
+	return tat, granted, d.fail(err)
+}
+
+func (d *sqliteDriver) Pause(ctx context.Context, key string, tat int64) error {
+	_, err := d.db.ExecContext(ctx, d.q.Pause, key, tat)
+	return d.fail(err)
+}
+
+func (d *sqliteDriver) SweepRates(ctx context.Context, now int64, limit int) (int64, error) {
+	res, err := d.db.ExecContext(ctx, d.q.SweepRates, now, limit)
 	if err != nil {
 		return 0, d.fail(err)
 	}

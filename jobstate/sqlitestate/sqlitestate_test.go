@@ -61,8 +61,9 @@ func TestSweepDeletesExpiredRecords(t *testing.T) {
 }
 
 // A file shared with sqlmailbox/sqlite: the jobstate tables sit beside
-// the mailbox's, neither Open disturbs the other, and a file whose jobstate
-// tables a newer sqsloop wrote is refused.
+// the mailbox's, neither Open disturbs the other, a file of version 1
+// (before the rate limits) is brought to 2 by Open, and a file whose
+// jobstate tables a newer sqsloop wrote is refused.
 func TestSharesTheFileOfAMailbox(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	mb, err := sqlite.Open(t.Context(), path, sqlite.Options{})
@@ -85,14 +86,24 @@ func TestSharesTheFileOfAMailbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec("UPDATE sqsloop_jobstate_schema SET version = 2"); err != nil {
+	if _, err := db.Exec("DROP TABLE sqsloop_ratelimit; UPDATE sqsloop_jobstate_schema SET version = 1"); err != nil {
+		t.Fatal(err)
+	}
+	v1 := open(t, path)
+	if g, err := v1.Take(t.Context(), "k", jobstate.Rate{Interval: time.Second, Burst: 1}, 0); err != nil || !g.OK {
+		t.Errorf("a take after Open of a file at version 1: %+v, %v", g, err)
+	}
+	if r, err := v1.Get(t.Context(), "k"); err != nil || r.State != jobstate.Saved {
+		t.Errorf("the record of version 1 after Open: %+v, %v", r, err)
+	}
+	if _, err := db.Exec("UPDATE sqsloop_jobstate_schema SET version = 3"); err != nil {
 		t.Fatal(err)
 	}
 	if s, err := sqlitestate.Open(t.Context(), path); !errors.Is(err, sqlitestate.ErrSchemaTooNew) {
 		if s != nil {
 			_ = s.Close()
 		}
-		t.Errorf("Open of a file at jobstate schema 2: %v, want ErrSchemaTooNew", err)
+		t.Errorf("Open of a file at jobstate schema 3: %v, want ErrSchemaTooNew", err)
 	}
 	if _, err := sqlitestate.Open(t.Context(), "a?b"); !errors.Is(err, sqsloop.ErrInvalidArgument) {
 		t.Errorf("Open of a path with '?': %v, want ErrInvalidArgument", err)
@@ -108,4 +119,14 @@ func BenchmarkSQLite(b *testing.B) {
 	}
 	defer s.Close()
 	jobbench.Benchmark(b, s)
+}
+
+// What a rate limit's take costs on a SQLite file (jobbench.Takes).
+func BenchmarkTake(b *testing.B) {
+	s, err := sqlitestate.Open(b.Context(), filepath.Join(b.TempDir(), "state.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	jobbench.Takes(b, s)
 }

@@ -1,6 +1,7 @@
-// Package storetest is the conformance suite of jobstate.Store: every
-// Store runs it from its own tests (Run), so that each answers as Memory
-// does, operation by operation. Imported only by tests.
+// Package storetest is the conformance suite of jobstate.Store (and of
+// jobstate.RateLimiter, where a Store is one): every Store runs it from
+// its own tests (Run), so that each answers as Memory does, operation by
+// operation. Imported only by tests.
 package storetest
 
 import (
@@ -53,10 +54,20 @@ var scenarios = []struct {
 	{"ClaimRace", claimRace},
 }
 
-// Run runs every scenario as a subtest of t, named after it.
+// Run runs every scenario as a subtest of t, named after it; when the
+// Store is also a jobstate.RateLimiter (all of this module's are), the
+// rate scenarios too (rates.go), named "Rate…".
 func Run(t *testing.T, h Harness) {
 	for _, s := range scenarios {
 		t.Run(s.name, func(t *testing.T) { s.run(t, h) })
+	}
+	if _, ok := h.NewStore(t).(jobstate.RateLimiter); !ok {
+		return
+	}
+	for _, s := range rateScenarios {
+		t.Run(s.name, func(t *testing.T) {
+			s.run(t, func(t *testing.T) jobstate.RateLimiter { return h.NewStore(t).(jobstate.RateLimiter) })
+		})
 	}
 }
 

@@ -24,12 +24,13 @@ const (
 	receiveFIFO
 )
 
-// receiveQueries[kind][dlq][max] is the window of the kind of queue
-// (qWindowStandard, qWindowFIFO) with its pick, the take (takeLive, or with
-// a dead-letter queue, dlq 1, takeOrDeadLetter) and its limits for max
-// messages in place, so that each statement is planned once per
-// connection (see qPickStandard).
-var receiveQueries = func() (qs [3][2][sqsloop.MaxBatchSize + 1]string) {
+// receiveQueries[kind][dlq][skip][max] is the window of the kind of queue
+// (qWindowStandard, qWindowFIFO) with its pick (passing over the groups of
+// its last parameter with skip 1: standard picks only), the take
+// (takeLive, or with a dead-letter queue, dlq 1, takeOrDeadLetter) and its
+// limits for max messages in place, so that each statement is planned once
+// per connection (see qPickStandard).
+var receiveQueries = func() (qs [3][2][2][sqsloop.MaxBatchSize + 1]string) {
 	for kind, pick := range []string{qPickStandard, qPickPriority, qPickFIFO} {
 		window := qWindowStandard
 		if kind == receiveFIFO {
@@ -37,11 +38,13 @@ var receiveQueries = func() (qs [3][2][sqsloop.MaxBatchSize + 1]string) {
 		}
 		for dlq, take := range []string{strings.Replace(takeLive, "{live}", "", 1),
 			strings.Replace(takeOrDeadLetter, "{live}", "p.receive_count < $6 AND ", 1)} {
-			q := strings.NewReplacer("{pick}", pick, "{take}", take).Replace(window)
-			q = strings.NewReplacer("{live}", [2]string{"true", "receive_count < $6"}[dlq], "{locktimeout}", locktimeout,
-				"{now}", "coalesce($5::timestamptz, statement_timestamp())").Replace(q)
-			for max := 1; max <= sqsloop.MaxBatchSize; max++ {
-				qs[kind][dlq][max] = strings.ReplaceAll(q, "{max}", strconv.Itoa(max))
+			for skip, sg := range []string{"", strings.Replace(skipGroups, "{n}", [2]string{"$6", "$11"}[dlq], 1)} {
+				q := strings.NewReplacer("{pick}", strings.Replace(pick, "{skip}", sg, 1), "{take}", take).Replace(window)
+				q = strings.NewReplacer("{live}", [2]string{"true", "receive_count < $6"}[dlq], "{locktimeout}", locktimeout,
+					"{now}", "coalesce($5::timestamptz, statement_timestamp())").Replace(q)
+				for max := 1; max <= sqsloop.MaxBatchSize; max++ {
+					qs[kind][dlq][skip][max] = strings.ReplaceAll(q, "{max}", strconv.Itoa(max))
+				}
 			}
 		}
 	}
@@ -198,13 +201,18 @@ func (d *pgDriver) Receive(ctx context.Context, q *driver.QueueRecord, r driver.
 		dlq = 1
 		args = append(args, q.Spec.MaxReceiveCount, q.DeadLetterQueueID, q.Spec.Name, r.DeadLetterReason, string(sqlmailbox.AuditDeadLettered))
 	}
+	skipping := 0
+	if len(r.SkipGroups) > 0 && !q.Spec.FIFO {
+		skipping = 1
+		args = append(args, r.SkipGroups)
+	}
 	var res driver.ReceiveResult
 	skip := []int64{} // not nil: the picks compare ids with ALL of it, and ALL(NULL) is never true
 	var at *time.Time // the first window's time, once it took something
 	for timedOut := 0; len(res.Rows) < r.Max; {
 		need := r.Max - len(res.Rows)
 		args[3], args[4] = skip, at
-		query := receiveQueries[kind][dlq][need]
+		query := receiveQueries[kind][dlq][skipping][need]
 		var w window
 		var err error
 		if q.Spec.FIFO {
@@ -248,7 +256,7 @@ func (d *pgDriver) Receive(ctx context.Context, q *driver.QueueRecord, r driver.
 	if len(res.Rows) > 0 || res.DeadLettered > 0 {
 		return res, nil
 	}
-	return res, d.classify(d.next(ctx, q, &res))
+	return res, d.classify(d.next(ctx, q, skipping == 1, &res))
 }
 
 // querier is a pool or a transaction.
@@ -297,16 +305,19 @@ func takeWindow(ctx context.Context, db querier, query string, args []any) (wind
 }
 
 // next sets res.NextVisible after a receive that took nothing and moved
-// nothing, as qNext says, or fails with ErrQueueNotFound when the queue is
-// gone.
-func (d *pgDriver) next(ctx context.Context, q *driver.QueueRecord, res *driver.ReceiveResult) error {
+// nothing (skipped: passing over some groups), as qNext says, or fails
+// with ErrQueueNotFound when the queue is gone.
+func (d *pgDriver) next(ctx context.Context, q *driver.QueueRecord, skipped bool, res *driver.ReceiveResult) error {
 	lv := levels[0]
 	if q.Spec.Priority {
 		lv = levels[1]
 	}
 	var exists bool
 	var next, now time.Time
-	if err := d.pool.QueryRow(ctx, qNext, q.ID, !q.Spec.FIFO, lv).Scan(&exists, &next, &now); err != nil {
+	// A receive that passed over some groups does not look again at once
+	// for visible messages: they may be the groups'. It waits for the next
+	// deadline, or a NOTIFY.
+	if err := d.pool.QueryRow(ctx, qNext, q.ID, !q.Spec.FIFO && !skipped, lv).Scan(&exists, &next, &now); err != nil {
 		return err
 	}
 	if !exists {

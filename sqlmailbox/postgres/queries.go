@@ -131,7 +131,7 @@ const (
 	// visible messages.
 	qPickStandard = `SELECT id, receive_count, row_number() OVER () AS n FROM (
 			SELECT id, receive_count FROM sqsloop_messages
-			WHERE queue_id = $1 AND priority = 0 AND visible_at <= {now} AND id <> ALL($4::bigint[]) AND {locktimeout}
+			WHERE queue_id = $1 AND priority = 0 AND visible_at <= {now} AND id <> ALL($4::bigint[]) {skip}AND {locktimeout}
 			ORDER BY visible_at, id LIMIT {max}
 			FOR UPDATE SKIP LOCKED
 		) s`
@@ -140,10 +140,15 @@ const (
 	// messages of higher priorities that are in flight or delayed.
 	qPickPriority = `SELECT id, receive_count, row_number() OVER () AS n FROM (
 			SELECT id, receive_count FROM sqsloop_messages
-			WHERE queue_id = $1 AND visible_at <= {now} AND id <> ALL($4::bigint[]) AND {locktimeout}
+			WHERE queue_id = $1 AND visible_at <= {now} AND id <> ALL($4::bigint[]) {skip}AND {locktimeout}
 			ORDER BY priority DESC, visible_at, id LIMIT {max}
 			FOR UPDATE SKIP LOCKED
 		) s`
+	// skipGroups is {skip} of a standard pick that passes over some message
+	// groups (ReceiveArgs.SkipGroups), the last parameter ({n}: after the
+	// dead-letter queue's when the queue has one); "" for one that passes
+	// over none.
+	skipGroups = `AND group_id <> ALL({n}::text[]) `
 	// receiveLockTimeout bounds a standard receive's wait for a lock (see
 	// above), set for its statement alone (set_config's is_local: until
 	// the statement's transaction ends) before the scan locks a row.

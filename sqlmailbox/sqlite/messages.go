@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -64,12 +65,18 @@ type picked struct {
 func (d *sqliteDriver) Receive(ctx context.Context, q *driver.QueueRecord, r driver.ReceiveArgs) (driver.ReceiveResult, error) {
 	var res driver.ReceiveResult
 	now := micros(r.Now)
-	pickQuery, nextQuery := qPickStandard, nextQueries[0]
+	pickQuery, nextQuery := pickQueries[0][0], nextQueries[0]
+	skip := 0
+	if len(r.SkipGroups) > 0 {
+		skip = 1
+	}
 	switch {
 	case q.Spec.FIFO:
-		pickQuery = qPickFIFO
+		pickQuery, skip = qPickFIFO, 0
 	case q.Spec.Priority:
-		pickQuery = qPickPriority
+		pickQuery = pickQueries[1][skip]
+	default:
+		pickQuery = pickQueries[0][skip]
 	}
 	if q.Spec.Priority {
 		nextQuery = nextQueries[1]
@@ -85,7 +92,11 @@ func (d *sqliteDriver) Receive(ctx context.Context, q *driver.QueueRecord, r dri
 		// by another for the places they held.
 		for len(res.Rows) < r.Max {
 			need := r.Max - len(res.Rows)
-			ps, err := pick(ctx, tx, pickQuery, q.ID, now, need, live, res.Rows)
+			var groups []string
+			if skip == 1 {
+				groups = r.SkipGroups
+			}
+			ps, err := pick(ctx, tx, pickQuery, q.ID, now, need, live, res.Rows, groups)
 			if err != nil {
 				return err
 			}
@@ -133,15 +144,31 @@ func (d *sqliteDriver) Receive(ctx context.Context, q *driver.QueueRecord, r dri
 	return res, err
 }
 
+// pickQueries[priority][skip] is qPickStandard (qPickPriority) passing
+// over none of the message groups, or (skip 1) over ?6's.
+var pickQueries = [2][2]string{
+	{strings.Replace(qPickStandard, "{skip}", "", 1), strings.Replace(qPickStandard, "{skip}", skipGroups, 1)},
+	{strings.Replace(qPickPriority, "{skip}", "", 1), strings.Replace(qPickPriority, "{skip}", skipGroups, 1)},
+}
+
 // pick runs the pick query of a receive for up to max messages; live is
 // the receive count below which a message is delivered, not dead-lettered
-// (qPickFIFO's ?4); taken are the messages the receive took already.
-func pick(ctx context.Context, tx *sql.Tx, query string, queue, now int64, max, live int, taken []driver.ReceivedRow) ([]picked, error) {
+// (qPickFIFO's ?4); taken are the messages the receive took already; skip,
+// when not empty, the message groups it passes over (the query's ?6).
+func pick(ctx context.Context, tx *sql.Tx, query string, queue, now int64, max, live int, taken []driver.ReceivedRow, skip []string) ([]picked, error) {
 	ids := make([]string, len(taken))
 	for i, r := range taken {
 		ids[i] = strconv.FormatInt(r.ID, 10)
 	}
-	rows, err := tx.QueryContext(ctx, query, queue, now, max, live, "["+strings.Join(ids, ",")+"]")
+	args := []any{queue, now, max, live, "[" + strings.Join(ids, ",") + "]"}
+	if len(skip) > 0 {
+		groups, err := json.Marshal(skip)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, string(groups))
+	}
+	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

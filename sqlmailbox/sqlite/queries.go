@@ -34,14 +34,18 @@ const (
 	// queue without priorities have priority 0, so the index's range is one
 	// queue's visible messages.
 	qPickStandard = `SELECT id, receive_count FROM sqsloop_messages
-	WHERE queue_id = ?1 AND priority = 0 AND visible_at <= ?2 AND id NOT IN (SELECT value FROM json_each(?5))
+	WHERE queue_id = ?1 AND priority = 0 AND visible_at <= ?2 AND id NOT IN (SELECT value FROM json_each(?5)) {skip}
 	ORDER BY visible_at, id LIMIT ?3`
 	// qPickPriority: the highest priority first, then the oldest
 	// deadline; the index gives that order, and the scan reads past the
 	// messages of higher priorities that are in flight or delayed.
 	qPickPriority = `SELECT id, receive_count FROM sqsloop_messages
-	WHERE queue_id = ?1 AND visible_at <= ?2 AND id NOT IN (SELECT value FROM json_each(?5))
+	WHERE queue_id = ?1 AND visible_at <= ?2 AND id NOT IN (SELECT value FROM json_each(?5)) {skip}
 	ORDER BY priority DESC, visible_at, id LIMIT ?3`
+	// skipGroups is {skip} of a standard pick that passes over some message
+	// groups (ReceiveArgs.SkipGroups: ?6, a JSON array); "" for one that
+	// passes over none.
+	skipGroups = `AND group_id NOT IN (SELECT value FROM json_each(?6))`
 	// qPickFIFO: of the oldest 1,000 messages of the groups with nothing in
 	// flight, those with only visible messages before them in their group,
 	// a group at a time, the group whose next message has the highest

@@ -41,6 +41,7 @@ func features() mailboxtest.Features {
 		RedriveKeepsMessageID:  true,
 		OmitsUnaskedAttributes: true,
 		FIFODeleteExpires:      true,
+		StandardGroupID:        true,
 	}
 }
 

@@ -25,9 +25,10 @@ var (
 )
 
 // SchemaVersion is the version of the jobstate tables this sqsloop writes:
-// 1. Both dialects keep it in a table of their own
+// 2 (1: sqsloop_jobstate; 2 adds sqsloop_ratelimit, the rate limits'
+// keys). Both dialects keep it in a table of their own
 // (sqsloop_jobstate_schema), apart from sqlmailbox's.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Row is a Record as its table keeps it: times in Unix microseconds, 0 for
 // the zero time.
@@ -56,13 +57,27 @@ type Driver interface {
 	DeleteOwned(ctx context.Context, key, owner string, now int64) (bool, error)
 	// Sweep deletes up to limit expired rows and returns how many.
 	Sweep(ctx context.Context, now int64, limit int) (int64, error)
+
+	// Take applies a take of a rate limit (Statements.Take) to key's row:
+	// at now, with interval T, tolerance τ and maxWait, all in Unix
+	// microseconds; it returns the row's TAT after it and whether it was
+	// granted.
+	Take(ctx context.Context, key string, now, interval, tolerance, maxWait int64) (tat int64, granted bool, err error)
+	// Pause moves key's TAT to tat unless it is later already.
+	Pause(ctx context.Context, key string, tat int64) error
+	// SweepRates deletes up to limit rate keys whose TAT is at or before
+	// now and returns how many.
+	SweepRates(ctx context.Context, now int64, limit int) (int64, error)
 }
 
 // Store is a jobstate.Store on a Driver. Safe for concurrent use if the
 // Driver is.
 type Store struct{ D Driver }
 
-var _ jobstate.Store = Store{}
+var (
+	_ jobstate.Store       = Store{}
+	_ jobstate.RateLimiter = Store{}
+)
 
 // Get implements jobstate.Store.
 func (s Store) Get(ctx context.Context, key string) (jobstate.Record, error) {
@@ -130,12 +145,41 @@ func (s Store) Delete(ctx context.Context, key, owner string) error {
 	return fmt.Errorf("jobstate: %q is %s, not held by this owner: %w", key, r.State, jobstate.ErrClaimed)
 }
 
+// Take implements jobstate.RateLimiter: one statement.
+func (s Store) Take(ctx context.Context, key string, r jobstate.Rate, maxWait time.Duration) (jobstate.Grant, error) {
+	if err := jobstate.ValidateTake(key, r, maxWait); err != nil {
+		return jobstate.Grant{}, err
+	}
+	now := micros(time.Now())
+	tat, ok, err := s.D.Take(ctx, key, now, r.Interval.Microseconds(), r.Tolerance().Microseconds(), maxWait.Microseconds())
+	if err != nil {
+		return jobstate.Grant{}, err
+	}
+	if ok { // tat is from + T: the turn is from − τ
+		tat -= r.Interval.Microseconds()
+	}
+	wait := time.Duration(tat-r.Tolerance().Microseconds()-now) * time.Microsecond
+	if ok {
+		wait = max(wait, 0)
+	}
+	return jobstate.Grant{OK: ok, Wait: wait}, nil
+}
+
+// Pause implements jobstate.RateLimiter: one statement.
+func (s Store) Pause(ctx context.Context, key string, r jobstate.Rate, until time.Time) error {
+	if err := jobstate.ValidatePause(key, r, until, time.Now()); err != nil {
+		return err
+	}
+	return s.D.Pause(ctx, key, micros(r.PauseAt(time.Time{}, until)))
+}
+
 // DefaultSweepLimit is Sweep's batch when limit is 0: 1,000 rows.
 const DefaultSweepLimit = 1000
 
-// Sweep deletes up to limit (0: DefaultSweepLimit) expired rows, as the
-// dialects' Store.Sweep documents; a negative limit is an error wrapping
-// sqsloop.ErrInvalidArgument.
+// Sweep deletes up to limit (0: DefaultSweepLimit) expired records and as
+// many rate keys whose TAT has passed, as the dialects' Store.Sweep
+// documents, and returns how many rows it deleted; a negative limit is an
+// error wrapping sqsloop.ErrInvalidArgument.
 func (s Store) Sweep(ctx context.Context, limit int) (int64, error) {
 	if limit < 0 {
 		return 0, fmt.Errorf("jobstate: Sweep: limit %d, want 0 (default %d) or more: %w", limit, DefaultSweepLimit, sqsloop.ErrInvalidArgument)
@@ -143,7 +187,13 @@ func (s Store) Sweep(ctx context.Context, limit int) (int64, error) {
 	if limit == 0 {
 		limit = DefaultSweepLimit
 	}
-	return s.D.Sweep(ctx, micros(time.Now()), limit)
+	now := micros(time.Now())
+	n, err := s.D.Sweep(ctx, now, limit)
+	if err != nil {
+		return n, err
+	}
+	m, err := s.D.SweepRates(ctx, now, limit)
+	return n + m, err
 }
 
 func micros(t time.Time) int64 {

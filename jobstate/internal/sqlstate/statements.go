@@ -7,11 +7,24 @@ package sqlstate
 // Statements are a dialect's SQL.
 type Statements struct {
 	Get, Upsert, Claim, Delete, DeleteOwned, Sweep string
+	Take, Pause, SweepRates                        string
 }
 
 // NewStatements returns the statements with placeholders made by p (the
-// n-th argument).
-func NewStatements(p func(n int) string) Statements {
+// n-th argument) and greatest, the dialect's function of the larger of two
+// values (PostgreSQL GREATEST, SQLite's two-argument max).
+func NewStatements(p func(n int) string, greatest string) Statements {
+	// A take (jobstate.Rate.TakeAt) as one upsert, under the row's lock:
+	// with from = greatest(tat, now), it is granted when from − τ − now ≤
+	// maxWait, and then moves tat to from + T; refused, it keeps tat.
+	// last_granted says which, in the same RETURNING (both SET
+	// expressions read the row as it was). Arguments: key, now, T, τ,
+	// maxWait, in Unix microseconds. The numbers are cast, so that
+	// PostgreSQL knows their type where an expression alone cannot say
+	// (SQLite reads the cast as an affinity).
+	n := func(i int) string { return "CAST(" + p(i) + " AS BIGINT)" }
+	from := greatest + "(sqsloop_ratelimit.tat, " + n(2) + ")"
+	granted := from + " - " + n(4) + " - " + n(2) + " <= " + n(5)
 	live := "(expires_at = 0 OR expires_at > " + p(2) + ")"
 	expired := "(expires_at <> 0 AND expires_at <= "
 	cols := "(job_key, state, owner, value, lease_until, expires_at) VALUES (" + p(1) + ", " + p(2) + ", " + p(3) + ", " + p(4) + ", " + p(5) + ", " + p(6) + ")"
@@ -30,5 +43,15 @@ func NewStatements(p func(n int) string) Statements {
 		DeleteOwned: "DELETE FROM sqsloop_jobstate WHERE job_key = " + p(1) + " AND ((state = 'in_progress' AND owner = " + p(2) + ") OR " +
 			expired + p(3) + "))",
 		Sweep: "DELETE FROM sqsloop_jobstate WHERE job_key IN (SELECT job_key FROM sqsloop_jobstate WHERE " + expired + p(1) + ") LIMIT " + p(2) + ")",
+		Take: "INSERT INTO sqsloop_ratelimit (rate_key, tat, last_granted) VALUES (" + p(1) + ", " + n(2) + " + " + n(3) + ", true)" +
+			" ON CONFLICT (rate_key) DO UPDATE SET last_granted = " + granted + "," +
+			" tat = CASE WHEN " + granted + " THEN " + from + " + " + n(3) + " ELSE sqsloop_ratelimit.tat END" +
+			" RETURNING tat, last_granted",
+		// A pause (jobstate.Rate.PauseAt): tat = greatest(tat, until + τ),
+		// the argument given as that sum.
+		Pause: "INSERT INTO sqsloop_ratelimit (rate_key, tat, last_granted) VALUES (" + p(1) + ", " + n(2) + ", false)" +
+			" ON CONFLICT (rate_key) DO UPDATE SET tat = " + greatest + "(sqsloop_ratelimit.tat, excluded.tat)",
+		// A key whose TAT has passed is as good as absent.
+		SweepRates: "DELETE FROM sqsloop_ratelimit WHERE rate_key IN (SELECT rate_key FROM sqsloop_ratelimit WHERE tat <= " + n(1) + " LIMIT " + p(2) + ")",
 	}
 }

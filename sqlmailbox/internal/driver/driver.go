@@ -284,6 +284,11 @@ type ReceiveArgs struct {
 	// the DLQ: DeadLetterReason of the queue's redrive policy, made once per
 	// Mailbox.
 	DeadLetterReason string
+	// SkipGroups, on a standard queue, are message groups none of whose
+	// messages the receive takes (sqsloop.GroupSkipper), and whose visible
+	// messages do not count as visible for NextVisible; ignored on a FIFO
+	// queue. At most sqsloop.MaxSkipGroups, none empty.
+	SkipGroups []string
 }
 
 // ReceiveResult is what Driver.Receive took.
