@@ -145,7 +145,7 @@ func (c *Consumer) receiveUntil(ctx, handlerCtx context.Context, handlers *pool)
 		c.intake.release(l.q.index, len(l.msgs))
 	}
 	c.onWire.Add(-int64(late.calls)) // their messages held, to be given back
-	if paused && err != nil { // a loop failed for good as the pause came
+	if paused && err != nil {        // a loop failed for good as the pause came
 		paused, drainBegan = false, c.beginDrain()
 	}
 	return paused, drainBegan, errors.Join(err, leaseErr)
