@@ -238,10 +238,15 @@ func (m *Manager) applyExtension(l *Lease, vt time.Duration, err error, sentAt, 
 	case rules.Permanent(err) && rules.FaultOf(err) != rules.Denied:
 		m.markLost(l, err)
 	default: // transient, or access denied, which may still be propagating
+		// Tried again half an Interval later (a call is bounded by half
+		// an Interval too): a lease is extended only in its last 2.5
+		// Intervals, so a slow or failing server gets about five tries
+		// before the deadline instead of three, and a server that fails
+		// every call at once gets no more than two a look.
 		m.st.failures.Add(1)
 		l.lastErr = err
-		l.due = m.nextLook(l, now)
-		m.noteFailure(slog.LevelWarn, "visibility: extension failed; will try again at the next look", l, err)
+		l.due = earliest(now.Add(m.cfg.Interval/2), m.nextLook(l, now))
+		m.noteFailure(slog.LevelWarn, "visibility: extension failed; will try again", l, err)
 	}
 	if l.decided == holding && l.seq <= m.giveBack {
 		l.decided = givenUp

@@ -181,7 +181,7 @@ func TestExpiredReceiptHandleStopsExtension(t *testing.T) {
 // A transient extension failure is tried again at the next look, not at
 // once nor counted against a budget; if it keeps failing, the lease lapses
 // at its deadline with that error as the reason.
-func TestTransientExtensionFailureIsRetriedAtTheNextLook(t *testing.T) {
+func TestTransientExtensionFailureIsRetriedHalfAnIntervalLater(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{callErr: func(op) error { return errors.New("throttled") }}
 		var lostAt time.Time
@@ -204,13 +204,14 @@ func TestTransientExtensionFailureIsRetriedAtTheNextLook(t *testing.T) {
 		go beatEvery(ctx, hb, time.Second)
 		time.Sleep(30 * time.Second)
 
-		// First when the deadline (10 s) is 2.5 Intervals away, then at
-		// the next look, and once more Interval/2 before the deadline.
+		// First when the deadline (10 s) is 2.5 Intervals away, then
+		// half an Interval after each failure, the last Interval/2 before
+		// the deadline.
 		var got []time.Duration
 		for _, e := range rec.entriesFor(opChange, "rh-t") {
 			got = append(got, e.at.Sub(t0))
 		}
-		want := []time.Duration{5 * time.Second, 7 * time.Second, 9 * time.Second}
+		want := []time.Duration{5 * time.Second, 6 * time.Second, 7 * time.Second, 8 * time.Second, 9 * time.Second}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("tries at %v, want %v", got, want)
 		}
@@ -223,8 +224,8 @@ func TestTransientExtensionFailureIsRetriedAtTheNextLook(t *testing.T) {
 		if !errors.Is(err, visibility.ErrLeaseLost) || !strings.Contains(err.Error(), "throttled") {
 			t.Fatalf("Err = %v, want lost with the transient error", err)
 		}
-		if st := m.Stats(); st.ExtensionFailures != 3 || st.Extensions != 0 || st.LeasesLost != 1 {
-			t.Fatalf("stats %+v: want 3 failures, 1 lost", st)
+		if st := m.Stats(); st.ExtensionFailures != 5 || st.Extensions != 0 || st.LeasesLost != 1 {
+			t.Fatalf("stats %+v: want 5 failures, 1 lost", st)
 		}
 		l.Nack(0) // lost: nothing to send
 	})
