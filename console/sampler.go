@@ -13,6 +13,7 @@ import (
 // the pages.
 type sampler struct {
 	interval time.Duration
+	reading  sync.Mutex // held while the list is read: a page and the sampler share one read
 
 	mu   sync.Mutex
 	last []queueInfo
@@ -37,11 +38,15 @@ func (s *sampler) run(ctx context.Context, b backend) {
 	t := time.NewTicker(s.interval)
 	defer t.Stop()
 	for {
+		s.reading.Lock()
 		qs, err := b.queues(ctx)
+		if ctx.Err() == nil {
+			s.put(qs, err, true)
+		}
+		s.reading.Unlock()
 		if ctx.Err() != nil {
 			return
 		}
-		s.put(qs, err, true)
 		select {
 		case <-ctx.Done():
 			return
@@ -83,11 +88,18 @@ func (s *sampler) put(qs []queueInfo, err error, record bool) {
 // list returns the queue list, read again when the latest is older than
 // maxAge.
 func (s *sampler) list(ctx context.Context, b backend, maxAge time.Duration) ([]queueInfo, time.Time, error) {
-	s.mu.Lock()
-	last, at := s.last, s.at
-	s.mu.Unlock()
-	if last != nil && time.Since(at) <= maxAge {
+	fresh := func() ([]queueInfo, time.Time, bool) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.last, s.at, s.last != nil && time.Since(s.at) <= maxAge
+	}
+	if last, at, ok := fresh(); ok {
 		return last, at, nil
+	}
+	s.reading.Lock()
+	defer s.reading.Unlock()
+	if last, at, ok := fresh(); ok {
+		return last, at, nil // read while this call waited
 	}
 	qs, err := b.queues(ctx)
 	if err != nil {

@@ -333,38 +333,29 @@ func (b *sqsBackend) scan(ctx context.Context, j *job, src *sqsmailbox.Mailbox) 
 	h := newHolder(src, b.hold)
 	defer h.release()
 	j.setMethod(fmt.Sprintf("receives holding each message for %v, then giving all back", b.hold))
-	err := func() error {
-		for {
-			msgs, err := src.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: sqsloop.MaxBatchSize, VisibilityTimeout: b.hold, WaitTime: receiveWait})
-			if err != nil || len(msgs) == 0 {
-				return err
+	err := b.receiveAll(ctx, j, src, h, func(msgs []*sqsloop.Message) (bool, error) {
+		fresh := 0
+		s.mu.Lock()
+		for _, m := range msgs {
+			h.hold(m)
+			if s.byID[m.ID] != nil {
+				continue // its hold lapsed and it came back
 			}
-			fresh := 0
-			s.mu.Lock()
-			for _, m := range msgs {
-				h.hold(m)
-				if s.byID[m.ID] != nil {
-					continue // its hold lapsed and it came back
-				}
-				r := newRecord(m)
-				s.byID[m.ID] = r
-				s.records = append(s.records, r)
-				s.bytes += r.size
-				fresh++
-			}
-			full := len(s.records) >= maxScanMessages || s.bytes >= maxScanBytes
-			s.capped = full
-			s.mu.Unlock()
-			j.progress(fresh, 0)
-			if full {
-				j.addNote("stopped at %d messages (%d MiB): the console keeps no more of one queue", maxScanMessages, maxScanBytes>>20)
-				return nil
-			}
-			if err := h.extend(ctx); err != nil {
-				return err
-			}
+			r := newRecord(m)
+			s.byID[m.ID] = r
+			s.records = append(s.records, r)
+			s.bytes += r.size
+			fresh++
 		}
-	}()
+		full := len(s.records) >= maxScanMessages || s.bytes >= maxScanBytes
+		s.capped = full
+		s.mu.Unlock()
+		j.progress(fresh, 0)
+		if full {
+			j.addNote("stopped at %d messages (%d MiB): the console keeps no more of one queue", maxScanMessages, maxScanBytes>>20)
+		}
+		return !full, nil
+	})
 	s.mu.Lock()
 	s.running, s.ended = false, time.Now()
 	if err != nil {
@@ -400,11 +391,7 @@ func (b *sqsBackend) pass(ctx context.Context, j *job, src, dst *sqsmailbox.Mail
 	}
 	done := map[string]bool{} // sent already: a copy left in src by a failed delete is deleted, not sent again
 	pace := &pacer{rate: j.Rate}
-	for {
-		msgs, err := src.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: sqsloop.MaxBatchSize, VisibilityTimeout: b.hold, WaitTime: receiveWait})
-		if err != nil || len(msgs) == 0 {
-			return err
-		}
+	return b.receiveAll(ctx, j, src, h, func(msgs []*sqsloop.Message) (bool, error) {
 		var picked, leftover []*sqsloop.Message
 		for _, m := range msgs {
 			switch r := newRecord(m); {
@@ -423,7 +410,7 @@ func (b *sqsBackend) pass(ctx context.Context, j *job, src, dst *sqsmailbox.Mail
 			for _, m := range picked {
 				h.hold(m)
 			}
-			return err
+			return false, err
 		}
 		switch {
 		case len(picked) == 0:
@@ -432,17 +419,59 @@ func (b *sqsBackend) pass(ctx context.Context, j *job, src, dst *sqsmailbox.Mail
 				h.hold(m)
 				done[m.ID] = true
 				if err := writeExport(enc, newRecord(m)); err != nil {
-					return err
+					return false, err
 				}
 			}
 			j.progress(len(picked), 0)
 		case dst != nil:
 			if err := b.send(ctx, j, src, dst, picked, fifo, h, done); err != nil {
-				return err
+				return false, err
 			}
 		default:
 			n := deleteFrom(ctx, src, picked, h, j)
 			j.progress(n, len(picked)-n)
+		}
+		return true, nil
+	})
+}
+
+// receiveAll receives src's messages, each hidden for the hold, and calls
+// fn with each batch (which holds what it keeps) until fn returns false or
+// an error, or the queue has nothing left to read: a long poll brought
+// nothing, and the queue holds no more messages in flight than h does. A
+// message in flight elsewhere (a consumer's, or one a receive took whose
+// answer was lost on the way) comes back when its visibility timeout
+// ends: the pass waits for it one hold at most, then ends, noting how many
+// it did not read. Between batches it extends h's holds.
+func (b *sqsBackend) receiveAll(ctx context.Context, j *job, src *sqsmailbox.Mailbox, h *holder, fn func([]*sqsloop.Message) (bool, error)) error {
+	var idle time.Time // since the first empty receive of a run of them
+	for {
+		msgs, err := src.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: sqsloop.MaxBatchSize, VisibilityTimeout: b.hold, WaitTime: receiveWait})
+		if err != nil {
+			return err
+		}
+		if len(msgs) == 0 {
+			a, err := src.QueueAttributes(ctx)
+			if err != nil {
+				return err
+			}
+			elsewhere := a.ApproximateMessagesInFlight - len(h.held)
+			if idle.IsZero() {
+				idle = time.Now()
+			}
+			if elsewhere <= 0 {
+				return nil
+			}
+			if time.Since(idle) > b.hold {
+				j.addNote("%d messages in flight elsewhere (a consumer's) were not read", elsewhere)
+				return nil
+			}
+		} else {
+			idle = time.Time{}
+			more, err := fn(msgs)
+			if err != nil || !more {
+				return err
+			}
 		}
 		if err := h.extend(ctx); err != nil {
 			return err
