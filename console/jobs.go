@@ -92,11 +92,19 @@ func (j *job) addNote(format string, args ...any) {
 	j.mu.Unlock()
 }
 
-// inBoth counts n messages sent but not deleted from the source.
-func (j *job) inBoth(n int) {
+// setInBoth sets how many messages are in both queues: sent, and not
+// deleted from the source yet.
+func (j *job) setInBoth(n int) {
 	j.mu.Lock()
-	j.InBoth += n
+	j.InBoth = n
 	j.mu.Unlock()
+}
+
+// hasNote reports whether the job noted something already.
+func (j *job) hasNote() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.Note != ""
 }
 
 // jobView is a job as the pages, the JSON and the journal show it.

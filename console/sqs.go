@@ -389,7 +389,8 @@ func (b *sqsBackend) pass(ctx context.Context, j *job, src, dst *sqsmailbox.Mail
 	default:
 		j.setMethod("receive and delete, up to 10 at a time")
 	}
-	done := map[string]bool{} // sent already: a copy left in src by a failed delete is deleted, not sent again
+	done := map[string]bool{}    // sent already: a copy left in src by a failed delete is deleted, not sent again
+	pending := map[string]bool{} // sent, and not deleted from src yet
 	pace := &pacer{rate: j.Rate}
 	return b.receiveAll(ctx, j, src, h, func(msgs []*sqsloop.Message) (bool, error) {
 		var picked, leftover []*sqsloop.Message
@@ -404,7 +405,7 @@ func (b *sqsBackend) pass(ctx context.Context, j *job, src, dst *sqsmailbox.Mail
 			}
 		}
 		if len(leftover) > 0 {
-			deleteFrom(ctx, src, leftover, h, j)
+			deleteSent(ctx, j, src, leftover, pending)
 		}
 		if err := pace.wait(ctx, len(picked)); err != nil {
 			for _, m := range picked {
@@ -424,12 +425,15 @@ func (b *sqsBackend) pass(ctx context.Context, j *job, src, dst *sqsmailbox.Mail
 			}
 			j.progress(len(picked), 0)
 		case dst != nil:
-			if err := b.send(ctx, j, src, dst, picked, fifo, h, done); err != nil {
+			if err := b.send(ctx, j, src, dst, picked, fifo, h, done, pending); err != nil {
 				return false, err
 			}
 		default:
-			n := deleteFrom(ctx, src, picked, h, j)
-			j.progress(n, len(picked)-n)
+			failed := deleteBatch(ctx, j, src, picked)
+			for _, m := range failed {
+				h.hold(m) // given back at the end: not deleted
+			}
+			j.progress(len(picked)-len(failed), len(failed))
 		}
 		return true, nil
 	})
@@ -479,12 +483,10 @@ func (b *sqsBackend) receiveAll(ctx context.Context, j *job, src *sqsmailbox.Mai
 	}
 }
 
-// send sends msgs to dst, then deletes from src those sent (the delete
-// under a context that is not cancelled: a message sent is deleted even
-// when the action is being cancelled) and holds the others, to give them
-// back at the end.
+// send sends msgs to dst, then deletes from src those sent (deleteSent)
+// and holds the others, to give them back at the end.
 func (b *sqsBackend) send(ctx context.Context, j *job, src, dst *sqsmailbox.Mailbox, msgs []*sqsloop.Message, fifo bool,
-	h *holder, done map[string]bool) error {
+	h *holder, done, pending map[string]bool) error {
 	out := make([]sqsloop.OutgoingMessage, len(msgs))
 	for i, m := range msgs {
 		out[i] = redriven(newRecord(m))
@@ -512,38 +514,66 @@ func (b *sqsBackend) send(ctx context.Context, j *job, src, dst *sqsmailbox.Mail
 		done[msgs[i].ID] = true
 		sent = append(sent, msgs[i])
 	}
-	n := deleteFrom(context.WithoutCancel(ctx), src, sent, h, j)
-	j.inBoth(len(sent) - n)
 	j.progress(len(sent), len(msgs)-len(sent))
+	deleteSent(ctx, j, src, sent, pending)
 	if len(errs) > 0 {
 		j.addNote("send failed: %v", errors.Join(errs...))
 	}
 	return nil
 }
 
-// deleteFrom deletes msgs from src, holding those whose delete failed, and
-// returns how many it deleted.
-func deleteFrom(ctx context.Context, src sqsloop.Mailbox, msgs []*sqsloop.Message, h *holder, j *job) int {
-	if len(msgs) == 0 {
-		return 0
-	}
-	handles := make([]string, len(msgs))
-	for i, m := range msgs {
-		handles[i] = m.ReceiptHandle
-	}
-	errs, err := src.Delete(ctx, handles)
-	n := 0
-	for i, m := range msgs {
-		if err != nil || errs[i] != nil {
-			h.hold(m)
-			continue
+// deleteSent deletes from src msgs sent to the destination, under a
+// context that is not cancelled (a message sent is deleted even when the
+// action is being cancelled), trying three times. One it could not delete
+// is pending: in both queues for now, not held, so that it comes back when
+// its hold ends, and the pass, which knows it sent it, deletes it then
+// (the pass waits for it: it is in flight and not held). j's InBoth counts
+// the pending.
+func deleteSent(ctx context.Context, j *job, src sqsloop.Mailbox, msgs []*sqsloop.Message, pending map[string]bool) {
+	ctx = context.WithoutCancel(ctx)
+	left := msgs
+	for attempt := range 3 {
+		if len(left) == 0 {
+			break
 		}
-		n++
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond) // an SQS hiccup passes; ctx is not to end it
+		}
+		left = deleteBatch(ctx, j, src, left)
 	}
-	if err != nil {
-		j.addNote("delete failed: %v", err)
+	for _, m := range msgs {
+		delete(pending, m.ID)
 	}
-	return n
+	for _, m := range left {
+		pending[m.ID] = true
+	}
+	j.setInBoth(len(pending))
+}
+
+// deleteBatch deletes msgs from src, 10 at a time, and returns those it
+// could not delete, noting the first error on j.
+func deleteBatch(ctx context.Context, j *job, src sqsloop.Mailbox, msgs []*sqsloop.Message) []*sqsloop.Message {
+	var failed []*sqsloop.Message
+	for batch := range slices.Chunk(msgs, sqsloop.MaxBatchSize) {
+		handles := make([]string, len(batch))
+		for i, m := range batch {
+			handles[i] = m.ReceiptHandle
+		}
+		errs, err := src.Delete(ctx, handles)
+		for i, m := range batch {
+			if err != nil || errs[i] != nil {
+				failed = append(failed, m)
+				if !j.hasNote() {
+					e := err
+					if e == nil {
+						e = errs[i]
+					}
+					j.addNote("a delete failed: %v", e)
+				}
+			}
+		}
+	}
+	return failed
 }
 
 // errNoMoveTask says StartMessageMoveTask is not to be had: the caller
