@@ -261,9 +261,6 @@ func (b *sqlBackend) leases(ctx context.Context, queues []queueInfo) (*dbLeases,
 	}
 	l := &dbLeases{Receivers: rs}
 	for _, q := range queues {
-		if q.InFlight == 0 {
-			continue
-		}
 		in, err := b.st.InFlight(ctx, q.Name, 200)
 		if errors.Is(err, sqsloop.ErrQueueNotFound) {
 			continue
