@@ -542,6 +542,15 @@ func TestMatchPath(t *testing.T) {
 			t.Errorf("%s = %q: %v, want %v", tc.path, tc.value, got, tc.want)
 		}
 	}
+	// Values JSON writes escaped are found all the same (the substring
+	// shortcut does not apply to them).
+	for _, tc := range []struct{ body, value string }{
+		{`{"s":"a\"b"}`, `a"b`}, {`{"s":"\u00e9t\u00e9"}`, "été"}, {`{"s":"x \u003c y"}`, "x < y"}, {`{"s": {"k": 1}}`, `{"k":1}`},
+	} {
+		if !(filter{Path: "s", PathValue: tc.value}).matchPath(tc.body) {
+			t.Errorf("%s: s = %q did not match", tc.body, tc.value)
+		}
+	}
 	if (filter{Path: "a"}).matchPath("not json") {
 		t.Error("a body that is not JSON matched a path")
 	}

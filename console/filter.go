@@ -209,11 +209,35 @@ func (f filter) match(r *record) bool {
 }
 
 // database returns the part of f a database mailbox applies itself (all
-// but the JSON path), and whether a JSON path is left for matchPath.
+// but the JSON path), and whether a JSON path is left for matchPath. A
+// JSON path's value that JSON writes as it is (pathNeedle) is also asked of
+// the database as a substring of the body, when the filter asks none:
+// bodies without it cannot match, and the database leaves them out.
 func (f filter) database() (sqlmailbox.MessageFilter, bool) {
-	return sqlmailbox.MessageFilter{BodyContains: f.Body, Attribute: f.Attribute, AttributeValue: f.AttributeValue,
+	mf := sqlmailbox.MessageFilter{BodyContains: f.Body, Attribute: f.Attribute, AttributeValue: f.AttributeValue,
 		MinReceiveCount: f.MinReceives, MaxReceiveCount: f.MaxReceives, SentAfter: f.SentAfter, SentBefore: f.SentBefore,
-		MessageGroupID: f.Group}, f.Path != ""
+		MessageGroupID: f.Group}
+	if mf.BodyContains == "" && f.pathNeedle() {
+		mf.BodyContains = f.PathValue
+	}
+	return mf, f.Path != ""
+}
+
+// pathNeedle reports whether a body whose JSON path has f.PathValue holds
+// f.PathValue as it is: a scalar (a string's text, a number, true, false,
+// null) of printable ASCII that no JSON writer escapes (no quote,
+// backslash, or the <, > and & an HTML-safe writer escapes).
+func (f filter) pathNeedle() bool {
+	v := f.PathValue
+	if v == "" || v[0] == '{' || v[0] == '[' {
+		return false
+	}
+	for i := range len(v) {
+		if c := v[i]; c < ' ' || c > '~' || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // matchPath reports whether body matches f's JSON path (true without
@@ -221,6 +245,9 @@ func (f filter) database() (sqlmailbox.MessageFilter, bool) {
 func (f filter) matchPath(body string) bool {
 	if f.Path == "" {
 		return true
+	}
+	if f.pathNeedle() && !strings.Contains(body, f.PathValue) {
+		return false // cannot hold it: no need to decode
 	}
 	steps, err := parsePath(f.Path)
 	if err != nil {
