@@ -583,3 +583,40 @@ func TestPacer(t *testing.T) {
 		}
 	})
 }
+
+// Cancel stops an action between two batches: it ends cancelled, and the
+// count it shows is what moved.
+func TestCancelStopsAnAction(t *testing.T) {
+	f := newDBFixture(t, 300, Options{})
+	b := newBrowser(t, f.srv.URL)
+	token := b.token()
+	form := redriveForm(token)
+	form.Set("rate", "20") // 2 a batch, 10 batches a second: 5 s for the 100
+	code, loc := b.post("/act", form)
+	if code != http.StatusSeeOther {
+		t.Fatalf("POST /act: %d", code)
+	}
+	id := loc[strings.Index(loc, "id=")+3:]
+	for deadline := time.Now().Add(patience); ; time.Sleep(20 * time.Millisecond) {
+		_, body := b.get("/job?id=" + id + "&format=json")
+		var v jobView
+		if err := json.Unmarshal([]byte(body), &v); err != nil {
+			t.Fatal(err)
+		}
+		if v.Done > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the action never moved a message")
+		}
+	}
+	if code, _ := b.post("/job/cancel", url.Values{"csrf": {token}, "id": {id}}); code != http.StatusSeeOther {
+		t.Fatalf("cancel: %d", code)
+	}
+	n, _ := strconv.Atoi(id)
+	v := b.waitJob(n)
+	jobs, dlq := f.counts(t)
+	if v.State != jobCancelled || v.Done == 0 || v.Done >= 100 || jobs != v.Done || dlq != 300-v.Done {
+		t.Errorf("cancelled action %+v; %d in jobs, %d in the DLQ: want cancelled, its count moved, the rest left", v, jobs, dlq)
+	}
+}
