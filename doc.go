@@ -6,6 +6,14 @@
 // [ValidateDelete], [ValidateChangeVisibility], [ValidateSend],
 // [WholeSeconds]).
 //
+// It also holds the handler contract, the same in every runtime (package
+// consumer, package sqslambda) and named by every middleware (packages
+// checkpoint and idempotency) without importing a runtime: [Handler] and
+// [Middleware]; what a handler's error may say ([NackAfter], [Permanent]);
+// the retry back-off ([ExponentialBackoff]); and what a handler's context
+// says of its message's lease ([Lease], [LeaseFromContext],
+// [SetExtension]).
+//
 // The package imports no other package of the project. Policy (leases,
 // heartbeats, retries, batching windows) lives above it, in packages
 // visibility and consumer; a Mailbox makes one SQS call per method, retries

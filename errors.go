@@ -44,7 +44,8 @@ var (
 
 	// ErrAlreadyRunning is wrapped by the error that a Run that may be
 	// called only once returns on every later call, even one made after
-	// the first returned: consumer.Consumer.Run.
+	// the first returned: consumer.Consumer.Run, lifecycle.LoopGroup.Run
+	// (and LoopGroup.Add once Run was called).
 	ErrAlreadyRunning = errors.New("sqsloop: already running")
 
 	// ErrNoDeadLetterQueue means the queue has no redrive policy, so there
@@ -57,6 +58,8 @@ var (
 	// ValidateDelete, ValidateChangeVisibility, ValidateSend: an empty
 	// batch, more than MaxBatchSize entries, a duration out of the range SQS
 	// accepts, …; the wrapping error names the field), or rejected by the
-	// queue as malformed. Retrying will not help.
+	// queue as malformed; and every argument or Config field out of its
+	// range that a package of sqsloop refuses (New, Validate, Add, …),
+	// the wrapping error naming it. Retrying will not help.
 	ErrInvalidArgument = errors.New("sqsloop: invalid argument")
 )

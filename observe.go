@@ -5,10 +5,10 @@ import (
 	"time"
 )
 
-// Observer receives the events of the core: the receives and handler runs
-// of a consumer (package consumer), the delete and visibility-change calls
-// and lost leases of the lease owner (package visibility), and the phases
-// of a drain. Instrumentation lives beside the core, not inside it: package
+// Observer receives the events of the core: the receives, handler runs and
+// reads of the queue's counts of a consumer (package consumer), the delete
+// and visibility-change calls and lost leases of the lease owner (package
+// visibility), and the phases of a drain. Instrumentation lives beside the core, not inside it: package
 // otelsqsloop turns these events into OpenTelemetry spans and metrics, and
 // a live page can draw them; package sqslambda reports an AWS Lambda
 // batch's handler runs and lease owner through the same methods.
@@ -52,6 +52,12 @@ type Observer interface {
 
 	// Drain reports a phase of a consumer's drain.
 	Drain(e DrainEvent)
+
+	// QueueRead reports one read of the queue's approximate counts and of
+	// its dead-letter queue's, made by a consumer every
+	// consumer.Config.QueueReadInterval (and at start-up) whatever its
+	// receives do. Called from the consumer's reading goroutine.
+	QueueRead(e QueueEvent)
 }
 
 // NopObserver is an Observer that does nothing; embed it in a struct to
@@ -76,6 +82,9 @@ func (NopObserver) LeaseLost(*Message, LeaseLostEvent) {}
 // Drain does nothing.
 func (NopObserver) Drain(DrainEvent) {}
 
+// QueueRead does nothing.
+func (NopObserver) QueueRead(QueueEvent) {}
+
 // ReceiveEvent is one receive call.
 type ReceiveEvent struct {
 	// Start is when the call was made; Duration how long it took (a long
@@ -96,22 +105,40 @@ type ReceiveEvent struct {
 	// the messages in flight (running, waiting for a handler, or being
 	// settled).
 	Held int
+}
 
-	// The scaling signal (package consumer's doc), as of QueueReadAt, the
-	// consumer's last read of the queue's approximate counts (every 30 s
-	// with an Observer, when its Mailbox is an AttributesReader); zero
-	// until the first read, and the three fields below zero with it.
-	QueueReadAt time.Time
-	// Backlog is the queue's visible messages (ApproximateMessages).
-	Backlog int
-	// BacklogPerConsumer is Backlog shared among the queue's consumers,
-	// as many as its messages in flight make (AWS's "backlog per
-	// instance").
+// QueueEvent is one read of a queue's approximate counts (and its
+// dead-letter queue's), with the scaling signal computed from them (see
+// package consumer). On SQS the counts are approximate and eventually
+// consistent: a change shows in them within about a minute at worst, most
+// often within seconds.
+type QueueEvent struct {
+	// Start is when the read began; Duration how long it took (the reads
+	// of the queue and of its dead-letter queue, one after the other).
+	Start    time.Time
+	Duration time.Duration
+	// Err is the error of the queue's read; then every count below is zero
+	// and says nothing (the queue is not known to be empty).
+	Err error
+	// Backlog is the queue's visible messages (ApproximateMessages);
+	// InFlight those received and not yet acked nor visible again
+	// (ApproximateMessagesInFlight), by every consumer of the queue;
+	// Delayed those whose delivery delay has not ended
+	// (ApproximateMessagesDelayed).
+	Backlog, InFlight, Delayed int
+	// DeadLetters is the visible messages of the queue's dead-letter queue,
+	// when DeadLettersRead reports that it was read: the queue has a
+	// redrive policy and the read succeeded (a failed one is logged).
+	DeadLetters     int
+	DeadLettersRead bool
+	// BacklogPerConsumer is Backlog shared among the queue's consumers, as
+	// many as its messages in flight make (AWS's "backlog per instance").
 	BacklogPerConsumer float64
-	// RecommendedConsumers is how many consumers like this one the queue
-	// needs so that a message waits at most consumer.Config.LatencyTarget
-	// before a handler starts it, at least 1; 0 without a LatencyTarget,
-	// and until a handler has run.
+	// RecommendedConsumers is how many consumers like the one reporting the
+	// queue needs, at least 1 (0 only with Err): with
+	// consumer.Config.LatencyTarget and a measured handler time, so that a
+	// message waits at most that long before a handler starts it; until
+	// then, one handler slot per message visible or in flight.
 	RecommendedConsumers int
 }
 
@@ -140,7 +167,7 @@ const (
 	// later is ignored.
 	OutcomeAbandoned = "abandoned"
 	// OutcomeDeadLettered: the handler failed with an error that says the
-	// message can never succeed (consumer.Permanent); a copy was sent to
+	// message can never succeed (Permanent); a copy was sent to
 	// the queue's dead-letter queue and the original is acked.
 	OutcomeDeadLettered = "dead_lettered"
 )
@@ -380,5 +407,11 @@ func (m multiObserver) LeaseLost(msg *Message, e LeaseLostEvent) {
 func (m multiObserver) Drain(e DrainEvent) {
 	for _, o := range m {
 		o.Drain(e)
+	}
+}
+
+func (m multiObserver) QueueRead(e QueueEvent) {
+	for _, o := range m {
+		o.QueueRead(e)
 	}
 }

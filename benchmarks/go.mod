@@ -8,6 +8,7 @@ replace (
 )
 
 require (
+	github.com/HdrHistogram/hdrhistogram-go v1.1.2
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/config v1.33.15
 	github.com/aws/aws-sdk-go-v2/credentials v1.20.15

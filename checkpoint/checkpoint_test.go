@@ -69,7 +69,7 @@ type progress struct {
 // of step 8 of its first delivery (it stops beating, after the step's work
 // and before its save, the worst place); its redelivery loads the
 // checkpoint and does steps 8 to 20: 21 step runs in all, the sum right,
-// and the checkpoint deleted once the message is acked. Without the
+// and the checkpoint marked done once the message is acked. Without the
 // checkpoint the redelivery would redo steps 1 to 7 too (28 runs).
 func TestRedeliveryResumesFromTheCheckpoint(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -120,7 +120,7 @@ func TestRedeliveryResumesFromTheCheckpoint(t *testing.T) {
 			WaitTime:          time.Second,
 			Visibility:        visibility.Config{Interval: 500 * time.Millisecond, Extension: 2 * time.Second, CancelOnLeaseLost: true},
 			Backoff:           func(int) time.Duration { return 0 },
-			Middleware:        []consumer.Middleware{cp.Middleware},
+			Middleware:        []sqsloop.Middleware{cp.Middleware},
 			Logger:            quiet,
 		})
 		if err != nil {
@@ -146,14 +146,21 @@ func TestRedeliveryResumesFromTheCheckpoint(t *testing.T) {
 		if total != 21 {
 			t.Errorf("%d step runs for 20 steps and one lost lease, want 21 (steps: %v)", total, runs)
 		}
-		if st := cp.Stats(); st.Resumed != 1 || st.Deleted != 1 || st.Saved != 20 {
-			t.Errorf("stats %+v, want 20 saved (7 + 13), 1 resumed, 1 deleted", st)
+		if st := cp.Stats(); st.Resumed != 1 || st.Done != 1 || st.Saved != 20 {
+			t.Errorf("stats %+v, want 20 saved (7 + 13), 1 resumed, 1 done", st)
 		}
-		if _, err := store.Memory.Get(t.Context(), "checkpoint/jobs/"+id); !errors.Is(err, jobstate.ErrNotFound) {
-			t.Errorf("the acked message's checkpoint: %v, want it deleted", err)
+		if r, err := store.Memory.Get(t.Context(), "checkpoint/jobs/"+id); err != nil || r.State != jobstate.Completed {
+			t.Errorf("the acked message's checkpoint: %+v, %v; want it marked done", r, err)
 		}
 	})
 }
+
+// classed is an error naming its class for instrumentation (error.type),
+// as a handler's own errors may.
+type classed string
+
+func (c classed) Error() string     { return "an error of class " + string(c) }
+func (c classed) ErrorType() string { return string(c) }
 
 // call runs h through cp's middleware for m, with a heartbeat in ctx.
 func call(t *testing.T, cp *checkpoint.Checkpoints, m *sqsloop.Message, h func(context.Context, *sqsloop.Message) error) error {
@@ -162,19 +169,24 @@ func call(t *testing.T, cp *checkpoint.Checkpoints, m *sqsloop.Message, h func(c
 }
 
 // The checkpoint stays after a failure (and a panic), for the next
-// delivery to load; it is deleted once the handler returns nil, or a
-// permanent failure (the message goes to the dead-letter queue).
-func TestKeptOnFailureDeletedOnSuccess(t *testing.T) {
+// delivery to load; it is replaced by a mark once the handler returns nil
+// (done) or a permanent failure (failed for good: the message goes to the
+// dead-letter queue), and a later delivery is answered from the mark
+// without running the handler.
+func TestKeptOnFailureMarkedWhenFinished(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		result error
-		kept   bool
+		state  jobstate.State // of the record after the second delivery
 	}{
-		{"nil", nil, false},
-		{"permanent", consumer.Permanent(errors.New("poison")), false},
-		{"failure", errors.New("try again"), true},
-		{"nack after", consumer.NackAfter(errors.New("later"), time.Minute), true},
-		{"panic", nil, true},
+		{"nil", nil, jobstate.Completed},
+		{"permanent", sqsloop.Permanent(errors.New("poison")), jobstate.Failed},
+		{"failure", errors.New("try again"), jobstate.Saved},
+		{"nack after", sqsloop.NackAfter(errors.New("later"), time.Minute), jobstate.Saved},
+		// An error that names its own class "permanent" for error.type is
+		// not sqsloop.Permanent: the runtimes nack it, so it is kept.
+		{"classed permanent", classed("permanent"), jobstate.Saved},
+		{"panic", nil, jobstate.Saved},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := &jobstate.Memory{}
@@ -209,9 +221,29 @@ func TestKeptOnFailureDeletedOnSuccess(t *testing.T) {
 					t.Errorf("the middleware returned %v, want the handler's %v", err, tc.result)
 				}
 			}()
-			_, err := store.Get(t.Context(), key)
-			if kept := err == nil; kept != tc.kept {
-				t.Errorf("checkpoint kept %v (Get: %v), want %v", kept, err, tc.kept)
+			r, err := store.Get(t.Context(), key)
+			if err != nil || r.State != tc.state {
+				t.Fatalf("the record after the second delivery: %+v, %v; want it %s", r, err, tc.state)
+			}
+			// Third delivery: a finished job is answered from its mark.
+			ran := false
+			err = call(t, cp, &sqsloop.Message{ID: "m-1", ReceiveCount: 3}, func(ctx context.Context, m *sqsloop.Message) error {
+				ran = true
+				return nil
+			})
+			switch tc.state {
+			case jobstate.Completed:
+				if ran || err != nil {
+					t.Errorf("a delivery of a job marked done: ran %v, %v; want it acked unrun", ran, err)
+				}
+			case jobstate.Failed:
+				if ran || !errors.Is(err, sqsloop.ErrPermanent) || !errors.Is(err, checkpoint.ErrFailedBefore) || !contains(err.Error(), "poison") {
+					t.Errorf("a delivery of a job marked failed: ran %v, %v; want a permanent failure saying why, unrun", ran, err)
+				}
+			default:
+				if !ran {
+					t.Errorf("a delivery of a job that is not finished did not run")
+				}
 			}
 		})
 	}
@@ -219,7 +251,8 @@ func TestKeptOnFailureDeletedOnSuccess(t *testing.T) {
 
 // The store is asked only when a checkpoint may exist: a first delivery's
 // Load costs nothing, a handler that neither loads nor saves costs nothing
-// on a first delivery and one delete on a redelivery.
+// on a first delivery and one read on a redelivery; a job that saved ends
+// with one write, its mark.
 func TestStoreCallsPerMessage(t *testing.T) {
 	for _, tc := range []struct {
 		name         string

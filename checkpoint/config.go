@@ -28,14 +28,15 @@ type Config struct {
 	// dead-letter queue (it keeps its ID) and consumed there does not find
 	// its checkpoint from the source queue. Default "".
 	Queue string
-	// Retention is how long a checkpoint is kept after its last save
-	// when its message is never acked (a crash, a redrive policy's move
-	// to the dead-letter queue): the queue's retention period
-	// (sqsloop.QueueAttributes.RetentionPeriod). Default
-	// DefaultRetention (14 days); at least 1 minute.
+	// Retention is how long a checkpoint is kept after its last save,
+	// and a finished job's mark (done, or failed for good) after its
+	// job's end: the queue's retention period
+	// (sqsloop.QueueAttributes.RetentionPeriod), so that every later
+	// delivery of the message finds them. Default DefaultRetention (14
+	// days); at least 1 minute.
 	Retention time.Duration
-	// Logger gets a WARN when a finished message's checkpoint could not be
-	// deleted. Default slog.Default().
+	// Logger gets a WARN when a finished job's mark could not be written.
+	// Default slog.Default().
 	Logger *slog.Logger
 }
 

@@ -24,23 +24,33 @@
 // a hash's state, not the work's output. Save writes it to the store at
 // once (one write per Save, no batching: a process killed after Save
 // returned has the value saved), and beats the message's heartbeat, since
-// a saved checkpoint proves progress. Load reads it once per delivery (not
-// at all on a first delivery, ReceiveCount 1, where there cannot be one)
-// and then answers from memory.
+// a saved checkpoint proves progress. On a redelivery the middleware reads
+// it before the handler runs (not on a first delivery, ReceiveCount 1,
+// where there cannot be one), and Load answers from memory.
 //
-// The middleware deletes the checkpoint once the handler returns nil (the
-// consumer acks the message) or a permanent failure (consumer.Permanent:
-// the message goes to the dead-letter queue); after any other failure or a
-// panic it is kept for the next delivery. A message moved to the
-// dead-letter queue by the queue's redrive policy (after maxReceiveCount)
-// is not seen by the middleware: its checkpoint stays until it expires,
-// Config.Retention after its last save, which should be the queue's
-// retention period (a message never outlives it).
+// A checkpoint ends with the ack, not with the handler: between the two
+// an ack may never be made (the drain's budget spent, a lost lease, a
+// kill, a failed dead-letter copy), and the message comes back. So once
+// the handler returns nil after a checkpoint was saved or found, the
+// middleware replaces the checkpoint with a mark that the job is done
+// (jobstate.Completed), and after a permanent failure (sqsloop.Permanent:
+// the message goes to the dead-letter queue) with a mark that it failed
+// for good (jobstate.Failed, with why). A later delivery of a job marked
+// done is acked without running the handler; one of a job marked failed
+// fails for good again, without running (ErrFailedBefore, a
+// sqsloop.Permanent error: to the dead-letter queue). A mark that cannot
+// be written leaves the last checkpoint: the job resumes from it. After
+// any other failure or a panic the checkpoint is kept for the next
+// delivery. A checkpoint or a mark stays until it expires, Config.Retention
+// after its last write, which should be the queue's retention period (a
+// message never outlives it); a message moved to the dead-letter queue by
+// the queue's redrive policy leaves its checkpoint to expire so.
 //
-// Cost, per message: nothing for a handler that never saves; otherwise one
-// store write per Save and one delete at the end, plus one read on a
-// redelivery that loads (or deletes) the checkpoint. docs/checkpoints.md
-// in the repository has the measured latency per store.
+// Cost, per message: nothing for a handler that never saves on its first
+// delivery; otherwise one store write per Save and one write (the mark)
+// at the end, plus one read on every redelivery, which answers Load.
+// docs/checkpoints.md in the repository has the measured latency per
+// store.
 //
 // The store is a jobstate.Store: jobstate.Memory in one process,
 // jobstate/sqlitestate, jobstate/pgstate on SQLite or PostgreSQL, jobstate/dynamostore on

@@ -37,11 +37,11 @@ func Example() {
 			}
 		}
 		close(done)
-		return nil // acked: the checkpoint is deleted
+		return nil // acked: the checkpoint is replaced by a mark of the job done
 	}
 	c, err := consumer.New(queue, handler, consumer.Config{
 		WaitTime:   time.Second,
-		Middleware: []consumer.Middleware{cp.Middleware},
+		Middleware: []sqsloop.Middleware{cp.Middleware},
 	})
 	if err != nil {
 		panic(err)
@@ -58,5 +58,5 @@ func Example() {
 	// frame 3
 	// frame 4
 	// frame 5
-	// {Saved:5 Resumed:0 Deleted:1 DeleteFailed:0}
+	// {Saved:5 Resumed:0 Done:1 Permanent:0 MarkErrors:0 Finished:0}
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/checkpoint"
-	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/jobstate"
 	"github.com/sqsloop/sqsloop/sqslambda"
 )
@@ -17,7 +16,7 @@ import (
 // On Lambda the middleware works as under a consumer: a redelivered record
 // loads the checkpoint an earlier invocation saved, a first delivery saves
 // and fails (kept, and the record reported failed), and the record that
-// succeeded has its checkpoint deleted.
+// succeeded has its checkpoint replaced by the mark of a job done.
 func TestWorksTheSameOnLambda(t *testing.T) {
 	store := &jobstate.Memory{}
 	cp := newCheckpoints(t, store)
@@ -42,7 +41,7 @@ func TestWorksTheSameOnLambda(t *testing.T) {
 			return err
 		}
 		return errors.New("fails after step 1")
-	}, sqslambda.Config{Middleware: []consumer.Middleware{cp.Middleware}, Logger: quiet})
+	}, sqslambda.Config{Middleware: []sqsloop.Middleware{cp.Middleware}, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,8 +56,8 @@ func TestWorksTheSameOnLambda(t *testing.T) {
 	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "m-new" {
 		t.Errorf("batch item failures %+v, want m-new only", resp.BatchItemFailures)
 	}
-	if _, err := store.Get(t.Context(), "checkpoint/jobs/m-again"); !errors.Is(err, jobstate.ErrNotFound) {
-		t.Errorf("the succeeded record's checkpoint: %v, want it deleted", err)
+	if r, err := store.Get(t.Context(), "checkpoint/jobs/m-again"); err != nil || r.State != jobstate.Completed {
+		t.Errorf("the succeeded record's checkpoint: %+v, %v; want it marked done", r, err)
 	}
 	if r, err := store.Get(t.Context(), "checkpoint/jobs/m-new"); err != nil || string(r.Value) != "step 1" {
 		t.Errorf("the failed record's checkpoint: %q, %v; want \"step 1\" kept", r.Value, err)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/internal/rules"
 )
 
 // backend is where the queues are: SQS (sqsBackend) or a database
@@ -185,7 +184,7 @@ func newExportEncoder(w io.Writer) *json.Encoder {
 func redriven(r *record) sqsloop.OutgoingMessage {
 	out := sqsloop.OutgoingMessage{Body: r.Body, MessageGroupID: r.GroupID}
 	for _, k := range slices.Sorted(maps.Keys(r.Attributes)) {
-		if k == rules.AttrPoisonReason || k == rules.AttrPoisonMessageID || k == rules.AttrPoisonReceiveCount {
+		if k == sqsloop.AttrPoisonReason || k == sqsloop.AttrPoisonMessageID || k == sqsloop.AttrPoisonReceiveCount {
 			continue
 		}
 		if out.MessageAttributes == nil {

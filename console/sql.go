@@ -93,7 +93,7 @@ func stored(m *sqlmailbox.StoredMessage) *record {
 	}
 	return &record{Key: strconv.FormatInt(m.Seq, 10), ID: m.ID, Body: m.Body, Attributes: m.MessageAttributes, System: sys,
 		ReceiveCount: m.ReceiveCount, SentAt: m.SentAt, FirstReceivedAt: m.FirstReceivedAt, GroupID: m.MessageGroupID,
-		State: string(m.State)}
+		State: m.State}
 }
 
 // each calls fn with the matching messages of queue, a batch at a time

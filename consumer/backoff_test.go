@@ -22,7 +22,7 @@ func TestNackAfterOverridesTheBackoff(t *testing.T) {
 			defer mu.Unlock()
 			attempts = append(attempts, time.Now())
 			if len(attempts) == 1 {
-				return NackAfter(errors.New("not yet"), 10*time.Second)
+				return sqsloop.NackAfter(errors.New("not yet"), 10*time.Second)
 			}
 			return nil
 		}, fast())
@@ -37,13 +37,4 @@ func TestNackAfterOverridesTheBackoff(t *testing.T) {
 			t.Fatalf("attempts %v, want a retry 10 s later", attempts)
 		}
 	})
-}
-
-func TestExponentialBackoff(t *testing.T) {
-	f := ExponentialBackoff(time.Second, 10*time.Second)
-	for count, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 4: 8 * time.Second, 5: 10 * time.Second, 50: 10 * time.Second} {
-		if got := f(count); got != want {
-			t.Errorf("f(%d) = %v, want %v", count, got, want)
-		}
-	}
 }

@@ -30,7 +30,7 @@ func TestShutdownDeadlineIsTheBudget(t *testing.T) {
 		{"deadline past the default", 0, 60 * time.Second, false, 0},
 		{"deadline after the drain began", 0, 60 * time.Second, true, 0},
 		{"ShutdownTimeout set", 10 * time.Second, 60 * time.Second, false, 10 * time.Second},
-		{"no deadline", 0, 0, false, defaultShutdownTimeout},
+		{"no deadline", 0, 0, false, DefaultShutdownTimeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

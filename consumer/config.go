@@ -11,6 +11,17 @@ import (
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
+// Defaults and limits of Config that programs built on a Consumer name
+// (the sqsloop command's flags take them from here).
+const (
+	// DefaultShutdownTimeout is Config.ShutdownTimeout's default, the
+	// drain budget: 25 s, inside the 30 s that ECS and Kubernetes give a
+	// task between SIGTERM and SIGKILL (Run returns within it and 1.5 s).
+	DefaultShutdownTimeout = 25 * time.Second
+	// MaxConcurrency bounds Config.Concurrency: 100,000.
+	MaxConcurrency = 100_000
+)
+
 // Defaults for Config (each field's doc gives its own). A zero field
 // means its default.
 const (
@@ -22,11 +33,10 @@ const (
 	defaultVisibilityTimeout = 5 * time.Minute
 	// defaultWaitTime is the long poll of each receive: 20 s, the SQS maximum.
 	defaultWaitTime = sqsloop.MaxWaitTime
-	// defaultShutdownTimeout is the drain budget: 25 s, inside the 30 s that
-	// ECS and Kubernetes give a task between SIGTERM and SIGKILL.
-	defaultShutdownTimeout = 25 * time.Second
-	// maxConcurrency bounds Config.Concurrency.
-	maxConcurrency = 100_000
+	// defaultQueueReadInterval is how often a consumer with an Observer
+	// reads its queue's counts and its dead-letter queue's: 5 s, 720
+	// GetQueueAttributes calls an hour per queue.
+	defaultQueueReadInterval = 5 * time.Second
 )
 
 // Config tunes a Consumer. The zero Config is valid: 10 handlers, receives of
@@ -49,7 +59,8 @@ const (
 // Kubernetes: 30 s after SIGTERM by default). With extension disabled, a
 // handler running past VisibilityTimeout loses its message, draining or not.
 type Config struct {
-	// Concurrency is how many handlers run at once, 1–100,000. Default 10.
+	// Concurrency is how many handlers run at once, 1–MaxConcurrency
+	// (100,000). Default 10.
 	// The consumer asks for messages for its free handler slots plus a
 	// receive-ahead sized from the measured handler time and receive round
 	// trip (see the package doc), at most 20 more per slot and 320 in all
@@ -82,18 +93,32 @@ type Config struct {
 	Visibility visibility.Config
 
 	// LatencyTarget is how long a message should wait in the queue, at
-	// most, before a handler starts it: with it the consumer reports the
-	// number of consumers the queue needs (sqsloop.ReceiveEvent's
-	// RecommendedConsumers, the scaling signal of the package doc). 0 (the
-	// default): no recommendation; must be ≥ 0.
+	// most, before a handler starts it: the number of consumers the queue
+	// needs (sqsloop.QueueEvent's RecommendedConsumers, the scaling signal
+	// of the package doc) follows it and the measured handler time. 0 (the
+	// default): none; the recommendation is then a handler slot per message
+	// visible or in flight. Must be ≥ 0.
 	LatencyTarget time.Duration
+
+	// QueueReadInterval is how often a consumer with an Observer reads its
+	// queue's approximate counts (visible, in flight, delayed) and its
+	// dead-letter queue's visible messages, for the live signals
+	// (sqsloop.QueueEvent: the backlog, the dead-letter queue's depth, the
+	// scaling signal), whatever its receives do: one GetQueueAttributes
+	// call per queue per interval, and one at start-up. 1 s–1 h; default
+	// 5 s, so the signals are at most 5 s and a round trip behind the
+	// counts SQS reports (which may lag by up to a minute themselves), for
+	// 720 calls an hour per queue per consumer, 1,440 with a dead-letter
+	// queue (SQS bills them as requests). No reads without an Observer, nor
+	// when the Mailbox is no sqsloop.AttributesReader.
+	QueueReadInterval time.Duration
 
 	// Backoff gives a failed message's nack delay from its approximate
 	// receive count (1 on the first delivery), for an error or a panic
-	// alike, unless the error carries its own delay (NackAfter). The result
+	// alike, unless the error carries its own delay (sqsloop.NackAfter). The result
 	// is clamped to 0–12 h and rounded up to whole seconds by SQS. It is
 	// called from handler goroutines, concurrently. Default
-	// ExponentialBackoff(1 s, 5 min).
+	// sqsloop.ExponentialBackoff(1 s, 5 min).
 	Backoff func(receiveCount int) time.Duration
 
 	// ShutdownTimeout is the drain budget: how long in-flight handlers may
@@ -104,29 +129,33 @@ type Config struct {
 	// tried again meanwhile; then Run returns. > 0; 0 means the deadline
 	// of Shutdown's context when it has one (a lifecycle.LoopGroup with a
 	// GracePeriod gives each loop its share that way, so the platform's
-	// grace is set in one place), else 25 s. A deadline on Shutdown's
-	// context also cuts a longer ShutdownTimeout short.
+	// grace is set in one place), else DefaultShutdownTimeout (25 s). A
+	// deadline on Shutdown's context also cuts a longer ShutdownTimeout
+	// short.
 	ShutdownTimeout time.Duration
 
-	// ExitWhenIdle, when > 0, makes Run return nil on its own once every
-	// receive for that long came back empty (no error) while nothing was
-	// in flight (no handler running, no message held): for batch jobs (a
-	// Kubernetes CronJob, an ECS task per backlog, a CI step) that drain a
-	// queue and exit. It is checked as each receive comes back, so Run
-	// returns up to WaitTime after it is reached; a receive that fails
-	// starts the count again (a mailbox that does not answer is not an
-	// empty queue). A long poll comes back empty only when no message was
-	// visible while it waited, so "empty" is the consumer's own evidence;
-	// the queue's approximate counts are not consulted: SQS updates them
-	// about a minute late, and they include messages other consumers hold
-	// and messages waiting out a nack's back-off or a delay, which this run
-	// would then wait for. Those are left to the next run. 0 (the default)
-	// never exits; must be ≥ 0.
+	// ExitWhenIdle, when > 0, makes Run return nil on its own once its
+	// receives for that long came back empty or still wait (no error) while
+	// nothing was in flight (no handler running, no message held): for
+	// batch jobs (a Kubernetes CronJob, an ECS task per backlog, a CI step)
+	// that drain a queue and exit. The count is watched on its own clock:
+	// when it reaches ExitWhenIdle the drain begins and cuts the long poll
+	// in flight short (see Shutdown), so Run returns within ExitWhenIdle
+	// and a round trip (at most 250 ms) of the last busy moment, whatever
+	// WaitTime is; a receive that fails starts the count again (a mailbox
+	// that does not answer is not an empty queue), and so does a pause. A
+	// long poll returns as soon as a message is visible, so one that came
+	// back empty, or still waits, is the consumer's own evidence of an
+	// empty queue; the queue's approximate counts are not consulted: SQS
+	// updates them about a minute late, and they include messages other
+	// consumers hold and messages waiting out a nack's back-off or a delay,
+	// which this run would then wait for. Those are left to the next run. 0
+	// (the default) never exits; must be ≥ 0.
 	ExitWhenIdle time.Duration
 
 	// Middleware wraps the handler, Middleware[0] outermost, inside the
 	// consumer's own panic recovery.
-	Middleware []Middleware
+	Middleware []sqsloop.Middleware
 
 	// Logger receives the consumer's records and the lease owner's
 	// (message IDs only; receipt handles are never logged). Default
@@ -134,7 +163,8 @@ type Config struct {
 	Logger *slog.Logger
 
 	// Observer, if set, receives the consumer's events (receives, handler
-	// runs, drain phases) and the lease owner's (batch calls, lost leases):
+	// runs, drain phases, the reads of the queue's counts every
+	// QueueReadInterval) and the lease owner's (batch calls, lost leases):
 	// see sqsloop.Observer; package otelsqsloop makes OpenTelemetry spans
 	// and metrics of them. Nil (the default) costs nothing. It is also the
 	// lease owner's, unless Visibility.Observer is set.
@@ -149,10 +179,13 @@ func (c Config) withDefaults() Config {
 		c.WaitTime = defaultWaitTime
 	}
 	if c.Backoff == nil {
-		c.Backoff = ExponentialBackoff(0, 0)
+		c.Backoff = sqsloop.ExponentialBackoff(0, 0)
 	}
 	if c.ShutdownTimeout == 0 {
-		c.ShutdownTimeout = defaultShutdownTimeout
+		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.QueueReadInterval == 0 {
+		c.QueueReadInterval = defaultQueueReadInterval
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -184,8 +217,8 @@ func (c Config) Validate() error {
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf(format+": %w", append(args, sqsloop.ErrInvalidArgument)...))
 	}
-	if d.Concurrency < 1 || d.Concurrency > maxConcurrency {
-		bad("Concurrency: must be between 1 and %d, got %d", maxConcurrency, d.Concurrency)
+	if d.Concurrency < 1 || d.Concurrency > MaxConcurrency {
+		bad("Concurrency: must be between 1 and %d, got %d", MaxConcurrency, d.Concurrency)
 	}
 	if d.VisibilityTimeout != 0 && !d.validVisibilityTimeout() {
 		bad("VisibilityTimeout: must be 0 (the queue's) or between 1s and 12h (SQS 0–43200 s), got %v", d.VisibilityTimeout)
@@ -194,10 +227,13 @@ func (c Config) Validate() error {
 		bad("WaitTime: must be between 1s and 20s (SQS WaitTimeSeconds), got %v", d.WaitTime)
 	}
 	if d.ShutdownTimeout < 0 {
-		bad("ShutdownTimeout: must be > 0 (0 means %v), got %v", defaultShutdownTimeout, d.ShutdownTimeout)
+		bad("ShutdownTimeout: must be > 0 (0 means %v), got %v", DefaultShutdownTimeout, d.ShutdownTimeout)
 	}
 	if d.LatencyTarget < 0 {
 		bad("LatencyTarget: must be ≥ 0 (0: no recommendation), got %v", d.LatencyTarget)
+	}
+	if d.QueueReadInterval < time.Second || d.QueueReadInterval > time.Hour {
+		bad("QueueReadInterval: must be between 1s and 1h (0 means %v), got %v", defaultQueueReadInterval, d.QueueReadInterval)
 	}
 	if d.ExitWhenIdle < 0 {
 		bad("ExitWhenIdle: must be ≥ 0 (0: never), got %v", d.ExitWhenIdle)

@@ -20,7 +20,7 @@ func TestInvalidConfigNamesTheField(t *testing.T) {
 		field string
 	}{
 		{Config{Concurrency: -1}, "Concurrency:"},
-		{Config{Concurrency: maxConcurrency + 1}, "Concurrency:"},
+		{Config{Concurrency: MaxConcurrency + 1}, "Concurrency:"},
 		{Config{VisibilityTimeout: 500 * time.Millisecond}, "VisibilityTimeout:"},
 		{Config{VisibilityTimeout: 13 * time.Hour}, "VisibilityTimeout:"},
 		{Config{WaitTime: 21 * time.Second}, "WaitTime:"},
@@ -29,7 +29,7 @@ func TestInvalidConfigNamesTheField(t *testing.T) {
 		{Config{LatencyTarget: -time.Second}, "LatencyTarget:"},
 		{Config{Visibility: visibility.Config{MinExtensionPeriod: time.Minute, MaxExtensionPeriod: 30 * time.Second}}, "Visibility.MaxExtensionPeriod:"},
 		{Config{VisibilityTimeout: 30 * time.Second, Visibility: visibility.Config{MinExtensionPeriod: 10 * time.Second}}, "Visibility.MinExtensionPeriod:"}, // ≤ 2 Intervals of 6 s
-		{Config{Middleware: []Middleware{nil}}, "Middleware[0]:"},
+		{Config{Middleware: []sqsloop.Middleware{nil}}, "Middleware[0]:"},
 		{Config{MessageAttributeNames: []string{"a", ""}}, "MessageAttributeNames[1]:"},
 		{Config{Visibility: visibility.Config{Interval: -1}}, "Visibility.Interval:"},
 		{Config{Visibility: visibility.Config{Extension: 13 * time.Hour}}, "Visibility.Extension:"},

@@ -28,25 +28,25 @@ const (
 	stateStopped
 )
 
-// Consumer receives messages from one Mailbox and runs a Handler for each.
-// Create it with New; its methods are safe for concurrent use.
+// Consumer receives messages from one Mailbox and runs an sqsloop.Handler
+// for each. Create it with New; its methods are safe for concurrent use.
 type Consumer struct {
 	mb      sqsloop.Mailbox
 	cfg     Config
-	handler Handler
+	handler sqsloop.Handler
 	leases  *leases.Manager
 	intake  *intake
 	st      counters
 	health  health
 	backoff receiveBackoff
-	pause   pauseSwitch // drain mode without exit (pause.go)
-	idle    idleClock   // Config.ExitWhenIdle (idle.go)
+	pause   pauseSwitch  // drain mode without exit (pause.go)
+	onWire  atomic.Int64 // receive calls on the wire, or back with messages not held yet (Paused)
+	idle    idleClock    // Config.ExitWhenIdle (idle.go)
 
 	vtFrom       string // where the visibility timeout comes from: "config", "queue", "default"; "" until Run reads the queue's
 	state        atomic.Int32
 	drainReq     chan struct{} // closed by Shutdown
 	drainOne     sync.Once
-	idleOnce     sync.Once     // logs the exit of ExitWhenIdle
 	cutShort     chan struct{} // closed when Shutdown's context ends before Run: the drain budget is spent
 	cutOne       sync.Once
 	spentByCtx   atomic.Bool // the drain budget ended with Shutdown's context: its handlers were cancelled
@@ -60,15 +60,14 @@ type Consumer struct {
 	obs       observed // handlers running, with Config.Observer
 	drainMark Stats    // counts when the drain began: set by the receive watcher, read by Run after it ended
 
-	scale    atomic.Pointer[scaleSample] // the scaling signal's latest sample (scale.go); nil before the first
-	dead     *rules.DeadLetters          // the dead-letter queue of Permanent failures (poison.go)
-	failures *failurelog.Log             // the WARN lines of failed handler runs, rate-limited
+	dead     *rules.DeadLetters // the dead-letter queue of Permanent failures (poison.go), whose counts scale.go reads
+	failures *failurelog.Log    // the WARN lines of failed handler runs, rate-limited
 }
 
 // New returns a Consumer of mb that runs h for each message. It returns the
 // errors of cfg.Validate (each naming its field and range) for an invalid
 // cfg, and an error wrapping sqsloop.ErrInvalidArgument for a nil mb or h.
-func New(mb sqsloop.Mailbox, h Handler, cfg Config) (*Consumer, error) {
+func New(mb sqsloop.Mailbox, h sqsloop.Handler, cfg Config) (*Consumer, error) {
 	var errs []error
 	if mb == nil {
 		errs = append(errs, fmt.Errorf("mailbox: must not be nil: %w", sqsloop.ErrInvalidArgument))
@@ -185,9 +184,6 @@ func (c *Consumer) Run(ctx context.Context) error {
 		if attrs, read, err = c.adoptQueueTimeout(ctx); err != nil {
 			return err
 		}
-		if read && c.cfg.Observer != nil {
-			c.sample(attrs) // for the first receive's event
-		}
 	}
 	c.logStart()
 	c.idle.reset(time.Now())
@@ -210,8 +206,16 @@ func (c *Consumer) Run(ctx context.Context) error {
 		c.process(s)
 	})
 
+	idleDone := make(chan struct{})
+	if c.cfg.ExitWhenIdle > 0 {
+		go func() { defer close(idleDone); c.watchIdle(c.receivesOver) }()
+	} else {
+		close(idleDone)
+	}
+
 	drainBegan, runErr := c.receive(ctx, handlerCtx, handlers)
 	close(c.receivesOver)
+	<-idleDone
 	c.state.Store(stateDraining)
 	stopCheck()
 	<-checkDone

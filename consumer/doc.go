@@ -48,27 +48,33 @@
 // receive-ahead never reorders a group: a group's messages travel together.
 //
 // A message that can never succeed (a poison message) need not wait for
-// maxReceiveCount: a handler that returns Permanent(err) sends it to the
-// queue's dead-letter queue at once (a copy saying why, then the delete),
-// and JSONHandler's handlers do so for a body that does not decode.
+// maxReceiveCount: a handler that returns sqsloop.Permanent(err) sends it
+// to the queue's dead-letter queue at once (a copy saying why, then the
+// delete), and JSONHandler's handlers do so for a body that does not
+// decode.
 //
 // # Lease lengths
 //
 // A zero Config.VisibilityTimeout is the queue's (read at start-up), and
-// a zero Visibility.Extension is chosen by the lease owner from the gaps
-// between beats it observes: the shortest extension that keeps the leases
-// of healthy handlers, so that a stuck one loses its message soon after
-// its last beat (see visibility.Config for the formula and the trade). A
-// handler that knows its beats come far apart says so with SetExtension.
+// a zero Visibility.Extension is chosen by the lease owner: a handler that
+// beats at least once per visibility timeout never loses its message,
+// whatever else runs beside it, and leases are lengthened from the gaps
+// between beats observed where slower handlers need it (see
+// visibility.Config for the rule, the formula and the trade). A handler
+// that knows its beats come far apart says so with
+// sqsloop.SetExtension; sqsloop.LeaseFromContext(ctx).Extension() says
+// what each extension of its lease asks for now.
 //
 // # Scaling signal
 //
 // How many consumers does a queue need? AWS's guidance for a fleet of SQS
 // workers compares the backlog per instance with an acceptable backlog per
 // instance (the latency target ÷ the time a message takes). A consumer
-// with an Observer reads its queue's approximate counts every 30 s (when
-// its Mailbox is an sqsloop.AttributesReader) and reports, on each
-// sqsloop.ReceiveEvent:
+// with an Observer reads its queue's approximate counts, and its
+// dead-letter queue's, every Config.QueueReadInterval (5 s by default;
+// when its Mailbox is an sqsloop.AttributesReader), whatever its receives
+// do, and reports each read as an sqsloop.QueueEvent, from the first, at
+// start-up:
 //
 //	backlog per consumer = B ÷ N,  N = max(1, round(F ÷ h))
 //	recommended          = max(1, ⌈(F + B × T ÷ L) ÷ C⌉)
@@ -84,9 +90,14 @@
 // running (F ÷ C consumers: by Little's law, the arrival rate × T ÷ C) and
 // clears the backlog within L (B × T ÷ L more handlers busy). It assumes
 // consumers alike (one Concurrency, one handler) and SQS's counts, which
-// are approximate and up to a minute late. Package otelsqsloop exports both
-// as metrics, with the ECS and KEDA set-ups that scale on them; package
-// leasepage shows them.
+// are approximate and up to a minute late. Without a LatencyTarget, and
+// until a handler has run, T ÷ L is taken as 1: a handler slot per message
+// visible or in flight (KEDA's aws-sqs-queue scaler with queueLength C).
+// Each read costs one GetQueueAttributes call per queue: 720 an hour per
+// queue at 5 s, 1,440 with a dead-letter queue, per consumer (about $0.42
+// a month at SQS's $0.40 per million requests). Package otelsqsloop
+// exports the counts and the signal as metrics, with the ECS and KEDA
+// set-ups that scale on them; package leasepage shows them.
 //
 // Delivery is at least once: a handler must tolerate seeing a message twice.
 package consumer

@@ -77,11 +77,11 @@ func TestSetExtensionKeepsASlowBeatersMessage(t *testing.T) {
 		send(t, q, "slow")
 		runs := make(chan error, 2)
 		c := mustNew(t, q, func(ctx context.Context, m *sqsloop.Message) error {
-			if err := SetExtension(ctx, 2*time.Hour); !errors.Is(err, sqsloop.ErrInvalidArgument) {
+			if err := sqsloop.SetExtension(ctx, 2*time.Hour); !errors.Is(err, sqsloop.ErrInvalidArgument) {
 				runs <- err
 				return nil
 			}
-			if err := SetExtension(ctx, 2*time.Minute); err != nil {
+			if err := sqsloop.SetExtension(ctx, 2*time.Minute); err != nil {
 				runs <- err
 				return nil
 			}

@@ -13,8 +13,8 @@ import (
 // around the handler.
 func TestMiddlewareOrder(t *testing.T) {
 	var trace []string
-	mw := func(name string) Middleware {
-		return func(next Handler) Handler {
+	mw := func(name string) sqsloop.Middleware {
+		return func(next sqsloop.Handler) sqsloop.Handler {
 			return func(ctx context.Context, m *sqsloop.Message) error {
 				trace = append(trace, name)
 				return next(ctx, m)
@@ -22,7 +22,7 @@ func TestMiddlewareOrder(t *testing.T) {
 		}
 	}
 	c, err := New(&memmailbox.Queue{}, func(context.Context, *sqsloop.Message) error { trace = append(trace, "h"); return nil },
-		Config{Middleware: []Middleware{mw("a"), mw("b")}, Logger: quiet})
+		Config{Middleware: []sqsloop.Middleware{mw("a"), mw("b")}, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,7 +93,7 @@ func start(t *testing.T, c *Consumer) (stop func() error) {
 	}
 }
 
-func mustNew(t *testing.T, mb sqsloop.Mailbox, h Handler, cfg Config) *Consumer {
+func mustNew(t *testing.T, mb sqsloop.Mailbox, h sqsloop.Handler, cfg Config) *Consumer {
 	t.Helper()
 	c, err := New(mb, h, cfg)
 	if err != nil {

@@ -68,8 +68,8 @@ func ExampleJSONHandler() {
 	}
 	dead, _ := broker.Queue("resize-dlq").Receive(context.Background(), sqsloop.ReceiveRequest{MaxMessages: 1})
 	fmt.Printf("dead-lettered %q after %s receive: %s\n", dead[0].Body,
-		dead[0].MessageAttributes[consumer.AttrPoisonReceiveCount].StringValue,
-		dead[0].MessageAttributes[consumer.AttrPoisonReason].StringValue)
+		dead[0].MessageAttributes[sqsloop.AttrPoisonReceiveCount].StringValue,
+		dead[0].MessageAttributes[sqsloop.AttrPoisonReason].StringValue)
 	// Output:
 	// resize cat.png to 640 px
 	// dead-lettered "not JSON" after 1 receive: permanent failure: consumer: JSONHandler: the body does not decode into consumer_test.Resize: invalid character 'o' in literal null (expecting 'u')

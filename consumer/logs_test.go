@@ -136,7 +136,7 @@ func TestLogsSayWhatHappenedAndNoSecrets(t *testing.T) {
 			case msg == "consumer: started":
 				started++
 				if r["visibility_timeout"] != "30s" || r["visibility_timeout_from"] != "queue" || r["interval"] != "6s" ||
-					r["extension"] != "chosen, 18s–1h0m0s, 30s at first" || r["wait_time"] != "1s" ||
+					r["extension"] != "chosen, 33s–1h0m0s" || r["wait_time"] != "1s" ||
 					r["shutdown_timeout"] != "Shutdown's deadline, else 25s" || r["concurrency"] != 6.0 || r["max_extension"] != "12h0m0s" || !strings.HasPrefix(r["backoff"].(string), "1h0m0s") {
 					t.Errorf("the start record misses the effective configuration: %v", r)
 				}

@@ -41,14 +41,15 @@ func (c *Consumer) logStart() {
 		c.shutdownTimeoutAttr(),
 		duration("exit_when_idle", cfg.ExitWhenIdle),
 		duration("latency_target", cfg.LatencyTarget),
+		duration("queue_read_interval", cfg.QueueReadInterval),
 		duration("drain_grace", DrainGrace),
 		slog.Bool("cancel_on_lease_lost", v.CancelOnLeaseLost),
 	)
 }
 
 // queueName names mb's queue for the log: its URL when it has one
-// (sqsmailbox), its name when it has one (sqlmailbox), else its Go type
-// (memmailbox).
+// (sqsmailbox), its name when it has one (sqlmailbox, memmailbox), else
+// its Go type (a Mailbox of the program's own).
 func queueName(mb sqsloop.Mailbox) string {
 	switch q := mb.(type) {
 	case interface{ QueueURL() string }:
@@ -84,8 +85,9 @@ func (c *Consumer) shutdownTimeoutAttr() slog.Attr {
 }
 
 // extensionAttr is the extension as the start line logs it: "30s" when
-// fixed, "chosen, 18s–1h0m0s, 30s at first" when the lease owner chooses
-// it (see visibility.Config).
+// fixed, "chosen, 33s–1h0m0s" when the lease owner chooses it, from its
+// floor (the visibility timeout + Interval/2) to MaxExtensionPeriod (see
+// visibility.Config).
 func (c *Consumer) extensionAttr() slog.Attr {
 	switch v := c.cfg.Visibility; {
 	case v.Extension > 0:
@@ -93,6 +95,8 @@ func (c *Consumer) extensionAttr() slog.Attr {
 	case v.Disabled || v.FixedInterval:
 		return duration("extension", c.cfg.VisibilityTimeout)
 	}
-	lo, hi := c.leases.Lengths().Bounds(c.cfg.VisibilityTimeout)
-	return slog.String("extension", fmt.Sprintf("chosen, %v–%v, %v at first", lo, hi, c.cfg.VisibilityTimeout))
+	ls := c.leases.Lengths()
+	lo, _ := ls.Choice(c.cfg.VisibilityTimeout)
+	_, hi := ls.Bounds(c.cfg.VisibilityTimeout)
+	return slog.String("extension", fmt.Sprintf("chosen, %v–%v", lo, hi))
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/memmailbox"
 )
 
 // named and located stand for a database mailbox (Name) and an SQS one
@@ -17,7 +18,8 @@ type located struct{ sqsloop.Mailbox }
 func (located) QueueURL() string { return "https://sqs.eu-west-1.amazonaws.com/123456789012/jobs" }
 
 // The start line names the queue, not the mailbox's Go type, whenever the
-// mailbox can say it (sqlmailbox logged "*sqlmailbox.Mailbox").
+// mailbox can say it (sqlmailbox logged "*sqlmailbox.Mailbox", memmailbox
+// "*memmailbox.Queue").
 func TestQueueNameInTheStartLine(t *testing.T) {
 	for _, c := range []struct {
 		mb   sqsloop.Mailbox
@@ -25,6 +27,7 @@ func TestQueueNameInTheStartLine(t *testing.T) {
 	}{
 		{named{}, "jobs"},
 		{located{}, "https://sqs.eu-west-1.amazonaws.com/123456789012/jobs"},
+		{new(memmailbox.Broker).Queue("jobs"), "jobs"},
 		{struct{ sqsloop.Mailbox }{}, "struct { sqsloop.Mailbox }"},
 	} {
 		if got := queueName(c.mb); got != c.want {

@@ -34,7 +34,6 @@ func (c *Consumer) observeReceive(ctx context.Context, began time.Time, took tim
 		Start: began, Duration: took, MaxMessages: asked, Messages: msgs, Err: err,
 		Ahead: c.intake.depth(), Held: c.leases.Held() + len(msgs),
 	}
-	c.scaleFields(&e)
 	c.cfg.Observer.Received(ctx, e)
 }
 

@@ -54,7 +54,7 @@ func TestPermanentFailureOutcome(t *testing.T) {
 				cfg.Observer = &obs
 				c := mustNew(t, q, func(_ context.Context, m *sqsloop.Message) error {
 					if m.Body == "poison" {
-						return Permanent(errors.New("unknown customer"))
+						return sqsloop.Permanent(errors.New("unknown customer"))
 					}
 					return nil
 				}, cfg)

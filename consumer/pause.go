@@ -59,11 +59,16 @@ func (c *Consumer) Resume() { c.pause.set(false) }
 
 // Paused reports whether the consumer is paused (Pause), and how many
 // messages it still holds: received and not yet acked, nacked or given
-// back (running, waiting for a handler, or being settled). Paused with
-// none in flight, it is drained. Safe for concurrent use; never blocks.
+// back (running, waiting for a handler, or being settled), and a receive
+// call still on the wire counted as one (it may bring messages, which are
+// then given back: a pause gives them the drain's grace, at most 250 ms,
+// to come back). Paused with none in flight, it is drained: nothing more
+// will come from it or be left hidden by it. Safe for concurrent use;
+// never blocks.
 func (c *Consumer) Paused() (paused bool, inFlight int) {
 	paused, _ = c.pause.state()
-	return paused, c.leases.Held()
+	wire := c.onWire.Load() // before the leases: a receive's count goes after its messages are held
+	return paused, int(wire) + c.leases.Held()
 }
 
 // awaitResume waits, with the receive loops stopped by a pause, for
@@ -78,7 +83,6 @@ func (c *Consumer) awaitResume(ctx context.Context) (resumed bool, drainBegan ti
 		paused, changed := c.pause.state()
 		if !paused {
 			c.cfg.Logger.Info("consumer: resumed; receiving", duration("paused_for", time.Since(began)))
-			c.idle.reset(time.Now()) // a pause is not an empty queue
 			return true, time.Time{}, nil
 		}
 		select {

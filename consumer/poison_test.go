@@ -88,9 +88,9 @@ func TestUndecodableBodyGoesToTheDLQAtOnce(t *testing.T) {
 		if d.Body != "{not json" || a["kind"].StringValue != "file" {
 			t.Errorf("DLQ copy: body %q attributes %v, want the original's", d.Body, a)
 		}
-		if a[AttrPoisonReceiveCount].StringValue != "1" || a[AttrPoisonReceiveCount].DataType != "Number" ||
-			a[AttrPoisonMessageID].StringValue != res[1].MessageID ||
-			!strings.Contains(a[AttrPoisonReason].StringValue, "does not decode into consumer.job") {
+		if a[sqsloop.AttrPoisonReceiveCount].StringValue != "1" || a[sqsloop.AttrPoisonReceiveCount].DataType != "Number" ||
+			a[sqsloop.AttrPoisonMessageID].StringValue != res[1].MessageID ||
+			!strings.Contains(a[sqsloop.AttrPoisonReason].StringValue, "does not decode into consumer.job") {
 			t.Errorf("DLQ copy's poison attributes %v, want receive count 1, message ID %s and the decode error", a, res[1].MessageID)
 		}
 	})
@@ -106,7 +106,7 @@ func TestPermanentWithoutDLQIsNacked(t *testing.T) {
 		cfg := fast()
 		cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		c := mustNew(t, q, func(context.Context, *sqsloop.Message) error {
-			return Permanent(errors.New("unknown customer"))
+			return sqsloop.Permanent(errors.New("unknown customer"))
 		}, cfg)
 		stop := start(t, c)
 		time.Sleep(5 * time.Second)
@@ -193,7 +193,7 @@ func TestPoisonCopyComesBeforeTheDelete(t *testing.T) {
 				mb := &deathAfterCopy{Queue: q, copyFails: copyFails}
 				cfg := fast()
 				cfg.ShutdownTimeout = time.Second
-				c := mustNew(t, mb, func(context.Context, *sqsloop.Message) error { return Permanent(errors.New("never")) }, cfg)
+				c := mustNew(t, mb, func(context.Context, *sqsloop.Message) error { return sqsloop.Permanent(errors.New("never")) }, cfg)
 				stop := start(t, c)
 				time.Sleep(time.Second)
 				_ = stop()                                         // the flush of the dead process fails

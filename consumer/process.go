@@ -23,7 +23,7 @@ type sequence struct {
 	msgs    []*sqsloop.Message
 	leases  []*leases.Lease
 	hb      *heartbeat.Heartbeat // shared by the messages, beaten by their handlers; made when it starts
-	cur     leases.Current       // the lease of the message running now, for SetExtension
+	cur     leases.Current       // the lease of the message running now (sqsloop.LeaseFromContext)
 	ctx     context.Context      // the handlers' context, carrying cur
 	ctxs    []context.Context    // per message, with Visibility.CancelOnLeaseLost
 	cancels []context.CancelCauseFunc
@@ -67,7 +67,7 @@ func (c *Consumer) arrive(ctx context.Context, msgs []*sqsloop.Message) []*seque
 		runs = make([]run, len(seqs)) // one allocation for the receive
 	}
 	for i, s := range seqs {
-		s.ctx = leases.NewContext(ctx, &s.cur)
+		s.ctx = sqsloop.NewLeaseContext(ctx, &s.cur)
 		if runs != nil {
 			s.run = &runs[i]
 		}
@@ -207,7 +207,7 @@ func (c *Consumer) process(s *sequence) {
 }
 
 // failed accounts for a handler's error (or panic) and decides its nack:
-// after the delay the error asks for (NackAfter), else Backoff(receive
+// after the delay the error asks for (sqsloop.NackAfter), else Backoff(receive
 // count); at once when the drain interrupted it. A Permanent error sends
 // the message to the dead-letter queue instead, when it can. It returns
 // what it decided.
@@ -225,7 +225,7 @@ func (c *Consumer) failed(ctx context.Context, m *sqsloop.Message, lease *leases
 		return failure{deadLettered: true}
 	}
 	delay := c.nackDelay(m, err)
-	if !panicked && !errors.Is(err, ErrPermanent) { // a panic, a Permanent have lines of their own
+	if !panicked && !errors.Is(err, sqsloop.ErrPermanent) { // a panic, a Permanent have lines of their own
 		c.failures.Failed("consumer: handler failed; the message is nacked, to be received again after its back-off",
 			m, err, duration("retry_in", delay))
 	}
@@ -241,7 +241,7 @@ type failure struct {
 }
 
 // nackDelay is the nack delay of m, whose handler failed with err: the
-// delay err asks for (NackAfter), else Backoff(receive count).
+// delay err asks for (sqsloop.NackAfter), else Backoff(receive count).
 func (c *Consumer) nackDelay(m *sqsloop.Message, err error) time.Duration {
 	return rules.RetryDelay(err, m.ReceiveCount, c.cfg.Backoff)
 }

@@ -30,7 +30,7 @@ func TestFailingMessageGoesToTheDLQ(t *testing.T) {
 		var mu sync.Mutex
 		var attempts []time.Time
 		cfg := fast()
-		cfg.Backoff = ExponentialBackoff(2*time.Second, time.Minute)
+		cfg.Backoff = sqsloop.ExponentialBackoff(2*time.Second, time.Minute)
 		c := mustNew(t, q, func(ctx context.Context, m *sqsloop.Message) error {
 			mu.Lock()
 			attempts = append(attempts, time.Now())

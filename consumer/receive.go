@@ -138,6 +138,7 @@ func (c *Consumer) receiveUntil(ctx, handlerCtx context.Context, handlers *pool)
 	stopRecv()
 	<-watchDone
 	c.giveBack(late.msgs)
+	c.onWire.Add(-int64(late.calls)) // their messages held, to be given back
 	c.intake.release(len(late.msgs))
 	if paused && err != nil { // a loop failed for good as the pause came
 		paused, drainBegan = false, c.beginDrain()
@@ -157,16 +158,19 @@ func (c *Consumer) receivers() int {
 }
 
 // lateReceived collects the messages of receives that came back after the
-// drain began, to be given back once every receive loop has stopped.
+// drain began (calls: how many), to be given back once every receive loop
+// has stopped.
 type lateReceived struct {
-	mu   sync.Mutex
-	msgs []*sqsloop.Message
+	mu    sync.Mutex
+	msgs  []*sqsloop.Message
+	calls int
 }
 
 func (l *lateReceived) add(msgs []*sqsloop.Message) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.msgs = append(l.msgs, msgs...)
+	l.calls++
 }
 
 // receiveLoop receives while recvCtx lives, making its calls with callCtx,
@@ -199,6 +203,7 @@ func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, tok
 			wait = 0 // a short poll: whether the mailbox answers again, known at once
 		}
 		began := time.Now()
+		c.onWire.Add(1) // until its messages are held (Paused)
 		msgs, err := c.mb.Receive(callCtx, sqsloop.ReceiveRequest{
 			MaxMessages:           n,
 			VisibilityTimeout:     c.cfg.VisibilityTimeout,
@@ -237,13 +242,16 @@ func (c *Consumer) receiveLoop(recvCtx, callCtx, handlerCtx context.Context, tok
 		c.health.received(err)
 		c.noteReceive(len(msgs), err)
 		if err != nil {
+			c.onWire.Add(-1)
 			c.st.receiveErrors.Add(1)
 			if c.receiveFailed(err) {
 				return err
 			}
 			continue
 		}
-		for _, s := range c.arrive(handlerCtx, msgs) {
+		seqs := c.arrive(handlerCtx, msgs)
+		c.onWire.Add(-1) // after their leases are held: Paused counts them all along
+		for _, s := range seqs {
 			handlers.submit(s)
 		}
 	}

@@ -2,36 +2,24 @@ package consumer
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"math"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
 )
 
-// scaleInterval is how often a consumer with an Observer reads its queue's
-// approximate counts for the scaling signal: 30 s, as often as KEDA's
-// default polling interval. SQS's counts are approximate and may lag by a
-// minute; reading them more often would not make them fresher.
-const scaleInterval = 30 * time.Second
-
-// scaleSample is the scaling signal (see the package doc) as of one read
-// of the queue's counts.
-type scaleSample struct {
-	at          time.Time
-	backlog     int
-	perConsumer float64
-	recommended int // 0: unknown
-}
-
 // watchQueue checks the queue's attributes against the configuration
 // (warnQueue): those read at start-up (read), or, unless a read was tried
 // there (tried), its own. Then, with an Observer and a mailbox that is an
-// sqsloop.AttributesReader, it reads the queue's counts every
-// scaleInterval for the scaling signal, until ctx is done. A failed read
-// is logged at WARN, once until a read succeeds again.
+// sqsloop.AttributesReader, it reports the live signals: the start-up
+// read's at once (also when it failed, if it was its own), and a read
+// every Config.QueueReadInterval after, until ctx is done.
 func (c *Consumer) watchQueue(ctx context.Context, attrs sqsloop.QueueAttributes, read, tried bool) {
+	began := time.Now()
+	var err error
 	if !tried {
-		var err error
 		if attrs, read, err = c.readQueue(ctx); err != nil {
 			c.warnUnread(err)
 		}
@@ -42,58 +30,107 @@ func (c *Consumer) watchQueue(ctx context.Context, attrs sqsloop.QueueAttributes
 	if _, ok := c.mb.(sqsloop.AttributesReader); !ok || c.cfg.Observer == nil {
 		return
 	}
-	if read && !tried { // else Run sampled those of the start-up
-		c.sample(attrs)
+	w := queueWatch{c: c, warned: !read} // a failed start-up read was logged
+	if read || err != nil {
+		w.report(ctx, began, attrs, err)
 	}
-	t := time.NewTicker(scaleInterval)
+	t := time.NewTicker(c.cfg.QueueReadInterval)
 	defer t.Stop()
-	warned := false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		attrs, ok, err := c.readQueue(ctx)
-		switch {
-		case ok:
-			c.sample(attrs)
-			warned = false
-		case err != nil && !warned:
-			c.warnUnread(err)
-			warned = true
-		}
+		w.read(ctx)
 	}
 }
 
-// sample computes the scaling signal from the queue's counts, with this
-// consumer's leases held, concurrency and handler time (see the package
-// doc), and keeps it for the observer's next ReceiveEvent.
-func (c *Consumer) sample(attrs sqsloop.QueueAttributes) {
-	c.scale.Store(scaleOf(attrs, c.leases.Held(), c.cfg.Concurrency, c.intake.runTime(), c.cfg.LatencyTarget, time.Now()))
+// queueWatch reads the queue's counts and its dead-letter queue's for the
+// live signals, one GetQueueAttributes call per queue per read. A failed
+// read is logged at WARN, once until a read of that queue succeeds again.
+type queueWatch struct {
+	c                 *Consumer
+	warned, dlqWarned bool
 }
 
-// scaleOf is the scaling signal of a queue with attrs' counts, for a
-// consumer holding held leases, running up to slots handlers whose run
-// takes took (0: not measured yet), with latency target target (0: none).
-func scaleOf(attrs sqsloop.QueueAttributes, held, slots int, took, target time.Duration, now time.Time) *scaleSample {
+// read reads the queue's counts and reports them, unless ctx was
+// cancelled (shutdown began).
+func (w *queueWatch) read(ctx context.Context) {
+	began := time.Now()
+	attrs, ok, err := w.c.readQueue(ctx)
+	switch {
+	case ok:
+		w.warned = false
+	case err == nil:
+		return // shutdown began
+	case !w.warned:
+		w.c.warnUnread(err)
+		w.warned = true
+	}
+	w.report(ctx, began, attrs, err)
+}
+
+// report reads the dead-letter queue's counts, when the queue has one
+// (attrs names it), and reports attrs (the read that began at began, or
+// its error) and them to the Observer, with the scaling signal.
+func (w *queueWatch) report(ctx context.Context, began time.Time, attrs sqsloop.QueueAttributes, err error) {
+	c := w.c
+	e := sqsloop.QueueEvent{Start: began, Err: err}
+	if err == nil {
+		e.Backlog, e.InFlight, e.Delayed = attrs.ApproximateMessages, attrs.ApproximateMessagesInFlight, attrs.ApproximateMessagesDelayed
+		e.BacklogPerConsumer, e.RecommendedConsumers = scaleOf(attrs, c.leases.Held(), c.cfg.Concurrency, c.intake.runTime(), c.cfg.LatencyTarget)
+		if attrs.DeadLetterQueue != "" {
+			e.DeadLetters, e.DeadLettersRead = w.readDeadLetters(ctx)
+		}
+	}
+	e.Duration = time.Since(began)
+	c.cfg.Observer.QueueRead(e)
+}
+
+// readDeadLetters reads the visible messages of the dead-letter queue
+// (opened once, at the first read, and shared with the poison copies),
+// and reports whether it did.
+func (w *queueWatch) readDeadLetters(ctx context.Context) (int, bool) {
+	ctx, cancel := context.WithTimeout(ctx, queueCheckTimeout)
+	defer cancel()
+	dlq, err := w.c.dead.Open(ctx)
+	var attrs sqsloop.QueueAttributes
+	if err == nil {
+		if r, ok := dlq.(sqsloop.AttributesReader); ok {
+			attrs, err = r.QueueAttributes(ctx)
+		} else {
+			return 0, false // no counts to read: nothing to warn about
+		}
+	}
+	switch {
+	case err == nil:
+		w.dlqWarned = false
+		return attrs.ApproximateMessages, true
+	case errors.Is(ctx.Err(), context.Canceled):
+	case !w.dlqWarned:
+		w.c.cfg.Logger.Warn("consumer: could not read the dead-letter queue's counts", slog.Any("error", err))
+		w.dlqWarned = true
+	}
+	return 0, false
+}
+
+// scaleOf is the scaling signal (see the package doc) of a queue with
+// attrs' counts, for a consumer holding held leases, running up to slots
+// handlers whose run takes took (0: not measured yet), with latency target
+// target (0: none): the backlog per consumer and the consumers
+// recommended, at least 1.
+func scaleOf(attrs sqsloop.QueueAttributes, held, slots int, took, target time.Duration) (perConsumer float64, recommended int) {
 	backlog, inFlight := float64(attrs.ApproximateMessages), float64(attrs.ApproximateMessagesInFlight)
 	per := float64(held)
 	if held == 0 {
 		per = float64(slots)
 	}
 	consumers := max(1, math.Round(inFlight/per))
-	s := &scaleSample{at: now, backlog: attrs.ApproximateMessages, perConsumer: backlog / consumers}
+	share := 1.0 // a handler slot per message: KEDA's aws-sqs-queue rule, queueLength = slots
 	if target > 0 && took > 0 {
-		busy := inFlight + backlog*took.Seconds()/target.Seconds()
-		s.recommended = max(1, int(math.Ceil(busy/float64(slots))))
+		share = took.Seconds() / target.Seconds()
 	}
-	return s
-}
-
-// scaleFields fills e's scaling signal from the latest sample, if any.
-func (c *Consumer) scaleFields(e *sqsloop.ReceiveEvent) {
-	if s := c.scale.Load(); s != nil {
-		e.QueueReadAt, e.Backlog, e.BacklogPerConsumer, e.RecommendedConsumers = s.at, s.backlog, s.perConsumer, s.recommended
-	}
+	busy := inFlight + backlog*share
+	return backlog / consumers, max(1, int(math.Ceil(busy/float64(slots))))
 }

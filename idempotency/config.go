@@ -17,9 +17,10 @@ const (
 	// retention period SQS allows, so that a completed key outlives every
 	// delivery of its message (jobstate.DefaultRetention).
 	DefaultRetention = jobstate.DefaultRetention
-	// DefaultLease is the lease of a claim for a message that does not say
-	// its visibility timeout (sqslambda without a client): 30 s, SQS's
-	// default visibility timeout.
+	// DefaultLease is the lease length a claim follows for a message run
+	// without a lease owner that does not say its visibility timeout
+	// (sqslambda without a client): 30 s, SQS's default visibility
+	// timeout.
 	DefaultLease = 30 * time.Second
 )
 
@@ -34,16 +35,10 @@ type Config struct {
 	// at most MaxQueueName bytes.
 	Queue string
 	// Key returns a message's key. An error is returned as the handler's
-	// (the message is nacked; wrap it with consumer.Permanent to send the
+	// (the message is nacked; wrap it with sqsloop.Permanent to send the
 	// message to the dead-letter queue). Default: the message ID. The key
 	// with Queue is at most jobstate.MaxKeySize bytes long, less 14.
 	Key func(m *sqsloop.Message) (string, error)
-	// Lease is how long a claim holds its key after it was made or last
-	// renewed; it is renewed every Lease/3 while the handler beats.
-	// Default: the message's visibility timeout (sqsloop.Message.
-	// VisibilityTimeout), or DefaultLease (30 s) when the message does not
-	// say. 1 s–12 h.
-	Lease time.Duration
 	// Retention is how long a completed key is remembered, from its
 	// completion: the queue's retention period (sqsloop.QueueAttributes.
 	// RetentionPeriod) covers every redelivery of a message; with Key
@@ -71,9 +66,6 @@ func (c Config) Validate() error {
 	}
 	if len(c.Queue) > MaxQueueName {
 		bad("Queue: %d bytes, want at most %d", len(c.Queue), MaxQueueName)
-	}
-	if c.Lease != 0 && (c.Lease < time.Second || c.Lease > sqsloop.MaxVisibilityTimeout) {
-		bad("Lease: %v, want 0 (the message's visibility timeout) or 1s-12h", c.Lease)
 	}
 	if c.Retention != 0 && c.Retention < jobstate.MinRetention {
 		bad("Retention: %v, want 0 (default %v) or at least %v", c.Retention, DefaultRetention, jobstate.MinRetention)

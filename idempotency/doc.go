@@ -8,10 +8,16 @@
 // Middleware alike), on a jobstate.Store:
 //
 //  1. Before the handler runs, it claims the message's key: the store
-//     records it in progress, held by this run until a lease ends
-//     (Config.Lease, by default the message's visibility timeout),
-//     renewed while the handler beats its heartbeat, as the message's own
-//     lease is.
+//     records it in progress, held by this run for as long as the
+//     message's lease: the length each extension of the lease asks for
+//     (sqsloop.LeaseFromContext(ctx).Extension(), read again at every
+//     renewal, so the lease owner's adaptive choice and a handler's
+//     SetExtension count), and half as long again; without a lease
+//     owner (a test, sqslambda without a client), the message's
+//     visibility timeout, or DefaultLease (30 s) when it does not say.
+//     The claim is renewed while the handler beats its heartbeat, as the
+//     lease is, so a handler whose lease holds (however long past the
+//     visibility timeout) holds its key.
 //  2. When the handler returns nil, it records the key completed (with
 //     the result the handler set with SetResult, if any), kept for
 //     Config.Retention. When the handler fails or panics, it releases the
@@ -21,7 +27,7 @@
 //  4. A delivery whose key another run holds under a live lease (another
 //     consumer, another message with the same key) is not run beside it:
 //     it is nacked with a delay that ends when that lease does (the error
-//     matches ErrInProgress and carries the delay as consumer.NackAfter
+//     matches ErrInProgress and carries the delay as sqsloop.NackAfter
 //     does). If that run's process died, its lease lapses, and the next
 //     delivery runs the job.
 //
@@ -45,11 +51,10 @@
 // job can push its duplicates into the dead-letter queue.
 //
 // Cost, per message: one conditional write to claim, one write to
-// complete (or one delete to release), plus one renewal per Lease/3 of a
-// beating handler's run. A duplicate costs the refused claim only (on the
+// complete (or one delete to release), plus at most one renewal per third
+// of the lease's length of a beating handler's run. A duplicate costs the refused claim only (on the
 // SQL stores a second statement reads the record that refused it).
-// jobstate/storetest.Benchmark measures it on each store.
+// internal/jobbench.Benchmark measures it on each store.
 //
-// The package imports the root, heartbeat, jobstate and the library's
-// internal rules only.
+// The package imports the root, heartbeat and jobstate only.
 package idempotency

@@ -35,7 +35,7 @@ func Example() {
 	c, err := consumer.New(queue, handler, consumer.Config{
 		Concurrency: 1, // one after the other: with more, the second would find the first in progress and wait for its lease
 		WaitTime:    time.Second,
-		Middleware:  []consumer.Middleware{idem.Middleware}, // first: a duplicate costs nothing else
+		Middleware:  []sqsloop.Middleware{idem.Middleware}, // first: a duplicate costs nothing else
 	})
 	if err != nil {
 		panic(err)

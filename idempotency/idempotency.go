@@ -15,7 +15,6 @@ import (
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/heartbeat"
-	"github.com/sqsloop/sqsloop/internal/rules"
 	"github.com/sqsloop/sqsloop/jobstate"
 )
 
@@ -89,7 +88,7 @@ func (i *Idempotency) Stats() Stats {
 // cancelled a finished handler must not lose its completion).
 const cleanupTimeout = 5 * time.Second
 
-// Middleware wraps next (a consumer.Handler) as the package doc says. It
+// Middleware wraps next (a sqsloop.Handler) as the package doc says. It
 // fits consumer.Config.Middleware and sqslambda.Config.Middleware as it
 // is. Put it first (outermost), so that a duplicate costs no other
 // middleware's work.
@@ -99,9 +98,13 @@ func (i *Idempotency) Middleware(next func(context.Context, *sqsloop.Message) er
 		if err != nil {
 			return err
 		}
-		lease := i.lease(m)
 		now := time.Now()
-		claim := jobstate.Record{Key: key, State: jobstate.InProgress, Owner: newOwner(), LeaseUntil: now.Add(lease), ExpiresAt: now.Add(i.cfg.Retention)}
+		claim := jobstate.Record{Key: key, State: jobstate.InProgress, Owner: newOwner(), ExpiresAt: now.Add(i.cfg.Retention)}
+		// The claim follows the lease, and lasts at least as long as the
+		// receive's visibility timeout, which holds the message of a handler
+		// that never beats until then whatever the extensions' length.
+		claim.LeaseUntil = later(now.Add(claimFor(length(ctx, m))), m.ReceivedAt.Add(m.VisibilityTimeout))
+		claim.ExpiresAt = later(claim.ExpiresAt, claim.LeaseUntil)
 		standing, err := i.store.Claim(ctx, claim)
 		if err != nil {
 			return i.refused(ctx, m, key, standing, err)
@@ -109,7 +112,7 @@ func (i *Idempotency) Middleware(next func(context.Context, *sqsloop.Message) er
 		i.st.ran.Add(1)
 		hctx, cancel := context.WithCancelCause(ctx)
 		r := &run{}
-		stop := i.renew(hctx, cancel, claim, lease)
+		stop := i.renew(hctx, cancel, m, claim)
 		returned := false
 		defer func() {
 			stop()
@@ -144,15 +147,38 @@ func (i *Idempotency) key(m *sqsloop.Message) (string, error) {
 	return "idempotency/" + i.cfg.Queue + "/" + k, nil
 }
 
-// lease is the lease of a claim for m.
-func (i *Idempotency) lease(m *sqsloop.Message) time.Duration {
-	switch {
-	case i.cfg.Lease > 0:
-		return i.cfg.Lease
-	case m.VisibilityTimeout >= time.Second:
+// length is the lease length of the message ctx's handler runs for: what
+// each extension of its lease asks for now (sqsloop.Lease.Extension, read
+// at every renewal, so that an adaptive choice or a SetExtension call
+// takes effect); without a lease owner (a test, sqslambda without a
+// client) the message's visibility timeout, else DefaultLease.
+func length(ctx context.Context, m *sqsloop.Message) time.Duration {
+	if l := sqsloop.LeaseFromContext(ctx); l != nil {
+		if e := l.Extension(); e > 0 {
+			return e
+		}
+	}
+	if m.VisibilityTimeout >= time.Second {
 		return m.VisibilityTimeout
 	}
 	return DefaultLease
+}
+
+// claimFor is how long a claim made or renewed now lasts for a lease of
+// length e: half as long again. A renewal comes after the beat that earned
+// it, and a lease lasts at most e after the look that saw its handler's
+// latest beat, an Interval at most after that beat, and an Interval is
+// less than half an extension (visibility.Config: Interval <
+// Extension/2, MinExtensionPeriod > 2 Intervals), so the claim ends no
+// sooner than the lease it follows.
+func claimFor(e time.Duration) time.Duration { return e + e/2 }
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // refused answers a delivery whose claim failed: a completed key is a
@@ -172,7 +198,7 @@ func (i *Idempotency) refused(ctx context.Context, m *sqsloop.Message, key strin
 		return nil
 	case standing.State == jobstate.InProgress:
 		i.st.busy.Add(1)
-		return rules.NackAfter(fmt.Errorf("%w: %q is held by another run until %s", ErrInProgress, key,
+		return sqsloop.NackAfter(fmt.Errorf("%w: %q is held by another run until %s", ErrInProgress, key,
 			standing.LeaseUntil.UTC().Format(time.RFC3339Nano)), busyDelay(standing.LeaseUntil))
 	}
 	return fmt.Errorf("idempotency: the record of %q is %s, not an idempotency record (a key shared with a checkpoint?)", key, standing.State)
@@ -185,24 +211,31 @@ func busyDelay(leaseUntil time.Time) time.Duration {
 	return max(time.Until(leaseUntil).Truncate(time.Second), 0) + time.Second
 }
 
-// renew starts the goroutine that renews claim every lease/3 while ctx's
-// heartbeat beats (every time without one); on finding the key taken it
-// cancels the handler (ErrClaimLost) and stops. stop ends the goroutine
-// and waits for it.
-func (i *Idempotency) renew(ctx context.Context, cancel context.CancelCauseFunc, claim jobstate.Record, lease time.Duration) (stop func()) {
+// renew starts the goroutine that renews claim, a claim for m, a period
+// (a third of the lease's length) after it was made or last renewed, when
+// ctx's heartbeat beat since (every period without a heartbeat; the first
+// time, a beat at any time: a handler that sets its extension and beats
+// at its start holds its claim as its lease, which the lease owner extends
+// then): the claim then lasts claimFor(length) from the renewal, never
+// less than it did. The length is read again for each period. On
+// finding the key taken it cancels the handler (ErrClaimLost) and stops.
+// stop ends the goroutine and waits for it.
+func (i *Idempotency) renew(ctx context.Context, cancel context.CancelCauseFunc, m *sqsloop.Message, claim jobstate.Record) (stop func()) {
 	hb := heartbeat.FromContext(ctx)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		t := time.NewTicker(lease / 3)
+		var last time.Time // the first renewal needs no beat: the start counts as one, as for the lease owner
+		t := time.NewTimer(length(ctx, m) / 3)
 		defer t.Stop()
-		last := hb.LastBeat()
 		for {
 			select {
 			case <-done:
 				return
 			case <-t.C:
 			}
+			e := length(ctx, m)
+			t.Reset(e / 3)
 			if hb != nil {
 				b := hb.LastBeat()
 				if !b.After(last) {
@@ -210,7 +243,8 @@ func (i *Idempotency) renew(ctx context.Context, cancel context.CancelCauseFunc,
 				}
 				last = b
 			}
-			claim.LeaseUntil = time.Now().Add(lease)
+			claim.LeaseUntil = later(claim.LeaseUntil, time.Now().Add(claimFor(e)))
+			claim.ExpiresAt = later(claim.ExpiresAt, claim.LeaseUntil) // a claim outlives Retention while it holds
 			_, err := i.store.Claim(ctx, claim)
 			switch {
 			case errors.Is(err, jobstate.ErrClaimed):

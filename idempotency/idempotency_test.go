@@ -163,7 +163,7 @@ func TestClaimIsRenewedWhileTheHandlerBeats(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := &jobstate.Memory{}
 		byBody := func(m *sqsloop.Message) (string, error) { return m.Body, nil }
-		i := newIdem(t, store, idempotency.Config{Key: byBody, Lease: 3 * time.Second})
+		i := newIdem(t, store, idempotency.Config{Key: byBody})
 		var running, overlaps, runs atomic.Int32
 		h := func(ctx context.Context, m *sqsloop.Message) error {
 			if running.Add(1) > 1 {
@@ -178,7 +178,9 @@ func TestClaimIsRenewedWhileTheHandlerBeats(t *testing.T) {
 			return nil
 		}
 		first := make(chan error, 1)
-		go func() { first <- call(t.Context(), i, &sqsloop.Message{ID: "m-1", Body: "order-7"}, h) }()
+		go func() {
+			first <- call(t.Context(), i, &sqsloop.Message{ID: "m-1", Body: "order-7", VisibilityTimeout: 3 * time.Second}, h)
+		}()
 		time.Sleep(7 * time.Second)
 		err := call(t.Context(), i, &sqsloop.Message{ID: "m-2", Body: "order-7"}, h)
 		if !errors.Is(err, idempotency.ErrInProgress) {
@@ -201,8 +203,8 @@ func TestClaimIsRenewedWhileTheHandlerBeats(t *testing.T) {
 func TestLostClaimCancelsTheHandler(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := &jobstate.Memory{}
-		i := newIdem(t, store, idempotency.Config{Lease: 3 * time.Second})
-		err := call(t.Context(), i, &sqsloop.Message{ID: "m-1"}, func(ctx context.Context, m *sqsloop.Message) error {
+		i := newIdem(t, store, idempotency.Config{})
+		err := call(t.Context(), i, &sqsloop.Message{ID: "m-1", VisibilityTimeout: 3 * time.Second}, func(ctx context.Context, m *sqsloop.Message) error {
 			if err := store.Put(ctx, jobstate.Record{Key: "idempotency//m-1", State: jobstate.InProgress, Owner: "thief", LeaseUntil: time.Now().Add(time.Hour)}); err != nil {
 				return err
 			}
@@ -260,7 +262,7 @@ func TestLostAckDoesNotRunTheJobAgain(t *testing.T) {
 			return nil
 		}, consumer.Config{VisibilityTimeout: 2 * time.Second, WaitTime: time.Second, Logger: quiet,
 			Visibility: visibility.Config{Interval: 500 * time.Millisecond, Extension: 2 * time.Second},
-			Middleware: []consumer.Middleware{i.Middleware}})
+			Middleware: []sqsloop.Middleware{i.Middleware}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -328,7 +330,7 @@ func TestTwoConsumersNeverRunOneKeyAtOnce(t *testing.T) {
 			i := newIdem(t, store, idempotency.Config{Key: func(m *sqsloop.Message) (string, error) { return m.Body, nil }})
 			c, err := consumer.New(q, h, consumer.Config{Concurrency: 8, VisibilityTimeout: 2 * time.Second, WaitTime: time.Second, Logger: quiet,
 				Visibility: visibility.Config{Interval: 500 * time.Millisecond, Extension: 2 * time.Second},
-				Middleware: []consumer.Middleware{i.Middleware}})
+				Middleware: []sqsloop.Middleware{i.Middleware}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -365,7 +367,7 @@ func TestTwoConsumersNeverRunOneKeyAtOnce(t *testing.T) {
 // New checks its arguments, naming each bad one; a key that is too long or
 // that Key cannot derive fails the delivery without running it.
 func TestChecks(t *testing.T) {
-	_, err := idempotency.New(nil, idempotency.Config{Lease: time.Millisecond, Retention: time.Second})
+	_, err := idempotency.New(nil, idempotency.Config{Queue: string(make([]byte, 300)), Retention: time.Second})
 	if !errors.Is(err, sqsloop.ErrInvalidArgument) {
 		t.Fatalf("New: %v, want ErrInvalidArgument", err)
 	}

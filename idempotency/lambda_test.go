@@ -7,7 +7,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/idempotency"
 	"github.com/sqsloop/sqsloop/jobstate"
 	"github.com/sqsloop/sqsloop/sqslambda"
@@ -22,7 +21,7 @@ func TestWorksTheSameOnLambda(t *testing.T) {
 	h, err := sqslambda.New(func(ctx context.Context, m *sqsloop.Message) error {
 		runs[m.ID]++
 		return nil
-	}, sqslambda.Config{Middleware: []consumer.Middleware{i.Middleware}, Logger: quiet})
+	}, sqslambda.Config{Middleware: []sqsloop.Middleware{i.Middleware}, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

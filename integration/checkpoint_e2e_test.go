@@ -1,19 +1,16 @@
 package integration
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
-	"github.com/sqsloop/sqsloop/jobstate/dynamostore"
+	"github.com/sqsloop/sqsloop/internal/harness/jobstores"
 	"github.com/sqsloop/sqsloop/mailboxtest"
 )
 
@@ -37,15 +34,9 @@ func stateOf(t *testing.T, q processQueue) (dialect, target string) {
 	// its conditional writes decide between the processes; a SQLite file
 	// when no DynamoDB-compatible server is at hand (not under CI=true).
 	if os.Getenv("DYNAMODB_ENDPOINT") != "" || os.Getenv("CI") == "true" {
-		c, err := dynamoClient(t.Context())
-		if err != nil {
-			t.Fatalf("the SQS backend's jobstate: %v (scripts/test.sh starts dynalite and sets DYNAMODB_ENDPOINT)", err)
-		}
-		table := fmt.Sprintf("sqsloop-e2e-%d", time.Now().UnixNano())
-		if err := dynamostore.CreateTable(t.Context(), c, table); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _, _ = c.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &table}) })
+		// A table deleted, and the client's connections closed (goleak),
+		// when t ends.
+		_, table := jobstores.DynamoDB(t)
 		return "dynamodb", table
 	}
 	t.Logf("%s: DYNAMODB_ENDPOINT is unset: the jobstate is a SQLite file", q.backend)
@@ -114,6 +105,71 @@ func TestE2ECheckpointedJobResumesAfterSIGKILL(t *testing.T) {
 			if ran[i] != ran[i-1]+1 && ran[i] != ran[i-1] {
 				t.Errorf("%s: step %d followed step %d: a resume went back further than the step under way", q.backend, ran[i], ran[i-1])
 			}
+		}
+	})
+}
+
+// A job of 5 steps that checkpoints after each, its consumer process
+// SIGKILLed after the job ended and before its ack (the middleware's
+// caller blocks until the kill), on the SQS server (its jobstate on
+// DynamoDB) and on both databases: the next process, its mailbox failing
+// 30 % of its calls (answers lost among them: faultyMailbox), acks the
+// redelivery from the checkpoint's mark of the job done without running
+// a step, and the queue empties. The job ran its 5 steps once. (Before
+// the mark, the checkpoint was deleted when the handler returned, and the
+// redelivery ran the 5 steps again from step 0.)
+func TestE2ECheckpointedJobKilledBeforeItsAck(t *testing.T) {
+	t.Parallel()
+	const lease = 2 * time.Second
+	forEachProcessBackend(t, lease, func(t *testing.T, q processQueue) {
+		ids := mailboxtest.SendBodies(t.Context(), t, q.mb, "render")
+		dialect, target := stateOf(t, q)
+		cfg := jobChildConfig{Queue: q.child, StateDialect: dialect, StateTarget: target, Steps: 5, StepTime: 100 * time.Millisecond,
+			Freeze: []string{"render"}}
+		cfg.Queue.Lease = lease
+		var steps []string // every step begun, over both processes
+		// read reads p's lines until one of until, and returns it.
+		read := func(p child, until ...string) string {
+			for line := range p.Within(t, time.Minute) {
+				if f := strings.Fields(line); len(f) == 3 && f[0] == "step" && f[1] == ids[0] {
+					steps = append(steps, f[2])
+				}
+				if slices.Contains(until, line) {
+					return line
+				}
+			}
+			t.Fatalf("%s: the process ended before it said %q; stderr:\n%s", q.backend, until, p.Stderr())
+			return ""
+		}
+		kill := func(p child) {
+			if err := p.Cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Rest(t, patience); !killedBy(err, syscall.SIGKILL) {
+				t.Fatalf("%s: the process ended with %v before the kill; stderr:\n%s", q.backend, err, p.Stderr())
+			}
+		}
+		first := startChild(t, jobChildEnv, cfg)
+		read(first, "returned "+ids[0]) // the job done, its mark written, the ack never made
+		kill(first)
+
+		cfg.Freeze, cfg.Faults, cfg.Seed = nil, true, 1
+		second := startChild(t, jobChildEnv, cfg)
+		if read(second, "finished "+ids[0], "returned "+ids[0]) != "finished "+ids[0] { // the redelivery, answered from the mark
+			kill(second)
+			t.Fatalf("%s: the redelivery of the job done ran it again: steps begun %v", q.backend, steps)
+		}
+		deadline := time.Now().Add(time.Minute)
+		for backlog(t, q.mb) != 0 { // the ack, through the faults
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the queue still holds the job a minute after its redelivery was answered; stderr:\n%s", q.backend, second.Stderr())
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		kill(second)
+		t.Logf("%s: steps begun over both processes: %v", q.backend, steps)
+		if strings.Join(steps, " ") != "0 1 2 3 4" {
+			t.Errorf("%s: steps begun %v, want 0 to 4 once: the redelivery of a job done ran it again", q.backend, steps)
 		}
 	})
 }

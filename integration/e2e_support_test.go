@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/mailboxtest"
 )
 
@@ -60,7 +59,7 @@ func newRunLog() *runLog {
 
 // handler returns a handler that records each of its runs: started when it
 // is entered, finished when work returns nil. It returns work's error.
-func (r *runLog) handler(work func(ctx context.Context) error) consumer.Handler {
+func (r *runLog) handler(work func(ctx context.Context) error) sqsloop.Handler {
 	return func(ctx context.Context, m *sqsloop.Message) error {
 		r.start(m)
 		if err := work(ctx); err != nil {

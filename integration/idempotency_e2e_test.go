@@ -85,11 +85,14 @@ func TestE2EIdempotentUnderFaultsAndKills(t *testing.T) {
 		}
 		start()
 		start()
-		t.Cleanup(func() { // the relays end once their children do
+		// Before the relays are waited for (deferred earlier, run later):
+		// they end once their children do, and a Fatalf (the deadline)
+		// must not wait for children nobody kills.
+		defer func() {
 			for _, p := range procs {
 				_ = p.Cmd.Process.Kill()
 			}
-		})
+		}()
 
 		runs := map[string][]keyRun{}
 		done := map[string]int{}

@@ -48,11 +48,16 @@ const jobChildEnv = "SQSLOOP_E2E_JOB_CHILD"
 // checkpoints after every step; it says "step ID N" as step N starts and
 // "result ID HASH" at the end. With Idempotent, the idempotency middleware
 // keyed by the body wraps a handler that says "start KEY NANOS" and "done
-// KEY NANOS" (the wall clock in Unix nanoseconds) around a StepTime run,
-// and "returned KEY" after the middleware returned from a run of the
-// handler (the completion recorded, the ack not yet made); for a key in Freeze it then blocks for
-// good, so that the message is never acked, until the test kills the
-// process.
+// KEY NANOS" (the wall clock in Unix nanoseconds) around a StepTime run.
+// In both, an outermost middleware says "returned KEY" after the
+// middleware returned nil from a run of the handler to its end (the
+// completion or the checkpoint's mark recorded, the ack not yet made),
+// and "finished KEY" after it returned without running the handler (a
+// duplicate, a key busy elsewhere, a job marked done or failed); KEY is
+// the body with
+// Idempotent, the message ID with Steps. For a message whose body is in
+// Freeze it then blocks for good after "returned", so that the message
+// is never acked, until the test kills the process.
 type jobChildConfig struct {
 	Queue                     childConfig
 	StateDialect, StateTarget string
@@ -131,9 +136,13 @@ func stepHash(prev, body string, n int) string {
 	return hex.EncodeToString(h[:])
 }
 
-// ranKey carries, in a job child's handler context, the flag its handler
-// sets when it ran to its end.
-type ranKey struct{}
+// runKey carries, in a job child's handler context, its *runFlags.
+type runKey struct{}
+
+// runFlags are what a job child's handler sets: started as it starts, ran
+// when it ran to its end. The handler returns before the middleware
+// around it reads them.
+type runFlags struct{ started, ran bool }
 
 // jobProgress is a job's checkpoint.
 type jobProgress struct {
@@ -157,8 +166,31 @@ func jobChildMain(raw string) int {
 		return childproc.Failed(err)
 	}
 	defer closeStore()
-	var mw []consumer.Middleware
-	var handler consumer.Handler
+	// Outermost: says "returned" once the middleware returned after a run
+	// of the handler to its end (its completion or mark recorded), before
+	// the consumer acks, and "finished" when it returned without running
+	// it.
+	key := func(m *sqsloop.Message) string { return m.ID }
+	if cfg.Idempotent {
+		key = func(m *sqsloop.Message) string { return m.Body }
+	}
+	mw := []sqsloop.Middleware{func(next sqsloop.Handler) sqsloop.Handler {
+		return func(ctx context.Context, m *sqsloop.Message) error {
+			flags := &runFlags{}
+			err := next(context.WithValue(ctx, runKey{}, flags), m)
+			switch {
+			case !flags.started:
+				childproc.Say("finished %s", key(m))
+			case err == nil && flags.ran:
+				childproc.Say("returned %s", key(m))
+				if slices.Contains(cfg.Freeze, m.Body) {
+					select {} // killed here: the handler returned, the ack never comes
+				}
+			}
+			return err
+		}
+	}}
+	var handler sqsloop.Handler
 	switch {
 	case cfg.Steps > 0:
 		cp, err := checkpoint.New(store, checkpoint.Config{Queue: "e2e"})
@@ -167,6 +199,8 @@ func jobChildMain(raw string) int {
 		}
 		mw = append(mw, cp.Middleware)
 		handler = func(ctx context.Context, m *sqsloop.Message) error {
+			flags := ctx.Value(runKey{}).(*runFlags)
+			flags.started = true
 			var p jobProgress
 			if _, err := checkpoint.LoadJSON(ctx, &p); err != nil {
 				return err
@@ -180,6 +214,7 @@ func jobChildMain(raw string) int {
 				}
 			}
 			childproc.Say("result %s %s", m.ID, p.Hash)
+			flags.ran = true
 			return nil
 		}
 	case cfg.Idempotent:
@@ -188,27 +223,14 @@ func jobChildMain(raw string) int {
 		if err != nil {
 			return childproc.Failed(err)
 		}
-		// Outermost: says "returned" once the middleware returned after a
-		// run of the handler (its completion recorded), before the
-		// consumer acks.
-		mw = append(mw, func(next consumer.Handler) consumer.Handler {
-			return func(ctx context.Context, m *sqsloop.Message) error {
-				ran := new(bool)
-				err := next(context.WithValue(ctx, ranKey{}, ran), m)
-				if err == nil && *ran {
-					childproc.Say("returned %s", m.Body)
-					if slices.Contains(cfg.Freeze, m.Body) {
-						select {} // killed here: the handler returned, the ack never comes
-					}
-				}
-				return err
-			}
-		}, idem.Middleware)
+		mw = append(mw, idem.Middleware)
 		handler = func(ctx context.Context, m *sqsloop.Message) error {
+			flags := ctx.Value(runKey{}).(*runFlags)
+			flags.started = true
 			childproc.Say("start %s %d", m.Body, time.Now().UnixNano())
 			time.Sleep(cfg.StepTime)
 			childproc.Say("done %s %d", m.Body, time.Now().UnixNano())
-			*ctx.Value(ranKey{}).(*bool) = true
+			flags.ran = true
 			return nil
 		}
 	default:

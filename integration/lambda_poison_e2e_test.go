@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/mailboxtest"
 	"github.com/sqsloop/sqsloop/sqsmailbox"
 )
@@ -59,13 +58,13 @@ func TestLambdaExamplePoisonGoesToTheDLQ(t *testing.T) {
 		t.Fatalf("the DLQ gave %s when the function answered, want the poison record's copy", describe(msgs))
 	}
 	d, attrs := msgs[0], msgs[0].MessageAttributes
-	if d.Body != poison || attrs["kind"].StringValue != "hash" || attrs[consumer.AttrPoisonReceiveCount].StringValue != "1" ||
-		attrs[consumer.AttrPoisonMessageID].StringValue != records[poison].MessageID ||
-		!strings.Contains(attrs[consumer.AttrPoisonReason].StringValue, "this job can never succeed") {
+	if d.Body != poison || attrs["kind"].StringValue != "hash" || attrs[sqsloop.AttrPoisonReceiveCount].StringValue != "1" ||
+		attrs[sqsloop.AttrPoisonMessageID].StringValue != records[poison].MessageID ||
+		!strings.Contains(attrs[sqsloop.AttrPoisonReason].StringValue, "this job can never succeed") {
 		t.Errorf("DLQ copy %s: want the poison record's body and attribute, receive count 1, message ID %s and the reason", describe(msgs), records[poison].MessageID)
 	}
-	t.Logf("%s: the DLQ copy of %s: receive count %s, reason %q", h.Name(), attrs[consumer.AttrPoisonMessageID].StringValue,
-		attrs[consumer.AttrPoisonReceiveCount].StringValue, attrs[consumer.AttrPoisonReason].StringValue)
+	t.Logf("%s: the DLQ copy of %s: receive count %s, reason %q", h.Name(), attrs[sqsloop.AttrPoisonMessageID].StringValue,
+		attrs[sqsloop.AttrPoisonReceiveCount].StringValue, attrs[sqsloop.AttrPoisonReason].StringValue)
 	if m := regexp.MustCompile(`msg=invocation .*nacked=(\d+) .*poisoned=(\d+)`).FindStringSubmatch(log.String()); m == nil || m[1] != "1" || m[2] != "1" {
 		t.Errorf("the function's invocation line %q: want 1 nacked (the failing record) and 1 poisoned", m)
 	}

@@ -62,11 +62,11 @@ func TestE2EPoisonGoesToTheDLQOnFirstDelivery(t *testing.T) {
 		if d.Body != `{"file": ` || a["kind"].StringValue != "file" {
 			t.Errorf("%s: DLQ copy %s, want the body and attributes sent", h.Name(), describe([]*sqsloop.Message{d}))
 		}
-		if a[consumer.AttrPoisonReceiveCount].StringValue != "1" || a[consumer.AttrPoisonMessageID].StringValue != ids[1] ||
-			!strings.Contains(a[consumer.AttrPoisonReason].StringValue, "does not decode into integration.poisonJob") {
+		if a[sqsloop.AttrPoisonReceiveCount].StringValue != "1" || a[sqsloop.AttrPoisonMessageID].StringValue != ids[1] ||
+			!strings.Contains(a[sqsloop.AttrPoisonReason].StringValue, "does not decode into integration.poisonJob") {
 			t.Errorf("%s: DLQ copy's attributes %v, want receive count 1, message ID %s and the decode error", h.Name(), a, ids[1])
 		}
-		t.Logf("%s: the DLQ copy's reason: %s", h.Name(), a[consumer.AttrPoisonReason].StringValue)
+		t.Logf("%s: the DLQ copy's reason: %s", h.Name(), a[sqsloop.AttrPoisonReason].StringValue)
 		mailboxtest.AckAll(ctx, t, q.DLQ, d)
 		mailboxtest.ExpectNone(ctx, t, q.Mailbox, shortLease+time.Second)
 	})
@@ -95,7 +95,7 @@ func TestE2EPoisonKilledBetweenCopyAndDelete(t *testing.T) {
 	t.Logf("%s: the child, killed after the copy: %v", h.Name(), err)
 
 	d := mailboxtest.ReceiveN(ctx, t, q.DLQ, 1, patience, longLease)[0]
-	if d.Body != "not JSON at all" || d.MessageAttributes[consumer.AttrPoisonMessageID].StringValue != ids[0] {
+	if d.Body != "not JSON at all" || d.MessageAttributes[sqsloop.AttrPoisonMessageID].StringValue != ids[0] {
 		t.Errorf("%s: DLQ holds %s, want the copy of %s", h.Name(), describe([]*sqsloop.Message{d}), ids[0])
 	}
 	// Back after its lease, received at least once more: a long poll the
@@ -146,7 +146,7 @@ type hangingDLQ struct{ sqsloop.Mailbox }
 func (d hangingDLQ) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error) {
 	res, err := d.Mailbox.Send(ctx, msgs)
 	if err == nil && res[0].Err == nil {
-		childproc.Say("copied %s", msgs[0].MessageAttributes[consumer.AttrPoisonMessageID].StringValue)
+		childproc.Say("copied %s", msgs[0].MessageAttributes[sqsloop.AttrPoisonMessageID].StringValue)
 		select {} // the process dies here, its delete not sent
 	}
 	return res, err

@@ -47,3 +47,19 @@ func TestDriversStayInTheirPackages(t *testing.T) {
 		}
 	}
 }
+
+// The conformance kit imports only what it tests (the root, jobstate and
+// testing), never the packages built on a Store: a store's author
+// compiles no middleware to test a store.
+func TestStoretestImportsOnlyWhatItTests(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "./storetest").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps ./storetest: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, "github.com/sqsloop/sqsloop/") && dep != "github.com/sqsloop/sqsloop/jobstate" &&
+			dep != "github.com/sqsloop/sqsloop/jobstate/storetest" {
+			t.Errorf("go list -deps ./storetest holds %s: the kit imports only the root and jobstate", dep)
+		}
+	}
+}

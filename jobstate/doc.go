@@ -11,12 +11,18 @@
 //   - jobstate/dynamostore: a DynamoDB table (aws-sdk-go-v2), with
 //     conditional writes, for a fleet on AWS.
 //
-// A Store keeps Records by key. Three kinds of record share one key space
+// From configuration, Open opens any of them from a URL (mem://,
+// sqlite:state.db, postgres://host/db, dynamodb://TABLE), each store
+// package registering its scheme as it is imported.
+//
+// A Store keeps Records by key. Four kinds of record share one key space
 // (the middlewares prefix their keys so that they never meet): a Saved
 // value (a checkpoint), a claim InProgress until its LeaseUntil (an
-// idempotency key being worked on), and a Completed key, with its optional
-// result. Every record may expire (ExpiresAt): from then on it counts as
-// absent, whether or not the store has deleted it yet.
+// idempotency key being worked on), a Completed key, with its optional
+// result (an idempotency key done, a checkpointed job done), and a Failed
+// one, with why (a checkpointed job that failed for good). Every record
+// may expire (ExpiresAt): from then on it counts as absent, whether or not
+// the store has deleted it yet.
 //
 // The one write that must be atomic across processes is Claim: it writes
 // an in-progress record only where no live record stands, or where the one

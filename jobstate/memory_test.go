@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/sqsloop/sqsloop/internal/jobbench"
 	"github.com/sqsloop/sqsloop/jobstate"
 	"github.com/sqsloop/sqsloop/jobstate/storetest"
 )
@@ -43,5 +44,5 @@ func put(t *testing.T, s jobstate.Store, r jobstate.Record) {
 	}
 }
 
-// What the middlewares add per message on Memory (storetest.Benchmark).
-func BenchmarkMemory(b *testing.B) { storetest.Benchmark(b, &jobstate.Memory{}) }
+// What the middlewares add per message on Memory (jobbench.Benchmark).
+func BenchmarkMemory(b *testing.B) { jobbench.Benchmark(b, &jobstate.Memory{}) }

@@ -46,13 +46,16 @@ const (
 	InProgress State = "in_progress"
 	// Completed: the work of the key is done; Value is its result, if any.
 	Completed State = "completed"
+	// Failed: the work of the key failed for good (a permanent failure,
+	// sqsloop.Permanent); Value says why, if anything.
+	Failed State = "failed"
 )
 
 // Record is what a Store keeps under one key.
 type Record struct {
 	// Key is the record's key: 1 to MaxKeySize bytes.
 	Key string
-	// State is Saved, InProgress or Completed.
+	// State is Saved, InProgress, Completed or Failed.
 	State State
 	// Owner is, for an InProgress record, who holds the claim: a token of
 	// one run (the idempotency middleware makes a random one per handler
@@ -78,7 +81,7 @@ var (
 	ErrNotFound = errors.New("jobstate: no record")
 	// ErrClaimed: a live record stands that the caller may not replace
 	// (Claim), or delete (Delete with an owner): another owner's claim
-	// whose lease has not lapsed, or a Saved or Completed record.
+	// whose lease has not lapsed, or a Saved, Completed or Failed record.
 	ErrClaimed = errors.New("jobstate: the key is claimed or completed")
 )
 
@@ -93,13 +96,13 @@ func (r Record) Validate() error {
 		bad("Key: %d bytes, want 1-%d", len(r.Key), MaxKeySize)
 	}
 	switch r.State {
-	case Saved, Completed:
+	case Saved, Completed, Failed:
 	case InProgress:
 		if r.LeaseUntil.IsZero() {
 			bad("LeaseUntil: zero, want the time an in-progress claim lapses")
 		}
 	default:
-		bad("State: %q, want %q, %q or %q", r.State, Saved, InProgress, Completed)
+		bad("State: %q, want %q, %q, %q or %q", r.State, Saved, InProgress, Completed, Failed)
 	}
 	if len(r.Owner) > MaxOwnerSize {
 		bad("Owner: %d bytes, want at most %d", len(r.Owner), MaxOwnerSize)

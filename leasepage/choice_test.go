@@ -3,6 +3,7 @@ package leasepage_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -17,8 +18,9 @@ import (
 )
 
 // The page shows the lease owner's choice of extension, as the last batch
-// call reported it, and the scaling signal of the last receive that
-// carried one; before them, dashes and a null.
+// call reported it, and the queue's counts and the scaling signal of the
+// last read of the queue that succeeded (a failed one is among the
+// errors); before them, dashes and a null.
 func TestPageShowsTheLeaseChoiceAndTheScalingSignal(t *testing.T) {
 	page := leasepage.New(leasepage.Options{})
 	var s struct {
@@ -29,8 +31,10 @@ func TestPageShowsTheLeaseChoiceAndTheScalingSignal(t *testing.T) {
 		Scaling *struct {
 			ReadAt               time.Time `json:"read_at"`
 			Backlog              int       `json:"backlog"`
+			InFlight             int       `json:"in_flight"`
+			DeadLetters          *int      `json:"dead_letters"`
 			BacklogPerConsumer   float64   `json:"backlog_per_consumer"`
-			RecommendedConsumers *int      `json:"recommended_consumers"`
+			RecommendedConsumers int       `json:"recommended_consumers"`
 		} `json:"scaling"`
 	}
 	read := func() string {
@@ -46,38 +50,42 @@ func TestPageShowsTheLeaseChoiceAndTheScalingSignal(t *testing.T) {
 	}
 
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	page.Received(context.Background(), sqsloop.ReceiveEvent{QueueReadAt: at, Backlog: 120, BacklogPerConsumer: 40})
+	page.QueueRead(sqsloop.QueueEvent{Start: at, Duration: time.Second, Backlog: 120, InFlight: 3, BacklogPerConsumer: 40, RecommendedConsumers: 13})
 	page.Settled(sqsloop.SettleEvent{Op: sqsloop.OpDelete, Extension: 18 * time.Second, BeatGap: 6 * time.Second})
 	html = read()
 	if s.Lease.Extension != 18 || s.Lease.BeatGap != 6 {
 		t.Errorf("lease %+v, want 18 s from gaps of 6 s", s.Lease)
 	}
-	if s.Scaling == nil || !s.Scaling.ReadAt.Equal(at) || s.Scaling.Backlog != 120 || s.Scaling.BacklogPerConsumer != 40 || s.Scaling.RecommendedConsumers != nil {
-		t.Errorf("scaling %+v, want 120 visible, 40 per consumer, no recommendation", s.Scaling)
+	if s.Scaling == nil || !s.Scaling.ReadAt.Equal(at.Add(time.Second)) || s.Scaling.Backlog != 120 || s.Scaling.InFlight != 3 || s.Scaling.DeadLetters != nil ||
+		s.Scaling.BacklogPerConsumer != 40 || s.Scaling.RecommendedConsumers != 13 {
+		t.Errorf("scaling %+v, want 120 visible, 3 in flight, no dead-letter queue, 40 per consumer, 13 recommended", s.Scaling)
 	}
-	for _, want := range []string{`<b id="extension">18s</b>`, `<b id="beat-gap">6s</b>`, `<b id="backlog">120</b>`, `<b id="backlog-per-consumer">40.0</b>`, `<b id="recommended">–</b>`} {
+	for _, want := range []string{`<b id="extension">18s</b>`, `<b id="beat-gap">6s</b>`, `<b id="backlog">120</b>`, `<b id="queue-in-flight">3</b>`,
+		`<b id="dead-letters">–</b>`, `<b id="backlog-per-consumer">40.0</b>`, `<b id="recommended">13</b>`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("the HTML lacks %s", want)
 		}
 	}
 
-	page.Received(context.Background(), sqsloop.ReceiveEvent{}) // a receive before the next read keeps the last one
-	page.Received(context.Background(), sqsloop.ReceiveEvent{QueueReadAt: at.Add(30 * time.Second), Backlog: 90, BacklogPerConsumer: 30, RecommendedConsumers: 7})
+	page.QueueRead(sqsloop.QueueEvent{Start: at.Add(5 * time.Second), Backlog: 90, DeadLetters: 2, DeadLettersRead: true, BacklogPerConsumer: 30, RecommendedConsumers: 7})
+	page.QueueRead(sqsloop.QueueEvent{Start: at.Add(10 * time.Second), Err: errors.New("throttled")}) // a failed read keeps the last one
 	html = read()
-	if s.Scaling == nil || s.Scaling.Backlog != 90 || s.Scaling.RecommendedConsumers == nil || *s.Scaling.RecommendedConsumers != 7 {
-		t.Errorf("scaling %+v, want 90 visible and 7 consumers", s.Scaling)
+	if s.Scaling == nil || s.Scaling.Backlog != 90 || s.Scaling.RecommendedConsumers != 7 || s.Scaling.DeadLetters == nil || *s.Scaling.DeadLetters != 2 {
+		t.Errorf("scaling %+v, want 90 visible, 2 dead letters and 7 consumers", s.Scaling)
 	}
-	if !strings.Contains(html, `<b id="recommended">7</b>`) {
-		t.Error("the HTML lacks the 7 consumers recommended")
+	for _, want := range []string{`<b id="recommended">7</b>`, `<b id="dead-letters">2</b>`, "throttled"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the HTML lacks %s", want)
+		}
 	}
 }
 
 // A consumer with the adaptive extension and a latency target, the page as
 // its Observer: the page follows the lease owner's choice (the queue's
 // 30 s visibility timeout at first, 18 s once 16 beat gaps were watched
-// for 30 s) and the scaling signal of the queue it reads (100 messages,
-// 2 handlers of 20 s, a 10 s latency target), in the JSON and the HTML
-// alike.
+// for 30 s) and the scaling signal of the queue it reads every 5 s (100
+// messages, 2 handlers of 20 s, a 10 s latency target), in the JSON and
+// the HTML alike.
 func TestPageFollowsAConsumersLeaseChoiceAndScalingSignal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := new(memmailbox.Broker)
@@ -117,7 +125,7 @@ func TestPageFollowsAConsumersLeaseChoiceAndScalingSignal(t *testing.T) {
 			Scaling *struct {
 				Backlog              int     `json:"backlog"`
 				BacklogPerConsumer   float64 `json:"backlog_per_consumer"`
-				RecommendedConsumers *int    `json:"recommended_consumers"`
+				RecommendedConsumers int     `json:"recommended_consumers"`
 			} `json:"scaling"`
 		}
 		read := func() (state, string) {
@@ -129,28 +137,30 @@ func TestPageFollowsAConsumersLeaseChoiceAndScalingSignal(t *testing.T) {
 			return s, get(t, page, "/")
 		}
 
-		time.Sleep(7 * time.Second) // the first extensions went out at the look 6 s in
+		time.Sleep(16 * time.Second) // the first extensions went out 15 s in, as the 30 s deadlines neared
 		s, html := read()
-		if s.Lease.Extension != 30 || !strings.Contains(html, `<b id="extension">30s</b>`) {
-			t.Errorf("7 s in: extension %v s, want the queue's visibility timeout, 30 s, in the JSON and the HTML", s.Lease.Extension)
+		if s.Lease.Extension != 33 || !strings.Contains(html, `<b id="extension">33s</b>`) {
+			t.Errorf("16 s in: extension %v s, want the queue's visibility timeout and half an Interval, 33 s, in the JSON and the HTML", s.Lease.Extension)
 		}
-		if s.Scaling == nil || s.Scaling.Backlog < 90 || s.Scaling.RecommendedConsumers != nil ||
-			!strings.Contains(html, fmt.Sprintf(`<b id="backlog">%d</b>`, s.Scaling.Backlog)) || !strings.Contains(html, `<b id="recommended">–</b>`) {
-			t.Errorf("7 s in: scaling %+v, want the start-up read (about 100 visible) and no recommendation before a handler returned", s.Scaling)
+		// The read of 15 s: 98 visible, 2 in flight, no handler returned
+		// yet: a slot per message, (2 + 98) / 2 = 50 consumers.
+		if s.Scaling == nil || s.Scaling.Backlog != 98 || s.Scaling.RecommendedConsumers != 50 ||
+			!strings.Contains(html, `<b id="backlog">98</b>`) || !strings.Contains(html, `<b id="recommended">50</b>`) {
+			t.Errorf("16 s in: scaling %+v, want the read of 15 s (98 visible) and 50 consumers recommended, in the JSON and the HTML", s.Scaling)
 		}
 
-		time.Sleep(time.Minute)
+		time.Sleep(51 * time.Second)
 		s, html = read()
-		if s.Lease.Extension != 18 || s.Lease.BeatGap != 6 || !strings.Contains(html, `<b id="extension">18s</b>`) || !strings.Contains(html, `<b id="beat-gap">6s</b>`) {
-			t.Errorf("67 s in: lease %+v, want 18 s from beats seen at every 6 s look, in the JSON and the HTML", s.Lease)
+		if s.Lease.Extension != 33 || s.Lease.BeatGap != 6 || !strings.Contains(html, `<b id="extension">33s</b>`) || !strings.Contains(html, `<b id="beat-gap">6s</b>`) {
+			t.Errorf("67 s in: lease %+v, want 33 s (beats seen at every 6 s look need no more than the floor), in the JSON and the HTML", s.Lease)
 		}
-		if s.Scaling == nil || s.Scaling.RecommendedConsumers == nil || *s.Scaling.RecommendedConsumers < 2 ||
+		if s.Scaling == nil || s.Scaling.RecommendedConsumers < 2 ||
 			!strings.Contains(html, fmt.Sprintf(`<b id="backlog-per-consumer">%.1f</b>`, s.Scaling.BacklogPerConsumer)) {
 			t.Fatalf("67 s in: scaling %+v, want a recommendation above the 1 consumer running", s.Scaling)
 		}
 		// 2 handlers of 20 s cannot empty about 90 messages in 10 s: about
 		// (2 + 90 × 20 s / 10 s) / 2 = 91 consumers.
-		if n := *s.Scaling.RecommendedConsumers; n < 80 || n > 100 || !strings.Contains(html, fmt.Sprintf(`<b id="recommended">%d</b>`, n)) {
+		if n := s.Scaling.RecommendedConsumers; n < 80 || n > 100 || !strings.Contains(html, fmt.Sprintf(`<b id="recommended">%d</b>`, n)) {
 			t.Errorf("67 s in: %d consumers recommended, want about 91, in the JSON and the HTML", n)
 		}
 		if err := c.Shutdown(context.Background()); err != nil {

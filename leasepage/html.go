@@ -55,7 +55,8 @@ code{font-size:13px;white-space:nowrap}
 <tr><th>leases lost</th>{{range $k, $v := .V.LeasesLost}}<td>{{$k}} <b>{{$v}}</b></td>{{end}}</tr>
 <tr><th>calls</th><td>receives <b>{{.V.Receives}}</b></td><td>receive errors <b>{{.V.ReceiveErrors}}</b></td><td>extensions <b>{{.V.Extensions}}</b></td><td>late extensions <b>{{.V.LateExtensions}}</b></td></tr>
 <tr><th>lease</th><td>extension <b id="extension">{{if .V.Lease.Extension}}{{secs .V.Lease.Extension}}{{else}}–{{end}}</b></td><td>beat gap, 99th percentile <b id="beat-gap">{{if .V.Lease.BeatGap}}{{secs .V.Lease.BeatGap}}{{else}}–{{end}}</b></td></tr>
-{{with .V.Scaling}}<tr><th>scaling</th><td>backlog <b id="backlog">{{.Backlog}}</b></td><td>per consumer <b id="backlog-per-consumer">{{printf "%.1f" .BacklogPerConsumer}}</b></td><td>consumers recommended <b id="recommended">{{if .RecommendedConsumers}}{{deref_int .RecommendedConsumers}}{{else}}–{{end}}</b></td><td class="muted">read {{clock .ReadAt}}</td></tr>{{end}}
+{{with .V.Scaling}}<tr><th>queue</th><td>backlog <b id="backlog">{{.Backlog}}</b></td><td>in flight <b id="queue-in-flight">{{.InFlight}}</b></td><td>dead-letter queue <b id="dead-letters">{{if .DeadLetters}}{{deref_int .DeadLetters}}{{else}}–{{end}}</b></td><td class="muted">read {{clock .ReadAt}}</td></tr>
+<tr><th>scaling</th><td>per consumer <b id="backlog-per-consumer">{{printf "%.1f" .BacklogPerConsumer}}</b></td><td>consumers recommended <b id="recommended">{{.RecommendedConsumers}}</b></td></tr>{{end}}
 <tr><th>now</th><td>held <b>{{.V.Held}}</b></td><td>receive-ahead <b>{{.V.ReceiveAhead}}</b></td><td>drain <b id="drain">{{.V.Drain.State}}</b></td>{{if ne .V.Drain.State "running"}}<td>given back {{.V.Drain.GivenBack}}, finished {{.V.Drain.Finished}}, abandoned {{.V.Drain.Abandoned}}</td>{{end}}</tr>
 </table>
 <h2>Last errors</h2>

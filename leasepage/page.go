@@ -14,9 +14,11 @@
 // outcome, lost leases by reason, the receive-ahead depth, the drain's
 // state, the extension the lease owner asks for (its adaptive choice and
 // the 99th percentile of beat gaps it follows, see visibility.Config), the
-// scaling signal (the queue's backlog, the backlog per consumer and the
-// recommended consumer count, see package consumer), and the last errors. It is plain HTML that reloads itself (no
-// JavaScript); ?format=json gives the same as JSON for scripts.
+// queue's counts as the consumer last read them (visible, in flight, the
+// dead-letter queue's depth) with the scaling signal (the backlog per
+// consumer and the recommended consumer count, see package consumer), and
+// the last errors. It is plain HTML that reloads itself (no JavaScript);
+// ?format=json gives the same as JSON for scripts.
 //
 // It never shows a message body or a receipt handle (error texts have the
 // receipt handle of their message replaced). Beats are those the page saw:
@@ -72,8 +74,8 @@ type Page struct {
 	lost                                      map[string]int64 // by sqsloop.LeaseLostEvent.Reason
 	receives, receiveErrors, extensions, late int64
 	ahead, held                               int
-	extension, beatGap                        time.Duration         // the lease owner's choice, as the last batch call reported it
-	scale                                     *sqsloop.ReceiveEvent // the last receive with the scaling signal (Messages dropped)
+	extension, beatGap                        time.Duration       // the lease owner's choice, as the last batch call reported it
+	queue                                     *sqsloop.QueueEvent // the last successful read of the queue's counts
 	drain                                     *sqsloop.DrainEvent
 	drainAt                                   time.Time
 	errs                                      []errorNote
@@ -117,10 +119,6 @@ func (p *Page) Received(_ context.Context, e sqsloop.ReceiveEvent) {
 	defer p.mu.Unlock()
 	p.receives++
 	p.ahead, p.held = e.Ahead, e.Held
-	if !e.QueueReadAt.IsZero() {
-		e.Messages = nil // not kept past the call
-		p.scale = &e
-	}
 	if e.Err != nil {
 		p.receiveErrors++
 		p.note("receive", e.Err, "")
@@ -129,6 +127,18 @@ func (p *Page) Received(_ context.Context, e sqsloop.ReceiveEvent) {
 		p.leases[m] = &lease{id: m.ID, group: m.MessageGroupID, receiveCount: m.ReceiveCount,
 			receivedAt: m.ReceivedAt, deadline: m.ReceivedAt.Add(m.VisibilityTimeout)}
 	}
+}
+
+// QueueRead keeps the queue's counts and the scaling signal of a read
+// that succeeded; a failed one is among the last errors.
+func (p *Page) QueueRead(e sqsloop.QueueEvent) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e.Err != nil {
+		p.note("queue read", e.Err, "")
+		return
+	}
+	p.queue = &e
 }
 
 // ProcessStart marks m's lease as running, beaten by the heartbeat in ctx.

@@ -54,12 +54,15 @@ type leaseChoice struct {
 	BeatGap   float64 `json:"beat_gap_p99_seconds"`
 }
 
-// scalingView is the scaling signal of the last receive that carried it.
+// scalingView is the queue's counts and the scaling signal, as the last
+// successful read of the queue's counts gave them.
 type scalingView struct {
 	ReadAt               time.Time `json:"read_at"`
 	Backlog              int       `json:"backlog"`
+	InFlight             int       `json:"in_flight"`
+	DeadLetters          *int      `json:"dead_letters"` // null: no dead-letter queue, or its read failed
 	BacklogPerConsumer   float64   `json:"backlog_per_consumer"`
-	RecommendedConsumers *int      `json:"recommended_consumers"` // null: no latency target, or no handler ran yet
+	RecommendedConsumers int       `json:"recommended_consumers"`
 }
 
 type drainView struct {
@@ -90,10 +93,12 @@ func (p *Page) view() view {
 		InFlight: []leaseView{}, Errors: []errorView{},
 	}
 	v.Lease = leaseChoice{Extension: p.extension.Seconds(), BeatGap: p.beatGap.Seconds()}
-	if e := p.scale; e != nil {
-		v.Scaling = &scalingView{ReadAt: e.QueueReadAt, Backlog: e.Backlog, BacklogPerConsumer: e.BacklogPerConsumer}
-		if n := e.RecommendedConsumers; n > 0 {
-			v.Scaling.RecommendedConsumers = &n
+	if e := p.queue; e != nil {
+		v.Scaling = &scalingView{ReadAt: e.Start.Add(e.Duration), Backlog: e.Backlog, InFlight: e.InFlight,
+			BacklogPerConsumer: e.BacklogPerConsumer, RecommendedConsumers: e.RecommendedConsumers}
+		if e.DeadLettersRead {
+			n := e.DeadLetters
+			v.Scaling.DeadLetters = &n
 		}
 	}
 	if d := p.drain; d != nil {

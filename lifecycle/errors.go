@@ -1,27 +1,21 @@
 package lifecycle
 
-import "errors"
+import (
+	"fmt"
 
-// Sentinel errors, matched with [errors.Is].
-var (
-	// ErrAlreadyRunning is returned by a second call to [LoopGroup.Run],
-	// concurrent or not, and by [LoopGroup.Add] once Run has been called: a
-	// group runs once.
-	ErrAlreadyRunning = errors.New("lifecycle: LoopGroup.Run already called")
-
-	// ErrInvalidArgument is wrapped by the errors of [LoopGroup.Add] and by
-	// the error [LoopGroup.Run] returns for a nil entry of Signals. Their
-	// text reads "lifecycle: Field: want …, got …", naming the argument or
-	// field and what it should be.
-	ErrInvalidArgument = errors.New("lifecycle: invalid argument")
+	"github.com/sqsloop/sqsloop"
 )
 
+// errAlreadyRunning is what a second LoopGroup.Run, and Add once Run has
+// been called, return: it wraps sqsloop.ErrAlreadyRunning.
+var errAlreadyRunning = fmt.Errorf("lifecycle: LoopGroup.Run already called: %w", sqsloop.ErrAlreadyRunning)
+
 // invalidArgument is an error reading "lifecycle: Field: want …, got …"
-// that wraps ErrInvalidArgument.
+// that wraps sqsloop.ErrInvalidArgument.
 type invalidArgument struct{ field, want, got string }
 
 func (e *invalidArgument) Error() string {
 	return "lifecycle: " + e.field + ": want " + e.want + ", got " + e.got
 }
 
-func (e *invalidArgument) Unwrap() error { return ErrInvalidArgument }
+func (e *invalidArgument) Unwrap() error { return sqsloop.ErrInvalidArgument }

@@ -55,7 +55,7 @@ type LoopGroup struct {
 	// (a consumer with its ShutdownTimeout left zero takes it as its
 	// budget); a [ClassBackground] loop a shorter one. Zero (the default): the
 	// group sets no budget; a loop that drains owns its own. Must be ≥ 0;
-	// Run reports a negative one (wrapping [ErrInvalidArgument]).
+	// Run reports a negative one (wrapping [sqsloop.ErrInvalidArgument]).
 	GracePeriod time.Duration
 
 	// AllowRemoteDrain lets any client call [LoopGroup.DrainHandler].
@@ -111,14 +111,15 @@ type loop struct {
 // non-empty and unique in the group, since errors and probes report loops
 // by name, r must be non-nil, and options valid; otherwise Add returns an
 // error naming the argument ("lifecycle: name: want …, got …") that wraps
-// [ErrInvalidArgument]. Once Run has been called Add returns
-// [ErrAlreadyRunning]: loops cannot join a running group.
+// [sqsloop.ErrInvalidArgument]. Once Run has been called Add returns an
+// error wrapping [sqsloop.ErrAlreadyRunning]: loops cannot join a running
+// group.
 func (g *LoopGroup) Add(name string, r Runnable, opts ...LoopOption) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
 	case g.started:
-		return ErrAlreadyRunning
+		return errAlreadyRunning
 	case name == "":
 		return &invalidArgument{"name", "a non-empty name", `""`}
 	case r == nil:
@@ -181,11 +182,12 @@ func (g *LoopGroup) Add(name string, r Runnable, opts ...LoopOption) error {
 // other than [context.Canceled] after the group asked the loop to stop, or
 // a Shutdown error. [LoopGroup.Stats] gives each loop's error by name
 // (LoopStats.Err). A panic in a loop's Run or Shutdown is recovered and
-// reported as its error, with the stack. An empty group waits for a signal or ctx and
-// returns nil. A second call returns [ErrAlreadyRunning] at once. If
-// Signals holds a nil entry or GracePeriod is negative, Run starts nothing
-// and returns an error per problem ("lifecycle: Signals[i]: want …, got
-// nil"), joined, that wraps [ErrInvalidArgument].
+// reported as its error, with the stack. An empty group waits for a signal
+// or ctx and returns nil. A second call returns an error wrapping
+// [sqsloop.ErrAlreadyRunning] at once. If Signals holds a nil entry or
+// GracePeriod is negative, Run starts nothing and returns an error per
+// problem ("lifecycle: Signals[i]: want …, got nil"), joined, that wraps
+// [sqsloop.ErrInvalidArgument].
 func (g *LoopGroup) Run(ctx context.Context) error {
 	signals, err := g.signals()
 	if err != nil {
@@ -308,12 +310,12 @@ func (g *LoopGroup) signals() ([]os.Signal, error) {
 }
 
 // start marks the group started and returns its loops, or
-// ErrAlreadyRunning on a second call.
+// errAlreadyRunning on a second call.
 func (g *LoopGroup) start() ([]*loop, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.started {
-		return nil, ErrAlreadyRunning
+		return nil, errAlreadyRunning
 	}
 	g.started = true
 	g.running = true

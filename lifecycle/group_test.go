@@ -9,6 +9,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/sqsloop/sqsloop"
 )
 
 func TestRunStopsCleanlyWhenContextEnds(t *testing.T) {
@@ -298,16 +300,16 @@ func TestSecondRunAndLateAdd(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		res := runAsync(ctx, g)
 		synctest.Wait()
-		if err := g.Run(ctx); !errors.Is(err, ErrAlreadyRunning) {
-			t.Errorf("concurrent Run = %v, want ErrAlreadyRunning", err)
+		if err := g.Run(ctx); !errors.Is(err, sqsloop.ErrAlreadyRunning) {
+			t.Errorf("concurrent Run = %v, want sqsloop.ErrAlreadyRunning", err)
 		}
-		if err := g.Add("late", newBlockingLoop()); !errors.Is(err, ErrAlreadyRunning) {
-			t.Errorf("Add during Run = %v, want ErrAlreadyRunning", err)
+		if err := g.Add("late", newBlockingLoop()); !errors.Is(err, sqsloop.ErrAlreadyRunning) {
+			t.Errorf("Add during Run = %v, want sqsloop.ErrAlreadyRunning", err)
 		}
 		cancel()
 		<-res
-		if err := g.Run(context.Background()); !errors.Is(err, ErrAlreadyRunning) {
-			t.Errorf("Run after Run = %v, want ErrAlreadyRunning", err)
+		if err := g.Run(context.Background()); !errors.Is(err, sqsloop.ErrAlreadyRunning) {
+			t.Errorf("Run after Run = %v, want sqsloop.ErrAlreadyRunning", err)
 		}
 	})
 }
@@ -339,8 +341,8 @@ func TestAddValidation(t *testing.T) {
 		{"a", newBlockingLoop(), `lifecycle: name: want a name not yet in the group, got "a"`},
 	} {
 		err := g.Add(tc.name, tc.r)
-		if !errors.Is(err, ErrInvalidArgument) || err.Error() != tc.want {
-			t.Errorf("Add(%q) = %v, want ErrInvalidArgument reading %q", tc.name, err, tc.want)
+		if !errors.Is(err, sqsloop.ErrInvalidArgument) || err.Error() != tc.want {
+			t.Errorf("Add(%q) = %v, want sqsloop.ErrInvalidArgument reading %q", tc.name, err, tc.want)
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 // listener opened beforehand, to learn its address or fail early), else
 // on srv.Addr (ListenAndServe). Its Run returns nil once Shutdown has been
 // called (http.ErrServerClosed is a clean stop), else Serve's error (a
-// nil srv: an error wrapping [ErrInvalidArgument]); its Shutdown is
+// nil srv: an error wrapping [sqsloop.ErrInvalidArgument]); its Shutdown is
 // srv.Shutdown: it stops accepting and waits for the requests in progress
 // until ctx is done. Add it with LoopOption{Last: true}, so that it serves the health
 // probes ([LoopGroup.HealthHandler]) and whatever else it serves (metrics,

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/sqsloop/sqsloop"
 )
 
 // budgetLoop drains for drain after Shutdown, or until Shutdown's
@@ -187,12 +189,12 @@ func TestPriorityOptionsValidation(t *testing.T) {
 		g.Add("a", newBlockingLoop(), LoopOption{Background: -time.Second}),
 		g.Add("b", newBlockingLoop(), LoopOption{Background: time.Second, Last: true}),
 	} {
-		if !errors.Is(err, ErrInvalidArgument) {
-			t.Errorf("Add = %v, want ErrInvalidArgument", err)
+		if !errors.Is(err, sqsloop.ErrInvalidArgument) {
+			t.Errorf("Add = %v, want sqsloop.ErrInvalidArgument", err)
 		}
 	}
 	g = LoopGroup{GracePeriod: -time.Second, Signals: []os.Signal{}}
-	if err := g.Run(context.Background()); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "GracePeriod") {
-		t.Errorf("Run with GracePeriod -1s = %v, want ErrInvalidArgument naming GracePeriod", err)
+	if err := g.Run(context.Background()); !errors.Is(err, sqsloop.ErrInvalidArgument) || !strings.Contains(err.Error(), "GracePeriod") {
+		t.Errorf("Run with GracePeriod -1s = %v, want sqsloop.ErrInvalidArgument naming GracePeriod", err)
 	}
 }

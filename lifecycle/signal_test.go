@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/sqsloop/sqsloop"
 )
 
 func TestSecondSignalExits(t *testing.T) {
@@ -161,8 +163,8 @@ func TestSignalsValidation(t *testing.T) {
 	err := g.Run(context.Background())
 	want := "lifecycle: Signals[0]: want a signal such as syscall.SIGHUP, got nil\n" +
 		"lifecycle: Signals[2]: want a signal such as syscall.SIGHUP, got nil"
-	if !errors.Is(err, ErrInvalidArgument) || err.Error() != want {
-		t.Fatalf("Run = %q, want ErrInvalidArgument reading %q", err, want)
+	if !errors.Is(err, sqsloop.ErrInvalidArgument) || err.Error() != want {
+		t.Fatalf("Run = %q, want sqsloop.ErrInvalidArgument reading %q", err, want)
 	}
 	if isClosed(a.started) || f.installed || g.live() {
 		t.Error("Run with invalid Signals started something")

@@ -1,10 +1,14 @@
 // Package memmailbox is an in-memory [sqsloop.Mailbox] with SQS semantics:
-// the embedded default queue of sqsloop and the test double of its consumer.
+// for tests (the reference every other mailbox is checked against), demos,
+// and work that may be lost with the process.
 //
-// A [Broker] holds named queues. [Broker.CreateQueue] sets one up from a
-// [sqsloop.QueueSpec], with its dead-letter queue and redrive policy (or
-// returns a handle to an existing one with the same attributes);
-// [Broker.Queue] returns a handle by name. A *[Queue] implements
+// A [Broker] holds named queues; sqsloop.OpenMailbox opens the queues of
+// mem://NAME URLs in one Broker of the process, created at their first
+// open (?max_receive_count=5 adds a dead-letter queue NAME-dlq,
+// ?visibility_timeout=30s sets the visibility timeout).
+// [Broker.CreateQueue] sets one up from a [sqsloop.QueueSpec], with its
+// dead-letter queue and redrive policy (or returns a handle to an existing
+// one with the same attributes); [Broker.Queue] returns a handle by name. A *[Queue] implements
 // sqsloop.Mailbox, sqsloop.AttributesReader (with exact approximate counts)
 // and sqsloop.DeadLetterQueueOpener.
 //
@@ -25,7 +29,11 @@
 //     20 s, approximate receive count, redrive to a dead-letter queue (DLQ)
 //     after MaxReceiveCount receives.
 //   - FIFO queues: message groups, order within a group, one group in flight
-//     at a time, 5-minute deduplication (explicit or content-based).
+//     at a time, 5-minute deduplication (explicit or content-based); a
+//     receive takes as many messages of one group as it can before another
+//     ("first attempts to return as many messages with the same message
+//     group ID as possible", SQS's FIFO delivery logic), the group whose
+//     next message was sent first.
 //   - A MessageGroupID on a standard queue (SQS fair queues) is accepted and
 //     reported on receive; as in SQS it neither orders nor holds back
 //     anything. SequenceNumber and MessageDeduplicationId are reported on
@@ -45,7 +53,9 @@
 // eventually consistent (a deleted message never comes back); a fair queue
 // does nothing for dwell time across message groups (there is no noisy
 // neighbour to shield a tenant from: every receive takes the oldest visible
-// messages).
+// messages); a standard queue delivers in a set order, which SQS does not:
+// its messages in the order they became visible (sent, a delay or a lease
+// that ended, a nack), then in the order sent, as sqlmailbox does.
 //
 // Expired leases and ended delays are handled lazily, with no background
 // goroutine: Receive, Delete, ChangeVisibility and Stats first sweep what is

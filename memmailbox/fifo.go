@@ -8,9 +8,8 @@ type group struct {
 	id       string
 	msgs     recList
 	inflight int
-	ready    bool   // in queueState.ready
-	prev     *group // links in queueState.ready
-	next     *group
+	ready    bool // in queueState.ready
+	ridx     int  // index in queueState.ready
 }
 
 // receivable reports whether a receive may take from g: nothing of g is in
@@ -19,44 +18,82 @@ func (g *group) receivable() bool {
 	return g.inflight == 0 && g.msgs.head != nil && g.msgs.head.st == stVisible
 }
 
-// groupList is an intrusive FIFO list of the receivable groups, so that
-// groups take turns.
-type groupList struct {
-	head, tail *group
+// groupHeap is a min-heap of the receivable groups keyed by the send order
+// of their oldest message, so that a receive takes the oldest group first
+// and as many of its messages as it can before the next (SQS's FIFO
+// delivery logic: "as many messages with the same message group ID as
+// possible"). A receivable group's oldest message is visible and stays its
+// oldest while the group is in the heap: nothing but a receive, which takes
+// the group out first, removes a visible message of a FIFO queue.
+type groupHeap []*group
+
+func (h *groupHeap) push(g *group) {
+	g.ridx, g.ready = len(*h), true
+	*h = append(*h, g)
+	h.up(g.ridx)
 }
 
-func (l *groupList) pushBack(g *group) {
-	g.prev, g.next = l.tail, nil
-	if l.tail != nil {
-		l.tail.next = g
-	} else {
-		l.head = g
+// pop removes and returns the oldest group, nil when there is none.
+func (h *groupHeap) pop() *group {
+	if len(*h) == 0 {
+		return nil
 	}
-	l.tail = g
-	g.ready = true
-}
-
-func (l *groupList) remove(g *group) {
-	if g.prev != nil {
-		g.prev.next = g.next
-	} else {
-		l.head = g.next
-	}
-	if g.next != nil {
-		g.next.prev = g.prev
-	} else {
-		l.tail = g.prev
-	}
-	g.prev, g.next = nil, nil
-	g.ready = false
-}
-
-func (l *groupList) popFront() *group {
-	g := l.head
-	if g != nil {
-		l.remove(g)
-	}
+	g := (*h)[0]
+	h.remove(g)
 	return g
+}
+
+func (h *groupHeap) remove(g *group) {
+	old := *h
+	i, last := g.ridx, len(old)-1
+	if i != last {
+		old.swap(i, last)
+	}
+	old[last] = nil
+	*h = old[:last]
+	if i != last && !h.down(i) {
+		h.up(i)
+	}
+	g.ridx, g.ready = -1, false
+}
+
+func (h groupHeap) less(i, j int) bool { return h[i].msgs.head.order < h[j].msgs.head.order }
+
+func (h groupHeap) swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].ridx, h[j].ridx = i, j
+}
+
+func (h groupHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			return
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+// down sifts the group at i down and reports whether it moved.
+func (h groupHeap) down(i int) bool {
+	start := i
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(h) && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			break
+		}
+		h.swap(i, m)
+		i = m
+	}
+	return i > start
 }
 
 // dedupEntry remembers one deduplication ID of a FIFO queue.

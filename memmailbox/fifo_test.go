@@ -166,3 +166,22 @@ func TestFIFORejectsBadSends(t *testing.T) {
 	}
 	wantStats(t, q, 0, 0, 0)
 }
+
+// A receive takes the group whose next message is the oldest, as many of it
+// as it can, before another group: SQS "first attempts to return as many
+// messages with the same message group ID as possible" (Developer Guide,
+// FIFO delivery logic), and sqlmailbox orders its groups so. A group that
+// became receivable again does not go behind the groups that waited
+// meanwhile when its messages are older.
+func TestFIFOReceiveTakesTheOldestGroupFirst(t *testing.T) {
+	q := newFIFO(t)
+	send(t, q, grouped("a", "a1", "a2", "a3")...)
+	send(t, q, grouped("b", "b1")...)
+	first := receive(t, q, 1, time.Minute)
+	if err := change(q, first[0], 0); err != nil { // a is receivable again, after b
+		t.Fatal(err)
+	}
+	if got := bodiesOf(receive(t, q, 3, time.Minute)); !slices.Equal(got, []string{"a1", "a2", "a3"}) {
+		t.Fatalf("received %q, want group a's three (its messages are the oldest)", got)
+	}
+}

@@ -38,6 +38,10 @@ func newQueue(name string, s *queueState) *Queue {
 	return &Queue{name: name, s: s, done: make(chan struct{})}
 }
 
+// Name is the queue's name, as CreateQueue's spec or Broker.Queue gave it
+// (the consumer's logs name the queue by it).
+func (q *Queue) Name() string { return q.name }
+
 // state returns the queue, or an error wrapping sqsloop.ErrQueueNotFound or
 // sqsloop.ErrMailboxClosed (for this handle; the caller checks the queue's
 // own closed flag under its lock).

@@ -19,9 +19,12 @@ import (
 // returning as soon as a message turns visible (sent, nacked, or at the end
 // of a delay or of a visibility timeout); after WaitTime it returns an empty
 // slice and a nil error. A message already received MaxReceiveCount times is
-// moved to the DLQ instead of being delivered (redrive). On a FIFO queue, a
-// message group with a message in flight delivers nothing else, and one
-// receive may return several messages of a group, in order.
+// moved to the DLQ instead of being delivered (redrive), and takes no place
+// in the batch. A standard queue delivers its messages in the order they
+// became visible, then in the order sent. On a FIFO queue, a message group
+// with a message in flight delivers nothing else, and a receive takes as
+// many messages of one group as it can, in order, before another group,
+// the group whose next message was sent first.
 //
 // Each message carries the message attributes req.MessageAttributeNames
 // selects, as SQS does: nil (or a name "All" or ".*") all of them, an empty
@@ -151,7 +154,7 @@ func (s *queueState) take(q *Queue, req sqsloop.ReceiveRequest, now time.Time) (
 		return out, dead
 	}
 	for len(out) < n {
-		g := s.ready.popFront()
+		g := s.ready.pop()
 		if g == nil {
 			break
 		}

@@ -218,3 +218,26 @@ func TestReceiveMessageAttributeNamesAsSQSReadsThem(t *testing.T) {
 		}
 	}
 }
+
+// A standard queue delivers its visible messages in the order they became
+// visible, then in the order sent (sqlmailbox's order too): the messages
+// one nack batch made visible come in the order sent, not the batch's, and
+// before a message sent after the nack.
+func TestReceiveOrdersByWhenVisibleThenSendOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, q := newQueue(t, sqsloop.QueueSpec{Name: "order"})
+		send(t, q, bodies("a", "b", "c")...)
+		got := receive(t, q, 3, time.Minute)
+		time.Sleep(time.Second)
+		errs, err := q.ChangeVisibility(context.Background(), []sqsloop.VisibilityChange{
+			{ReceiptHandle: got[2].ReceiptHandle}, {ReceiptHandle: got[0].ReceiptHandle}, {ReceiptHandle: got[1].ReceiptHandle}})
+		if err != nil || errs[0] != nil || errs[1] != nil || errs[2] != nil {
+			t.Fatalf("nack c, a, b: %v %v", errs, err)
+		}
+		time.Sleep(time.Second)
+		send(t, q, bodies("d")...)
+		if got := bodiesOf(receive(t, q, 4, time.Minute)); !slices.Equal(got, []string{"a", "b", "c", "d"}) {
+			t.Fatalf("received %q, want [a b c d]", got)
+		}
+	})
+}

@@ -28,12 +28,13 @@ type record struct {
 	count    int    // approximate receive count
 	group    string // message group: FIFO, or fair queue (standard, optional)
 	dedupID  string // FIFO deduplication ID
-	seq      string // FIFO sequence number
+	order    uint64 // send order within its queue: ties between equal times go to the older
+	seq      string // FIFO sequence number: order, formatted
 
 	st         msgState
 	handle     string    // receipt handle of the newest receive, "" if never received
 	receivedAt time.Time // when the newest receive happened
-	due        time.Time // in flight: visibility deadline; delayed: when it turns visible
+	due        time.Time // in flight: visibility deadline; delayed: when it turns visible; visible: when it turned visible
 	hidx       int       // index in the heap it is in
 
 	prev, next *record // links in queueState.visible (standard) or group.msgs (FIFO)
@@ -57,6 +58,36 @@ func (l *recList) pushBack(r *record) {
 	l.n++
 }
 
+// insertByDue puts r in l, which is in order of due then send order, at its
+// place in that order, looking for it from the back: a message turns
+// visible now (a send, a nack) or, swept a moment late, at a deadline
+// shortly before, so the place is at or near the back.
+func (l *recList) insertByDue(r *record) {
+	p := l.tail
+	for p != nil && (r.due.Before(p.due) || (r.due.Equal(p.due) && r.order < p.order)) {
+		p = p.prev
+	}
+	if p == nil {
+		r.prev, r.next = nil, l.head
+		if l.head != nil {
+			l.head.prev = r
+		} else {
+			l.tail = r
+		}
+		l.head = r
+		l.n++
+		return
+	}
+	r.prev, r.next = p, p.next
+	if p.next != nil {
+		p.next.prev = r
+	} else {
+		l.tail = r
+	}
+	p.next = r
+	l.n++
+}
+
 func (l *recList) remove(r *record) {
 	if r.prev != nil {
 		r.prev.next = r.next
@@ -72,8 +103,9 @@ func (l *recList) remove(r *record) {
 	l.n--
 }
 
-// timeHeap is a min-heap of records keyed by record.due; record.hidx tracks
-// each record's index so that remove and fix are O(log n).
+// timeHeap is a min-heap of records keyed by record.due, then record.order
+// (so equal times come out in send order); record.hidx tracks each record's
+// index so that remove and fix are O(log n).
 type timeHeap []*record
 
 func (h timeHeap) peek() *record {
@@ -118,7 +150,10 @@ func (h timeHeap) fix(i int) {
 	}
 }
 
-func (h timeHeap) less(i, j int) bool { return h[i].due.Before(h[j].due) }
+func (h timeHeap) less(i, j int) bool {
+	a, b := h[i], h[j]
+	return a.due.Before(b.due) || (a.due.Equal(b.due) && a.order < b.order)
+}
 
 func (h timeHeap) swap(i, j int) {
 	h[i], h[j] = h[j], h[i]

@@ -8,8 +8,9 @@ import (
 )
 
 // queueState is one queue's messages. Every field below mu is guarded by it.
-// Messages move between three places: visible (standard: the visible list;
-// FIFO: their group's list, the group taking turns in ready), in flight (the
+// Messages move between three places: visible (standard: the visible list,
+// by when each turned visible, then send order; FIFO: their group's list,
+// the group in ready by its oldest message), in flight (the
 // inflight heap, by visibility deadline) and delayed (the delayed heap, by the
 // end of the delay). A FIFO record stays in its group's list from send to
 // delete, whatever its state, which keeps the group's order.
@@ -23,15 +24,15 @@ type queueState struct {
 	done     chan struct{} // closed by Broker.Close
 	wake     chan struct{} // closed and replaced when waiters should look again
 	waiters  int           // long polls waiting on wake
-	visible  recList       // standard queue: visible messages, oldest first
+	visible  recList       // standard queue: visible messages, by when each turned visible (due), then send order
 	groups   map[string]*group
-	ready    groupList // FIFO: receivable groups, in turn
+	ready    groupHeap // FIFO: receivable groups, by their oldest message
 	inflight timeHeap
 	delayed  timeHeap
 	handles  map[string]*record // newest receipt handle -> its message
 	nVisible int
 	dedup    dedupWindow
-	seq      uint64 // FIFO sequence numbers
+	sent     uint64 // messages enqueued: the next record.order
 	ids      idGen
 	stats    Stats // cumulative counters; gauges are filled in by snapshot
 }
@@ -103,14 +104,15 @@ func (s *queueState) nextDue() (time.Time, bool) {
 	}
 }
 
-// reveal makes r visible. r is new, or has just left the inflight or delayed
+// reveal makes r visible; r.due says since when (a deadline or a delay
+// that ended, or now). r is new, or has just left the inflight or delayed
 // heap.
 func (s *queueState) reveal(r *record) {
 	was := r.st
 	r.st = stVisible
 	s.nVisible++
 	if !s.cfg.FIFO {
-		s.visible.pushBack(r)
+		s.visible.insertByDue(r)
 		s.signal()
 		return
 	}
@@ -126,7 +128,7 @@ func (s *queueState) groupChanged(g *group) {
 	ok := g.receivable()
 	switch {
 	case ok && !g.ready:
-		s.ready.pushBack(g)
+		s.ready.push(g)
 		s.signal()
 	case !ok && g.ready:
 		s.ready.remove(g)
@@ -192,9 +194,10 @@ func (s *queueState) unlink(r *record) {
 
 // enqueue adds r, sent now, to the queue: visible at once, or after delay.
 func (s *queueState) enqueue(r *record, delay time.Duration, now time.Time) {
+	s.sent++
+	r.order = s.sent
 	if s.cfg.FIFO {
-		s.seq++
-		r.seq = fmtSeq(s.seq)
+		r.seq = fmtSeq(r.order)
 		g := s.groups[r.group]
 		if g == nil {
 			g = &group{id: r.group}
@@ -211,6 +214,7 @@ func (s *queueState) enqueue(r *record, delay time.Duration, now time.Time) {
 		}
 		return
 	}
+	r.due = now
 	s.reveal(r)
 }
 

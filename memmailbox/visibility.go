@@ -78,6 +78,7 @@ func (s *queueState) changeVisibility(i int, c sqsloop.VisibilityChange, now tim
 	if c.Timeout == 0 {
 		s.inflight.remove(r)
 		s.stats.Returned++
+		r.due = now
 		s.reveal(r)
 		return nil
 	}

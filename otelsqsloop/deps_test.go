@@ -2,6 +2,7 @@ package otelsqsloop_test
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -11,16 +12,19 @@ import (
 // modules are not among them; tests' own imports are not counted: they are
 // not compiled into a user's program): no OpenTelemetry SDK or exporter,
 // Prometheus client, browser driver or container client in any of them
-// (those are the tests', the examples' and the integration module's), and
-// OpenTelemetry's API in otelsqsloop alone, so that a user of consumer and
-// sqsmailbox compiles none of it.
+// but telemetry, the one-call server, the only package that imports the
+// SDK and the Prometheus exporter; and OpenTelemetry's API in otelsqsloop
+// and telemetry alone, so that a user of consumer and sqsmailbox compiles
+// none of it.
 func TestOnlyOtelsqsloopDependsOnOpenTelemetry(t *testing.T) {
 	const (
-		self = "github.com/sqsloop/sqsloop/otelsqsloop"
-		otel = "go.opentelemetry.io/"
+		self   = "github.com/sqsloop/sqsloop/otelsqsloop"
+		server = "github.com/sqsloop/sqsloop/telemetry"
+		otel   = "go.opentelemetry.io/"
 	)
 	heavy := []string{"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters/", "github.com/prometheus/",
 		"github.com/chromedp/", "github.com/testcontainers/", "github.com/docker/"}
+	serverMay := heavy[:3] // the SDK, the exporter, the Prometheus client
 	list := func(args ...string) []string {
 		t.Helper()
 		cmd := exec.Command("go", append([]string{"list"}, args...)...)
@@ -44,7 +48,7 @@ func TestOnlyOtelsqsloopDependsOnOpenTelemetry(t *testing.T) {
 	if len(uses(list("-deps", "-test", "./otelsqsloop"), heavy[0])) == 0 {
 		t.Errorf("otelsqsloop's tests compile no OpenTelemetry SDK: the check below sees nothing")
 	}
-	checked, sawSelf := 0, false
+	checked, sawSelf, sawServer := 0, false, false
 	for _, line := range list("-f", "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}", "./...") {
 		fields := strings.Fields(line)
 		pkg, deps := fields[0], fields[1:]
@@ -53,21 +57,30 @@ func TestOnlyOtelsqsloopDependsOnOpenTelemetry(t *testing.T) {
 		}
 		checked++
 		for _, h := range heavy {
+			if pkg == server && slices.Contains(serverMay, h) {
+				if len(uses(deps, h)) == 0 {
+					t.Errorf("%s does not compile %s: the check below sees nothing", server, h)
+				}
+				sawServer = true
+				continue
+			}
 			if found := uses(deps, h); len(found) > 0 {
 				t.Errorf("%s compiles in %v", pkg, found)
 			}
 		}
 		api := uses(deps, otel)
-		if pkg == self {
+		switch {
+		case pkg == self:
 			sawSelf = true
 			if len(api) == 0 {
 				t.Errorf("%s does not depend on OpenTelemetry's API: the check below sees nothing", self)
 			}
-		} else if len(api) > 0 {
-			t.Errorf("%s compiles in OpenTelemetry (only otelsqsloop may): %v", pkg, api[:min(len(api), 3)])
+		case pkg == server:
+		case len(api) > 0:
+			t.Errorf("%s compiles in OpenTelemetry (only otelsqsloop and telemetry may): %v", pkg, api[:min(len(api), 3)])
 		}
 	}
-	if !sawSelf || checked < 10 {
-		t.Errorf("go list listed %d library packages (otelsqsloop: %v): the check reads the wrong list", checked, sawSelf)
+	if !sawSelf || !sawServer || checked < 10 {
+		t.Errorf("go list listed %d library packages (otelsqsloop: %v, telemetry: %v): the check reads the wrong list", checked, sawSelf, sawServer)
 	}
 }

@@ -47,7 +47,7 @@
 //   - "panic" for a handler's panic;
 //   - the class the error names itself, with an ErrorType() string method
 //     anywhere in its chain (the outermost wins): "permanent" for
-//     consumer.Permanent, "lease_lost" for a lost lease's error; a
+//     sqsloop.Permanent, "lease_lost" for a lost lease's error; a
 //     handler's own errors can name their class the same way;
 //   - the error code it carries (an ErrorCode() string method: the SDK's
 //     smithy.APIError, e.g. "AWS.SimpleQueueService.NonExistentQueue");
@@ -82,10 +82,29 @@
 // choice (visibility.Config), sqsloop.lease.extension (s; the visibility
 // timeout it asks for when it extends a lease) and sqsloop.lease.beat_gap
 // (s; the 99th percentile of the gaps between beats it follows, once
-// observed); and the scaling signal below, sqsloop.queue.backlog ({message};
-// the queue's visible messages), sqsloop.backlog_per_consumer ({message})
-// and sqsloop.consumers.recommended ({consumer}; with
-// consumer.Config.LatencyTarget, once a handler has run).
+// observed). The queue's counts, as the consumer reads them every
+// consumer.Config.QueueReadInterval (5 s by default, whatever its receives
+// do; sqsloop.QueueEvent), are gauges too: sqsloop.queue.backlog
+// ({message}; visible), sqsloop.queue.in_flight ({message}; received by
+// any consumer, not yet deleted), sqsloop.queue.delayed ({message}),
+// sqsloop.queue.dead_letters ({message}; the dead-letter queue's visible
+// messages, when the queue has one), and the scaling signal below,
+// sqsloop.backlog_per_consumer ({message}) and
+// sqsloop.consumers.recommended ({consumer}); after a failed read they
+// report nothing until the next read succeeds.
+//
+// Given the middlewares of the consumer (Config.Idempotency,
+// Config.Checkpoints), the Observer reports their counts as counters, read
+// from their Stats at each collection: sqsloop.idempotency.runs ({run};
+// handler runs, claims won), sqsloop.idempotency.duplicates ({message};
+// deliveries of completed keys acked without a run),
+// sqsloop.idempotency.busy ({message}; deliveries nacked while another run
+// held the key), sqsloop.idempotency.lost_claims ({run}),
+// sqsloop.idempotency.store_errors ({call}), sqsloop.checkpoint.saved
+// ({checkpoint}), sqsloop.checkpoint.resumed ({message}; deliveries
+// that found a checkpoint), sqsloop.checkpoint.finished ({message};
+// deliveries of a job marked done or failed for good, answered without a
+// run: a lost ack made good) and sqsloop.checkpoint.mark_errors ({call}).
 //
 // # Scaling
 //
@@ -94,10 +113,11 @@
 // (ApproximateNumberOfMessages ÷ running instances) against an acceptable
 // backlog per instance (the latency target ÷ the time one message takes).
 // A consumer knows both halves (see package consumer): it reads its queue's
-// counts every 30 s and measures its handlers, so it reports
-// sqsloop.backlog_per_consumer, and, given a latency target,
-// sqsloop.consumers.recommended: how many consumers like itself the queue
-// needs, at least 1. Every consumer of a queue reports the same queue; take
+// counts every QueueReadInterval and measures its handlers, so it reports
+// sqsloop.backlog_per_consumer and sqsloop.consumers.recommended: how many
+// consumers like itself the queue needs for its latency target, at least 1
+// (without a target, or before a handler has run: a handler slot per
+// message visible or in flight, KEDA's aws-sqs-queue rule). Every consumer of a queue reports the same queue; take
 // the maximum over them. Scale on the recommended count:
 //
 // Amazon ECS (Application Auto Scaling, target tracking with metric math):

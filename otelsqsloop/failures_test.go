@@ -14,7 +14,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/consumer"
 )
 
 // classedError names its class itself, as a lost lease's error does.
@@ -188,7 +187,7 @@ func errorTyped(t *testing.T, m metricdata.Metrics) int64 {
 }
 
 // A handler's error: the process span and messaging.process.duration carry
-// a bounded error.type: "permanent" for consumer.Permanent (even around an
+// a bounded error.type: "permanent" for sqsloop.Permanent (even around an
 // error with an SQS code), "panic" for a panic, "timeout" for a deadline,
 // the class the error names itself, and _OTHER for the rest, never the Go
 // type of an errors.New.
@@ -203,8 +202,8 @@ func TestProcessErrorType(t *testing.T) {
 	}{
 		{sqsloop.OutcomeNacked, errors.New("boom"), "_OTHER"},
 		{sqsloop.OutcomeNacked, fmt.Errorf("charge card: %w", errors.New("declined")), "_OTHER"},
-		{sqsloop.OutcomeDeadLettered, consumer.Permanent(errors.New("no such image")), "permanent"},
-		{sqsloop.OutcomeNacked, consumer.Permanent(fmt.Errorf("put item: %w", apiErr)), "permanent"},
+		{sqsloop.OutcomeDeadLettered, sqsloop.Permanent(errors.New("no such image")), "permanent"},
+		{sqsloop.OutcomeNacked, sqsloop.Permanent(fmt.Errorf("put item: %w", apiErr)), "permanent"},
 		{sqsloop.OutcomeNacked, fmt.Errorf("put item: %w", apiErr), "ProvisionedThroughputExceededException"},
 		{sqsloop.OutcomePanicked, errors.New("consumer: handler panicked: oops"), "panic"},
 		{sqsloop.OutcomeNacked, fmt.Errorf("fetch: %w", context.DeadlineExceeded), "timeout"},

@@ -81,8 +81,11 @@ func (in *instruments) init(m metric.Meter, o *Observer) error {
 	extension := floatGauge("sqsloop.lease.extension", "s", "The visibility timeout the lease owner asks for when it extends a lease: its adaptive choice, or the fixed extension.")
 	beatGap := floatGauge("sqsloop.lease.beat_gap", "s", "The 99th percentile of the gaps between beats the lease owner observed, which its adaptive extension follows.")
 	backlog := intGauge("sqsloop.queue.backlog", "{message}", "The queue's visible messages (ApproximateNumberOfMessages), as the consumer last read them.")
+	queueInFlight := intGauge("sqsloop.queue.in_flight", "{message}", "The queue's messages in flight, received by any consumer and not yet deleted nor visible again (ApproximateNumberOfMessagesNotVisible), as the consumer last read them.")
+	delayed := intGauge("sqsloop.queue.delayed", "{message}", "The queue's messages whose delivery delay has not ended (ApproximateNumberOfMessagesDelayed), as the consumer last read them.")
+	deadLetters := intGauge("sqsloop.queue.dead_letters", "{message}", "The visible messages of the queue's dead-letter queue, as the consumer last read them.")
 	perConsumer := floatGauge("sqsloop.backlog_per_consumer", "{message}", "The queue's visible messages shared among its consumers, as many as its messages in flight make.")
-	recommended := intGauge("sqsloop.consumers.recommended", "{consumer}", "The consumers the queue needs for the consumer's latency target.")
+	recommended := intGauge("sqsloop.consumers.recommended", "{consumer}", "The consumers the queue needs: for the consumer's latency target, else a handler slot per message visible or in flight.")
 	if err != nil {
 		return err
 	}
@@ -96,28 +99,24 @@ func (in *instruments) init(m metric.Meter, o *Observer) error {
 				obs.ObserveFloat64(beatGap, l.beatGap.Seconds(), opt)
 			}
 		}
-		if s := o.scale.Load(); s != nil {
-			obs.ObserveInt64(backlog, int64(s.backlog), opt)
-			obs.ObserveFloat64(perConsumer, s.perConsumer, opt)
-			if s.recommended > 0 {
-				obs.ObserveInt64(recommended, int64(s.recommended), opt)
+		if q := o.queueRead.Load(); q != nil && q.Err == nil {
+			obs.ObserveInt64(backlog, int64(q.Backlog), opt)
+			obs.ObserveInt64(queueInFlight, int64(q.InFlight), opt)
+			obs.ObserveInt64(delayed, int64(q.Delayed), opt)
+			if q.DeadLettersRead {
+				obs.ObserveInt64(deadLetters, int64(q.DeadLetters), opt)
 			}
+			obs.ObserveFloat64(perConsumer, q.BacklogPerConsumer, opt)
+			obs.ObserveInt64(recommended, int64(q.RecommendedConsumers), opt)
 		}
 		return nil
-	}, held, ahead, extension, beatGap, backlog, perConsumer, recommended)
+	}, held, ahead, extension, beatGap, backlog, queueInFlight, delayed, deadLetters, perConsumer, recommended)
 	return err
 }
 
 // leaseSample is the lease owner's choice of extension, as the latest
 // batch call reported it.
 type leaseSample struct{ extension, beatGap time.Duration }
-
-// scaleSample is the scaling signal, as the latest receive reported it.
-type scaleSample struct {
-	backlog     int
-	perConsumer float64
-	recommended int
-}
 
 // operation is one kind of call or handler run an Observer reports: its
 // span's name and attributes, and its measurements' attributes.

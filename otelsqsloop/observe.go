@@ -21,11 +21,6 @@ import (
 func (o *Observer) Received(ctx context.Context, e sqsloop.ReceiveEvent) {
 	o.ahead.Store(int64(e.Ahead))
 	o.held.Store(int64(e.Held))
-	if !e.QueueReadAt.IsZero() {
-		if s := o.scale.Load(); s == nil || s.backlog != e.Backlog || s.perConsumer != e.BacklogPerConsumer || s.recommended != e.RecommendedConsumers {
-			o.scale.Store(&scaleSample{backlog: e.Backlog, perConsumer: e.BacklogPerConsumer, recommended: e.RecommendedConsumers})
-		}
-	}
 	_, span := o.tracer.Start(ctx, o.receive.name, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(e.Start),
 		trace.WithAttributes(append(o.receive.spanAttrs(1), semconv.MessagingBatchMessageCount(len(e.Messages)))...))
 	if span.IsRecording() {
@@ -216,6 +211,13 @@ func sameTimeout(entries []sqsloop.SettleEntry) (time.Duration, bool) {
 // LeaseLost counts the lost lease by reason.
 func (o *Observer) LeaseLost(_ *sqsloop.Message, e sqsloop.LeaseLostEvent) {
 	o.inst.lost.Add(context.Background(), 1, measure(o.base, "", keyLostReason.String(e.Reason), keyNeverBeat.Bool(e.NeverBeat)))
+}
+
+// QueueRead keeps the queue's counts and the scaling signal for the
+// gauges, which report them until the next read; after a failed read they
+// report nothing (the counts are unknown) until a read succeeds.
+func (o *Observer) QueueRead(e sqsloop.QueueEvent) {
+	o.queueRead.Store(&e)
 }
 
 // Drain does nothing: a drain's phases are in the consumer's log and on the

@@ -16,6 +16,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/checkpoint"
+	"github.com/sqsloop/sqsloop/idempotency"
 )
 
 // ScopeName is the instrumentation scope of the tracer and the meter:
@@ -40,6 +42,11 @@ type Config struct {
 	// tracestate), whatever the global propagator is, so that a consumer
 	// and a producer agree without more setup.
 	Propagator propagation.TextMapPropagator
+	// Idempotency and Checkpoints, when set, are the consumer's
+	// middlewares, whose counts (their Stats) the Observer reports as
+	// counters (see the package doc).
+	Idempotency *idempotency.Idempotency
+	Checkpoints *checkpoint.Checkpoints
 }
 
 // Observer is a sqsloop.Observer that makes spans and metrics (see the
@@ -60,7 +67,7 @@ type Observer struct {
 
 	held, ahead atomic.Int64 // the gauges' last samples
 	lease       atomic.Pointer[leaseSample]
-	scale       atomic.Pointer[scaleSample]
+	queueRead   atomic.Pointer[sqsloop.QueueEvent] // the last read of the queue's counts
 }
 
 var _ sqsloop.Observer = (*Observer)(nil)
@@ -100,7 +107,11 @@ func New(cfg Config) (*Observer, error) {
 		base:   []attribute.KeyValue{semconv.MessagingSystemAWSSQS, semconv.MessagingDestinationName(name)},
 	}
 	o.measurements()
-	if err := o.inst.init(mp.Meter(ScopeName), o); err != nil {
+	meter := mp.Meter(ScopeName)
+	if err := o.inst.init(meter, o); err != nil {
+		return nil, err
+	}
+	if err := o.observeMiddlewares(meter, cfg.Idempotency, cfg.Checkpoints); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -108,7 +119,7 @@ func New(cfg Config) (*Observer, error) {
 
 // errorType is error.type for err, one of a bounded set (the package doc
 // lists it): the class the error names itself (ErrorType(), as a lost
-// lease's "lease_lost" and consumer.Permanent's "permanent"), the error
+// lease's "lease_lost" and sqsloop.Permanent's "permanent"), the error
 // code it carries (an SQS error code), the sentinel it wraps, "timeout",
 // "canceled", else "_OTHER". Never the Go type: *errors.errorString or
 // *fmt.wrapError say nothing of the failure, and a program's own types

@@ -174,8 +174,8 @@ func TestSpansAndMetricsOnMemmailbox(t *testing.T) {
 			_, work := tracer.Start(ctx, "work "+m.Body)
 			defer work.End()
 			switch m.Body {
-			case "long": // outlives its 2 s lease: extended while it beats
-				for range 6 {
+			case "long": // outlives its 2 s lease 2.5 times: extended while it beats
+				for range 10 {
 					time.Sleep(500 * time.Millisecond)
 					heartbeat.Beat(ctx)
 				}

@@ -57,7 +57,7 @@ const maxReasonLen = 1024
 // nothing else: the message comes back when its visibility timeout ends
 // (the consumer's nack sets it). Call it from a consumer middleware:
 //
-//	func(next consumer.Handler) consumer.Handler {
+//	func(next sqsloop.Handler) sqsloop.Handler {
 //		return func(ctx context.Context, m *sqsloop.Message) error {
 //			err := next(ctx, m)
 //			if err != nil {

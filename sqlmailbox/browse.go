@@ -28,20 +28,6 @@ const (
 // MoveMessages or DeleteMessages takes: 1,000.
 const MaxBrowse = 1000
 
-// MessageState is where a stored message stands.
-type MessageState string
-
-// States of a stored message, as QueueAttributes counts them.
-const (
-	// StateVisible: a receive may take it now.
-	StateVisible MessageState = "visible"
-	// StateInFlight: a receive took it and its visibility timeout has not
-	// ended (a lease, or a nack's back-off).
-	StateInFlight MessageState = "in flight"
-	// StateDelayed: never received, its delay not over.
-	StateDelayed MessageState = "delayed"
-)
-
 // MessageFilter selects messages for Browse and CountMessages. Every field
 // set must match; the zero MessageFilter matches every message.
 type MessageFilter struct {
@@ -112,8 +98,11 @@ type StoredMessage struct {
 	SentAt, FirstReceivedAt time.Time
 	// VisibleAt is when its visibility timeout or delay ends (or ended).
 	VisibleAt time.Time
-	// State is where it stands now.
-	State MessageState
+	// State is where it stands now, as QueueAttributes counts it:
+	// "visible" (a receive may take it), "in flight" (a receive took it and
+	// its visibility timeout, a lease or a nack's back-off, has not ended)
+	// or "delayed" (never received, its delay not over).
+	State string
 }
 
 // QueueSummary is one queue of QueueSummaries.
@@ -193,12 +182,12 @@ func (s *Store) Browse(ctx context.Context, queue string, f MessageFilter, after
 		if err != nil {
 			return nil, err
 		}
-		state := StateVisible
+		state := "visible"
 		switch {
 		case r.Held:
-			state = StateInFlight
+			state = "in flight"
 		case r.VisibleAt.After(now):
-			state = StateDelayed
+			state = "delayed"
 		}
 		out[i] = StoredMessage{Seq: r.ID, ID: r.MessageID, Body: r.Body, MessageAttributes: attrs, MessageGroupID: r.GroupID,
 			DeduplicationID: r.DedupID, Priority: r.Priority, ReceiveCount: r.ReceiveCount, SentAt: r.SentAt,

@@ -13,7 +13,11 @@
 // queues from it: [Store.CreateQueue] with a sqsloop.QueueSpec (and its
 // dead-letter queue), or [Store.Queue] by name. A [Mailbox] implements
 // sqsloop.Mailbox, sqsloop.AttributesReader and
-// sqsloop.DeadLetterQueueOpener.
+// sqsloop.DeadLetterQueueOpener. From configuration, a URL does the same:
+// [Open] opens the Store of sqlite:jobs.db or postgres://host/db, and
+// sqsloop.OpenMailbox the queue of sqlite:jobs.db?queue=jobs in a Store of
+// its own (each database package registers its schemes as it is
+// imported).
 //
 // # Migrations
 //
@@ -24,9 +28,8 @@
 // any migration tool (River's rivermigrate): postgres.Migrate, run by a
 // role that may create tables, before the workers start, whose role needs
 // only SELECT, INSERT, UPDATE and DELETE on the tables (and USAGE on their
-// sequences); sqlite.Migrate for a file an older sqsloop wrote. SQLite, the
-// embedded default, gives a new file (one without the schema) its schema at
-// Open.
+// sequences); sqlite.Migrate for a file an older sqsloop wrote. SQLite
+// gives a new file (one without the schema) its schema at Open.
 //
 // # The lease-and-recovery system, in SQS's words
 //
@@ -81,7 +84,10 @@
 // past their queue's retention period, forget old deduplication IDs, and
 // trim the audit table, the archive table and the receiver registry,
 // returning [SweepStats] (expired found, recovered, failed, scan duration,
-// …). The audit table ([Store.Audit]) keeps every failure: dead letters,
+// …). A sweep works in short transactions (at most 500 rows, about 20 ms
+// each) and waits as long between them, whatever its backlog, so that
+// other writers get their turns, and it audits every lapse it finds once,
+// waiting for a row another transaction holds rather than passing it over. The audit table ([Store.Audit]) keeps every failure: dead letters,
 // lapsed leases, retention deletes, and the consumer's own reports
 // ([Mailbox.RecordFailure], from a middleware), for Config.AuditRetention.
 // With Config.Archive, acked messages stay in the archive table

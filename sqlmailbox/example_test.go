@@ -34,7 +34,7 @@ func Example() {
 	}
 	jobs.Send(ctx, []sqsloop.OutgoingMessage{{Body: "ok"}, {Body: "bad"}})
 
-	audit := func(next consumer.Handler) consumer.Handler {
+	audit := func(next sqsloop.Handler) sqsloop.Handler {
 		return func(ctx context.Context, m *sqsloop.Message) error {
 			err := next(ctx, m)
 			if err != nil {
@@ -50,7 +50,7 @@ func Example() {
 			return fmt.Errorf("cannot do %q", m.Body)
 		}
 		return nil
-	}, consumer.Config{VisibilityTimeout: 30 * time.Second, WaitTime: time.Second, Middleware: []consumer.Middleware{audit}})
+	}, consumer.Config{VisibilityTimeout: 30 * time.Second, WaitTime: time.Second, Middleware: []sqsloop.Middleware{audit}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -10,14 +10,15 @@ import (
 	"github.com/sqsloop/sqsloop/sqlmailbox/internal/driver"
 )
 
-// Receive takes up to req.MaxMessages (1–10) visible messages in one short
-// transaction, so that concurrent receivers never take one message
-// (PostgreSQL: on a standard queue one statement, SELECT … FOR UPDATE SKIP
-// LOCKED, and receivers never wait on each other; on a FIFO queue the
-// receives take turns on a lock of the queue's row, for the length of their
-// transaction, so that two never take messages of one group; SQLite: one
-// write transaction, receives and every other write taking turns on the
-// file's lock), each now in flight for req.VisibilityTimeout (0–12 h,
+// Receive takes up to req.MaxMessages (1–10) visible messages, atomically,
+// so that concurrent receivers never take one message (PostgreSQL: on a
+// standard queue one statement, SELECT … FOR UPDATE SKIP LOCKED, and one
+// more when some went to the dead-letter queue, so receivers never wait on
+// each other; on a FIFO queue the
+// receives take turns on a lock of the queue's row, for the length of
+// their transaction, so that two never take messages of one group; SQLite:
+// one write transaction, receives and every other write taking turns on
+// the file's lock), each now in flight for req.VisibilityTimeout (0–12 h,
 // rounded up to whole seconds, as SQS counts) with a fresh receipt handle.
 // A message is visible once its visibility deadline has passed: never
 // received, its delay ended, nacked, or its lease lapsed. Recovery needs no
@@ -38,8 +39,8 @@ import (
 //
 // A message already received the redrive policy's maxReceiveCount times is
 // moved to the dead-letter queue instead of being delivered (keeping its
-// ID and receive count), and the audit table records it; the receive then
-// goes on to the next visible message. On a FIFO queue a message group
+// ID and receive count), and the audit table records it; it takes no place
+// in the batch: the receive goes on to the next visible message. On a FIFO queue a message group
 // with a message in flight delivers nothing, and a receive takes as many
 // messages of one group as it can, in order, before it takes another
 // group (SQS's FIFO delivery logic: the oldest group first), so that it

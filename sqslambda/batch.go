@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/heartbeat"
 	"github.com/sqsloop/sqsloop/internal/leases"
 	"github.com/sqsloop/sqsloop/internal/rules"
@@ -58,7 +57,7 @@ type recState uint8
 const (
 	waiting   recState = iota // not started yet
 	running                   // its handler runs
-	processed                 // its handler succeeded, or failed with consumer.Permanent and its copy is in the DLQ
+	processed                 // its handler succeeded, or failed with sqsloop.Permanent and its copy is in the DLQ
 	failed                    // its handler failed, panicked, or was cut short; or not run: a FIFO failure before it, or its lease lapsed while it waited
 	cutOff                    // not run: the deadline neared
 )
@@ -278,7 +277,7 @@ func (b *batch) pastCut() bool {
 
 // runOne runs record i's handler and settles its outcome, reporting both
 // to the observer. It reports whether the record was processed: its
-// handler succeeded, or failed with consumer.Permanent and the record was
+// handler succeeded, or failed with sqsloop.Permanent and the record was
 // copied to the dead-letter queue (deadLetter).
 func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
 	if !b.set(i, running) {
@@ -287,9 +286,9 @@ func (b *batch) runOne(i int, hb *heartbeat.Heartbeat) bool {
 	m := b.msgs[i]
 	ctx := heartbeat.NewContext(b.ctxs[i], hb)
 	if l := b.leases[i]; l != nil {
-		var cur leases.Current // for consumer.SetExtension
+		var cur leases.Current // sqsloop.LeaseFromContext
 		cur.Set(l)
-		ctx = leases.NewContext(ctx, &cur)
+		ctx = sqsloop.NewLeaseContext(ctx, &cur)
 	}
 	b.h.st.started.Add(1)
 	if b.runs != nil {
@@ -362,7 +361,7 @@ func (b *batch) decide(i int, err error, cutShort, dead bool, delay time.Duratio
 		}
 		return false
 	}
-	if !rules.IsPanic(err) && !errors.Is(err, consumer.ErrPermanent) { // a panic, a Permanent have lines of their own
+	if !rules.IsPanic(err) && !errors.Is(err, sqsloop.ErrPermanent) { // a panic, a Permanent have lines of their own
 		if l != nil {
 			b.h.failures.Failed("sqslambda: handler failed; the record is reported failed, to be received again after its back-off",
 				b.msgs[i], err, slog.String("retry_in", delay.String()))

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/internal/leases"
 	"github.com/sqsloop/sqsloop/visibility"
 )
@@ -34,7 +33,7 @@ const (
 // Config tunes a Handler. The zero Config is valid: 10 records at once, a
 // 1.5 s deadline margin, FIFO message groups stopped alone on a failure,
 // an error when every record of a batch failed, no SQS client (so no extension, no back-off and no dead-letter queue for
-// consumer.Permanent failures: a failed record comes back after the
+// sqsloop.Permanent failures: a failed record comes back after the
 // queue's visibility timeout), consumer.Config's back-off.
 type Config struct {
 	// Concurrency is how many records run at once in one invocation,
@@ -111,7 +110,7 @@ type Config struct {
 	// handlers beat, makes a failed record visible again after Backoff, and
 	// gives back at once the records that were not run; it runs only while
 	// an invocation runs. A record whose handler fails with
-	// consumer.Permanent is copied to the queue's dead-letter queue, when
+	// sqsloop.Permanent is copied to the queue's dead-letter queue, when
 	// the client can name it (sqsloop.DeadLetterQueueOpener), and reported
 	// processed (see the package doc). Without a client (nil, an error, or
 	// a queue that cannot be read) none of this happens: a failed, skipped
@@ -134,14 +133,14 @@ type Config struct {
 	Visibility visibility.Config
 
 	// Backoff gives a failed record's retry delay from its approximate
-	// receive count, unless its error carries one (consumer.NackAfter),
+	// receive count, unless its error carries one (sqsloop.NackAfter),
 	// exactly as in the consumer; used only with OpenQueue. Default
-	// consumer.ExponentialBackoff(1 s, 5 min).
+	// sqsloop.ExponentialBackoff(1 s, 5 min).
 	Backoff func(receiveCount int) time.Duration
 
 	// Middleware wraps the handler as in the consumer, Middleware[0]
 	// outermost, inside the consumer's panic recovery.
-	Middleware []consumer.Middleware
+	Middleware []sqsloop.Middleware
 
 	// Logger receives the handler's and the lease owner's records (message
 	// IDs only, never receipt handles). Default slog.Default().
@@ -152,7 +151,7 @@ type Config struct {
 	// record's handler runs, which then runs with the context it returns,
 	// and one ProcessEnd after, with the consumer's outcome
 	// (sqsloop.ProcessEvent): acked, nacked or panicked with the retry
-	// delay, dead_lettered when it failed with consumer.Permanent and its
+	// delay, dead_lettered when it failed with sqsloop.Permanent and its
 	// copy is in the dead-letter queue, lease_lost when the lease was lost
 	// while it ran, given_back when it returned an error after the deadline
 	// cut it short, abandoned when Handle stopped waiting for it (at the
@@ -184,7 +183,7 @@ func (c Config) withDefaults() Config {
 		c.Logger = slog.Default()
 	}
 	if c.Backoff == nil {
-		c.Backoff = consumer.ExponentialBackoff(0, 0)
+		c.Backoff = sqsloop.ExponentialBackoff(0, 0)
 	}
 	if c.Visibility.Observer == nil {
 		c.Visibility.Observer = c.Observer

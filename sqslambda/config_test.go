@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
@@ -15,7 +14,7 @@ func TestValidateNamesEveryBadField(t *testing.T) {
 	err := Config{
 		Concurrency:    MaxConcurrency + 1,
 		DeadlineMargin: -time.Second,
-		Middleware:     []consumer.Middleware{nil},
+		Middleware:     []sqsloop.Middleware{nil},
 		Visibility:     visibility.Config{Interval: -time.Second},
 	}.Validate()
 	if !errors.Is(err, sqsloop.ErrInvalidArgument) {

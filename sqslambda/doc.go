@@ -1,4 +1,4 @@
-// Package sqslambda runs a consumer.Handler on AWS Lambda, behind an SQS
+// Package sqslambda runs a sqsloop.Handler on AWS Lambda, behind an SQS
 // event source mapping: the same handler, with the same middleware, in a
 // long-running consumer or in a function.
 //
@@ -67,7 +67,7 @@
 // batch), one that
 // stops beating loses its lease (its context is cancelled with
 // Visibility.CancelOnLeaseLost), a failed record is made visible again
-// after Backoff(receive count) (or consumer.NackAfter's delay), and a
+// after Backoff(receive count) (or sqsloop.NackAfter's delay), and a
 // record that was not run, or was cut short by the deadline, is given back
 // at once. A processed record's lease is released: the event source mapping
 // deletes it. The lease owner stops, after sending what was decided (up to
@@ -93,11 +93,11 @@
 // With a client that can name the queue's dead-letter queue
 // (sqsloop.DeadLetterQueueOpener, as *sqsmailbox.Mailbox and
 // *memmailbox.Queue can), a record whose handler fails with
-// consumer.Permanent (and every body consumer.JSONHandler cannot decode) goes to
+// sqsloop.Permanent (and every body consumer.JSONHandler cannot decode) goes to
 // the dead-letter queue at once, as under a consumer, instead of being
 // retried until the queue's maxReceiveCount: the consumer's copy
 // (its body, its message attributes and the
-// consumer.AttrPoison… attributes saying why, which message, after how
+// sqsloop.AttrPoison… attributes saying why, which message, after how
 // many receives; on a FIFO queue its message group and deduplication ID)
 // is sent to the dead-letter queue, and then the record is reported
 // processed, so the event source mapping deletes the original. The copy is

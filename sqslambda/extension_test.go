@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/heartbeat"
 )
 
@@ -36,7 +35,7 @@ func (q *timeouts) asked() []time.Duration {
 }
 
 // A record's handler sets its own extension on Lambda as under a consumer
-// (consumer.SetExtension): beating every 40 s on a 30 s queue, it keeps
+// (sqsloop.SetExtension): beating every 40 s on a 30 s queue, it keeps
 // its message, each extension asking for the 1 min it set.
 func TestSetExtensionOnLambda(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -45,7 +44,7 @@ func TestSetExtensionOnLambda(t *testing.T) {
 		send(t, q, false, "slow")
 		ev := receiveEvent(t, q, 1, 30*time.Second)
 		h := mustNew(t, func(ctx context.Context, m *sqsloop.Message) error {
-			if err := consumer.SetExtension(ctx, time.Minute); err != nil {
+			if err := sqsloop.SetExtension(ctx, time.Minute); err != nil {
 				return err
 			}
 			for range 4 {
@@ -65,9 +64,9 @@ func TestSetExtensionOnLambda(t *testing.T) {
 		if len(asked) < 4 {
 			t.Fatalf("extensions %v, want one per beat", asked)
 		}
-		for _, d := range asked {
-			if d != time.Minute {
-				t.Fatalf("extensions %v, want each 1m", asked)
+		for _, d := range asked { // 1 min after the look that saw a beat, sent as the deadline nears
+			if d > time.Minute || d < time.Minute-15*time.Second {
+				t.Fatalf("extensions %v, want each up to 1m after a beat", asked)
 			}
 		}
 	})

@@ -15,7 +15,6 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/heartbeat"
 )
 
@@ -234,8 +233,8 @@ func TestFirstDeliveryReceivedAtItsFirstReceive(t *testing.T) {
 func TestPanicsAndMiddleware(t *testing.T) {
 	ev := fixture(t, "standard.json")
 	var order []string // appended to by record 5's run only
-	mw := func(name string) consumer.Middleware {
-		return func(next consumer.Handler) consumer.Handler {
+	mw := func(name string) sqsloop.Middleware {
+		return func(next sqsloop.Handler) sqsloop.Handler {
 			return func(ctx context.Context, m *sqsloop.Message) error {
 				if heartbeat.FromContext(ctx) == nil {
 					t.Error("middleware: no heartbeat in the context")
@@ -250,7 +249,7 @@ func TestPanicsAndMiddleware(t *testing.T) {
 			}
 		}
 	}
-	h := mustNew(t, byBody(nil), Config{Middleware: []consumer.Middleware{mw("outer"), mw("inner")}})
+	h := mustNew(t, byBody(nil), Config{Middleware: []sqsloop.Middleware{mw("outer"), mw("inner")}})
 	resp, err := h.Handle(invocation(t, time.Minute), ev)
 	if err != nil {
 		t.Fatal(err)

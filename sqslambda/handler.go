@@ -10,12 +10,11 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/internal/failurelog"
 	"github.com/sqsloop/sqsloop/internal/rules"
 )
 
-// Handler runs a consumer.Handler for the records of SQS events: its Handle
+// Handler runs a sqsloop.Handler for the records of SQS events: its Handle
 // method is the Lambda function's handler. Create it with New, once per
 // execution environment (before lambda.Start): it keeps what it learns of
 // each queue across invocations. Safe for concurrent use (an execution
@@ -23,7 +22,7 @@ import (
 // once).
 type Handler struct {
 	cfg     Config
-	handler consumer.Handler // with panic recovery and middleware, as under a consumer (rules.Wrap)
+	handler sqsloop.Handler // with panic recovery and middleware, as under a consumer (rules.Wrap)
 
 	failures *failurelog.Log // the WARN lines of failed handler runs, rate-limited
 
@@ -37,7 +36,7 @@ type Handler struct {
 // of cfg.Validate (each naming its field and range), and an error wrapping
 // sqsloop.ErrInvalidArgument for a nil h. It makes no call: the queue is
 // opened and checked at the first invocation.
-func New(h consumer.Handler, cfg Config) (*Handler, error) {
+func New(h sqsloop.Handler, cfg Config) (*Handler, error) {
 	var errs []error
 	if h == nil {
 		errs = append(errs, fmt.Errorf("handler: must not be nil: %w", sqsloop.ErrInvalidArgument))
@@ -66,7 +65,7 @@ func New(h consumer.Handler, cfg Config) (*Handler, error) {
 // source mapping deletes them (it must have ReportBatchItemFailures in its
 // FunctionResponseTypes, or Lambda deletes the failed records too): those
 // whose handler succeeded, and, with a client, those whose handler failed
-// with consumer.Permanent and whose copy the queue's dead-letter queue
+// with sqsloop.Permanent and whose copy the queue's dead-letter queue
 // has (sent before Handle answers; see the package doc).
 //
 // ctx is the invocation's: its deadline sets the cut-off

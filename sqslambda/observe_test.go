@@ -30,7 +30,7 @@ type recorder struct {
 	settled  map[string][]string               // kinds of the entries, by body
 	lost     map[string]sqsloop.LeaseLostEvent // by body
 	wrongCtx []string                          // ProcessEnds not given ProcessStart's context
-	others   int                               // Received and Drain calls
+	others   int                               // Received, Drain and QueueRead calls
 }
 
 // runOf is the key of the value recorder.ProcessStart puts in the context.
@@ -46,6 +46,8 @@ func (r *recorder) Received(context.Context, sqsloop.ReceiveEvent) {
 	r.mu.Unlock()
 }
 func (r *recorder) Drain(sqsloop.DrainEvent) { r.mu.Lock(); r.others++; r.mu.Unlock() }
+
+func (r *recorder) QueueRead(sqsloop.QueueEvent) { r.mu.Lock(); r.others++; r.mu.Unlock() }
 
 func (r *recorder) ProcessStart(ctx context.Context, m *sqsloop.Message) context.Context {
 	r.mu.Lock()

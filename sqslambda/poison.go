@@ -7,7 +7,6 @@ import (
 	"log/slog"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/internal/rules"
 )
 
@@ -19,7 +18,7 @@ var (
 )
 
 // deadLetter copies record i, whose handler (running with ctx) failed with
-// err, to its queue's dead-letter queue when err is consumer.Permanent,
+// err, to its queue's dead-letter queue when err is sqsloop.Permanent,
 // as the consumer does (the same copy: rules.DeadLetters), and reports whether the
 // dead-letter queue has the copy: the record is then reported processed,
 // and the event source mapping deletes the original after Handle answers.
@@ -33,7 +32,7 @@ var (
 // the source queue (redelivered) or in both, never in neither; a copy that
 // would run past that fails, and so does the record.
 func (b *batch) deadLetter(ctx context.Context, i int, err error) bool {
-	if !errors.Is(err, consumer.ErrPermanent) {
+	if !errors.Is(err, sqsloop.ErrPermanent) {
 		return false
 	}
 	m, arn := b.msgs[i], b.recs[i].EventSourceARN

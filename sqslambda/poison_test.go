@@ -212,9 +212,9 @@ func TestUndecodableBodyGoesToTheDLQ(t *testing.T) {
 			a["checksum"].DataType != "Binary" || string(a["checksum"].BinaryValue) != "\xde\xad\xbe\xef" {
 			t.Errorf("DLQ copy: body %q, attributes %v: want the record's", d.Body, a)
 		}
-		if rc := a[consumer.AttrPoisonReceiveCount]; rc.DataType != "Number" || rc.StringValue != "1" ||
-			a[consumer.AttrPoisonMessageID].StringValue != ev.Records[1].MessageId ||
-			!strings.Contains(a[consumer.AttrPoisonReason].StringValue, "does not decode into sqslambda.fileJob") {
+		if rc := a[sqsloop.AttrPoisonReceiveCount]; rc.DataType != "Number" || rc.StringValue != "1" ||
+			a[sqsloop.AttrPoisonMessageID].StringValue != ev.Records[1].MessageId ||
+			!strings.Contains(a[sqsloop.AttrPoisonReason].StringValue, "does not decode into sqslambda.fileJob") {
 			t.Errorf("DLQ copy's poison attributes %v: want receive count 1, message ID %s and the decode error", a, ev.Records[1].MessageId)
 		}
 		st := h.Stats()
@@ -226,7 +226,7 @@ func TestUndecodableBodyGoesToTheDLQ(t *testing.T) {
 		if !maps.Equal(outcomes, want) {
 			t.Errorf("outcomes %v, want %v", outcomes, want)
 		}
-		if e := rec.ends[undecodable][0]; e.Delay != 0 || !errors.Is(e.Err, consumer.ErrPermanent) {
+		if e := rec.ends[undecodable][0]; e.Delay != 0 || !errors.Is(e.Err, sqsloop.ErrPermanent) {
 			t.Errorf("the dead-lettered run's event %+v: want no delay, the Permanent error", e)
 		}
 		if w := lg.permanent(); len(w) != 1 || !contains(w[0], "copied to the dead-letter queue") || !contains(w[0], ev.Records[1].MessageId) ||

@@ -15,7 +15,7 @@ import (
 // once per execution environment, the queue's attributes (visibility
 // timeout, redrive policy) for the checks of the package doc. A Queue
 // that is also a sqsloop.DeadLetterQueueOpener gets the copies of the
-// records that fail with consumer.Permanent sent to its dead-letter queue.
+// records that fail with sqsloop.Permanent sent to its dead-letter queue.
 // *sqsmailbox.Mailbox satisfies both (over an *sqs.Client), and so does
 // *memmailbox.Queue; errors are read by the sqsloop sentinels, as a
 // consumer reads a Mailbox's (sqsloop.ErrReceiptHandleExpired ends one

@@ -4,39 +4,29 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/internal/leases"
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
 // Stats counts a Handler's work since it was created (one execution
-// environment), summed over its invocations.
-//
-// The embedded consumer.Stats are the consumer's counters, as they apply
-// on Lambda: Received counts records handed to Handle and Redelivered
-// those with a receive count above 1; Started, Succeeded, Failed (errors,
-// panics, and records whose handler was cut short by the deadline) and
-// Panics count handler runs; Abandoned counts handlers still running
-// DeadlineMargin/4 after their contexts ended, whose records were reported
-// failed without waiting for them. Acked counts records reported as
-// processed, which the event source mapping deletes, and LateAcked those
-// of them whose lease the lease owner had already seen lapse (their
-// delete may find a newer receipt handle; the record may run again);
-// AckFailed and AckRetries stay 0. Poisoned counts records whose handler
-// failed with consumer.Permanent and that were copied to the dead-letter
-// queue (also in Failed, and in Acked: reported processed). Nacked,
-// GivenBack, NackFailed, Extensions, ExtensionCalls,
-// LargestExtensionBatch, LeasesLost and LeasesLostNeverBeat (and the
-// calls: DeleteCalls, NackCalls, ExtensionFailures) are the lease owners'
-// (visibility.Stats; with a client, 0 without), LeasesLost with the leases
-// that had lapsed before their invocation began; Held is 0 (a lease owner
-// holds leases while its invocation runs, and is added when it ends). ReceiveCalls and ReceiveErrors
-// stay 0: the event source mapping receives.
+// environment), summed over its invocations. Every field is a count of
+// records unless it says otherwise. The lease owners' counts (Nacked to
+// LeasesLostNeverBeat) are those of the invocations' lease owners, with a
+// client; 0 without one.
 type Stats struct {
-	consumer.Stats
-
 	// Invocations counts the calls of Handle.
 	Invocations int64
+	// Received counts the records handed to Handle; Redelivered those with
+	// a receive count above 1.
+	Received, Redelivered int64
+	// Started counts the handler runs; Succeeded and Failed their results
+	// (errors, panics, and records whose handler was cut short by the
+	// deadline); Panics the panics among them.
+	Started, Succeeded, Failed, Panics int64
+	// Abandoned counts handlers still running DeadlineMargin/4 after their
+	// contexts ended, whose records were reported failed without waiting
+	// for them.
+	Abandoned int64
 	// Skipped counts FIFO records reported failed without running because
 	// an earlier record of their message group (or, with
 	// Config.FIFOStopOnFailure, of the batch) failed.
@@ -49,6 +39,32 @@ type Stats struct {
 	CutOff int64
 	// ItemFailures counts the message IDs reported in batchItemFailures.
 	ItemFailures int64
+	// Acked counts records reported as processed, which the event source
+	// mapping deletes (the Handler never does), and LateAcked those of them
+	// whose lease the lease owner had already seen lapse (their delete may
+	// find a newer receipt handle; the record may run again).
+	Acked, LateAcked int64
+	// Poisoned counts records whose handler failed with sqsloop.Permanent
+	// and that were copied to the dead-letter queue (also in Failed, and
+	// in Acked: reported processed).
+	Poisoned int64
+
+	// NackCalls counts the ChangeMessageVisibilityBatch calls that nacked
+	// or gave back records; Nacked the failed records made visible after
+	// their back-off, GivenBack the records not run made visible at once,
+	// NackFailed those whose nack or give-back failed for good (they
+	// become visible when their lease ends).
+	NackCalls, Nacked, GivenBack, NackFailed int64
+	// ExtensionCalls counts the ChangeMessageVisibilityBatch calls that
+	// extended leases; Extensions the entries that succeeded,
+	// ExtensionFailures those that failed transiently; LargestExtensionBatch
+	// is the most entries one call carried (≤ 10).
+	ExtensionCalls, Extensions, ExtensionFailures, LargestExtensionBatch int64
+	// LeasesLost counts the leases lost (visibility.Stats.LeasesLost), with
+	// those that had lapsed before their invocation began;
+	// LeasesLostNeverBeat those that lapsed while their handler ran without
+	// beating once.
+	LeasesLost, LeasesLostNeverBeat int64
 }
 
 // counters are a Handler's live counts.
@@ -76,17 +92,19 @@ func (c *counters) addLeases(s visibility.Stats) {
 func (h *Handler) Stats() Stats {
 	c := &h.st
 	c.mu.Lock()
-	s := consumer.Stats{Stats: c.leases}
+	l := c.leases
 	c.mu.Unlock()
-	s.LeasesLost += c.lapsed.Load()
-	s.Received, s.Redelivered = c.received.Load(), c.redelivered.Load()
-	s.Started, s.Succeeded, s.Failed = c.started.Load(), c.succeeded.Load(), c.failed.Load()
-	s.Panics, s.Abandoned = c.panics.Load(), c.abandoned.Load()
-	s.Acked, s.LateAcked = c.acked.Load(), c.lateAcked.Load() // the lease owner never deletes: the event source mapping does
-	s.Poisoned = c.poisoned.Load()
 	return Stats{
-		Stats:       s,
 		Invocations: c.invocations.Load(),
-		Skipped:     c.skipped.Load(), CutOff: c.cutOff.Load(), ItemFailures: c.itemFailures.Load(),
+		Received:    c.received.Load(), Redelivered: c.redelivered.Load(),
+		Started: c.started.Load(), Succeeded: c.succeeded.Load(), Failed: c.failed.Load(), Panics: c.panics.Load(),
+		Abandoned: c.abandoned.Load(),
+		Skipped:   c.skipped.Load(), CutOff: c.cutOff.Load(), ItemFailures: c.itemFailures.Load(),
+		Acked: c.acked.Load(), LateAcked: c.lateAcked.Load(), // the lease owner never deletes: the event source mapping does
+		Poisoned:  c.poisoned.Load(),
+		NackCalls: l.NackCalls, Nacked: l.Nacked, GivenBack: l.GivenBack, NackFailed: l.NackFailed,
+		ExtensionCalls: l.ExtensionCalls, Extensions: l.Extensions, ExtensionFailures: l.ExtensionFailures,
+		LargestExtensionBatch: l.LargestExtensionBatch,
+		LeasesLost:            l.LeasesLost + c.lapsed.Load(), LeasesLostNeverBeat: l.LeasesLostNeverBeat,
 	}
 }

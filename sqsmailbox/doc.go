@@ -1,7 +1,10 @@
 // Package sqsmailbox is a [sqsloop.Mailbox] over Amazon SQS, built on
 // github.com/aws/aws-sdk-go-v2/service/sqs. It also works against
 // SQS-compatible servers (LocalStack, ElasticMQ, fauxqs): pass their address to
-// [NewClient].
+// [NewClient]. Importing it registers its URLs with sqsloop.OpenMailbox: a
+// queue URL (https://sqs.eu-west-1.amazonaws.com/123456789012/jobs, or an
+// emulator's, http://127.0.0.1:4566/000000000000/jobs) or
+// sqs://jobs?region=…&endpoint=…, the queue looked up by name.
 //
 // Each Mailbox method is one SQS call: Receive is ReceiveMessage, Delete is
 // DeleteMessageBatch, ChangeVisibility is ChangeMessageVisibilityBatch, Send is

@@ -28,45 +28,46 @@ const MaxAccessDenied = 5
 // ("Visibility.Interval: …"), by the Validate of the Config that holds it.
 //
 // How it times: the lease owner looks at each lease once per Interval (the
-// first time Interval after the receive), and once more Interval/2 before
-// its deadline. A lease whose handler beat since its last extension is
-// extended to now + the extension; one that did not beat is not, and
-// lapses at its deadline. So a handler keeps its message by beating often
-// enough for the extension, and one that stops beating loses it at most
-// Interval + the extension after its last beat. The calls do not depend on
-// the extension: one per look that finds a new beat, so at most 3600 s /
-// Interval per message-hour, 10 messages to a ChangeMessageVisibilityBatch
-// call.
+// first time Interval after the receive), 2.5 Intervals before its
+// deadline, and once more Interval/2 before it. A lease whose handler beat
+// since its last extension is extended when its deadline nears (within
+// 2.5 Intervals), to the extension after the look that saw its latest beat;
+// one that did not beat is not, and lapses at its deadline. So a handler
+// keeps its message by beating at least once per extension less
+// Interval/2, and one that stops beating loses it at most Interval + the
+// extension after its last beat. A message whose handler returns before
+// its deadline nears costs no extension; one whose handler beats at every
+// look costs one about every extension − 2.5 Intervals (a call that goes
+// out anyway takes along the leases due within the next Interval), 10
+// messages to a ChangeMessageVisibilityBatch call.
 //
-// Adaptive extension (Extension left zero): the lease owner chooses the
-// extension as Cloud Pub/Sub's client chooses its ack deadline, from the
-// 99th percentile G of the gaps between beats it observed on the queue
-// (the last 256), with a margin, within bounds:
+// The rule users rely on: with Extension left zero (the default), a
+// handler that beats at least once per visibility timeout never loses its
+// message, whatever else runs beside it. The lease owner chooses each
+// lease's extension, never below the visibility timeout the message was
+// received with plus Interval/2, longer where the gaps it observed between
+// beats need it (as Cloud Pub/Sub's client sizes its ack deadline from
+// the 99th percentile of the ack latencies it observed):
 //
-//	extension = clamp(1.25 × G + 1.5 × Interval, MinExtensionPeriod, MaxExtensionPeriod)
+//	extension = clamp(max(vt + Interval/2, 1.25 × G + 1.5 × Interval, 1.25 × g + 1.5 × Interval), MinExtensionPeriod, MaxExtensionPeriod)
 //
-// A beat is seen at the first look after it, up to an Interval late, and
-// the last look is Interval/2 before the deadline: 1.5 × Interval covers
-// both, the quarter of G the jitter of the slowest gaps. A handler that
-// beats at every look gets MinExtensionPeriod (three Intervals: a stuck one
-// loses its lease within four Intervals of its last beat, where a fixed
-// Extension of the visibility timeout takes up to six); one that beats
-// every 5 min gets about 6 min, and keeps its lease. Until 16 gaps are
-// observed, over a visibility timeout at least, the extension is not
-// shorter than the visibility timeout the message was received with (the
-// fixed choice), only longer, at once, when a gap says so; a lease that
-// lapses while its handler still runs is watched, and its handler's next
-// beat counts as the gap that was too long, so a first guess too short
-// corrects itself after one lapse. The run times of the handlers are kept
-// too: while a handler is expected to return (the 99th percentile of the
-// run times) 2.5 Intervals or more before its lease's deadline, its lease
-// is not extended, so jobs shorter than the visibility timeout cost no
-// extension; after that time its lease is extended to no later than an
-// extension at the look that saw its last beat would have, so a stuck
-// handler loses its message no later for the wait. A handler that knows
-// better sets its own extension, within the same bounds
-// (consumer.SetExtension). A consumer reports the choice
-// (sqsloop.SettleEvent's Extension and BeatGap); set Extension to fix it.
+// where G is the 99th percentile of the gaps between beats observed on the
+// queue (the last 256: the first gap of a lease is covered when its
+// handler beats like the others) and g the largest gap observed of the
+// lease's own handler (its later gaps are covered however few they are
+// among the queue's). A beat is seen at the first look after it, up to an
+// Interval late, and the last look is Interval/2 before the deadline:
+// 1.5 × Interval covers both, the quarter the jitter of the slowest
+// gaps. A handler that beats every 5 min on a 30 s queue loses its first
+// lease if the queue has not seen such gaps before (its first gap is
+// longer than the visibility timeout); the lease owner watches it, counts
+// its next beat as the gap that was too long, and the next leases of the
+// queue fit. The start of a handler counts as a beat, so a handler whose
+// first beat comes up to a visibility timeout after its start keeps its
+// lease. A handler that knows better sets its own extension, within
+// MinExtensionPeriod and MaxExtensionPeriod (sqsloop.SetExtension). A
+// consumer reports the choice (sqsloop.SettleEvent's Extension and
+// BeatGap); set Extension to fix it.
 //
 // Timing rules, for messages received with visibility timeout vt: Interval
 // must be less than Extension/2 (and MinExtensionPeriod more than twice
@@ -74,7 +75,7 @@ const MaxAccessDenied = 5
 // failed extension tried again at the next look, before it lapses; and
 // MaxExtension 0 or at least vt, so that no extension shortens a lease to
 // its ceiling. Left zero, Interval is a fifth of the smaller of vt and
-// Extension (vt 30 s: looked at every 6 s, extended by at least 18 s);
+// Extension (vt 30 s: looked at every 6 s, extended by at least 33 s);
 // used on its own, with no visibility timeout to derive from, it is
 // DefaultInterval.
 type Config struct {
@@ -94,27 +95,33 @@ type Config struct {
 
 	// Interval is how often each lease is looked at, and so the least time
 	// between two extensions of one message (a lease may be taken along
-	// early to fill a batch call that goes out anyway). Range: > 0, less
-	// than Extension/2 and at most the visibility timeout/2. Default: see
-	// Config.
+	// early to fill a batch call that goes out anyway), and how late a
+	// beat may be seen. Range: > 0, less than Extension/2 and at most the
+	// visibility timeout/2. Default: see Config.
 	Interval time.Duration
 
-	// Extension is the visibility timeout requested by each extension,
-	// counted from when it is sent. Range: 1 s–12 h (SQS's
-	// VisibilityTimeout is 0–43,200 s); SQS counts whole seconds, so it is
-	// rounded up to one. 0 (the default): chosen by the lease owner from
-	// the beats it observes, starting from the visibility timeout (see
-	// Config).
+	// Extension is how long each extension keeps the message hidden,
+	// counted from the look that saw the beat that earned it. Range:
+	// 1 s–12 h (SQS's VisibilityTimeout is 0–43,200 s); SQS counts whole
+	// seconds, so what is asked is rounded up to one. 0 (the default):
+	// chosen by the lease owner, never below the visibility timeout +
+	// Interval/2 (see Config). A fixed Extension keeps the leases of
+	// handlers that beat at least once per Extension − Interval/2 only.
 	Extension time.Duration
 
 	// MinExtensionPeriod and MaxExtensionPeriod bound the extension the
 	// lease owner chooses (Extension 0) and the one a handler sets for its
-	// message (consumer.SetExtension), as Cloud Pub/Sub's
+	// message (sqsloop.SetExtension), as Cloud Pub/Sub's
 	// MinExtensionPeriod and MaxExtensionPeriod do its ack deadline.
 	// MinExtensionPeriod: more than 2 × Interval, at most 12 h; 0 means
-	// 3 × Interval. MaxExtensionPeriod: MinExtensionPeriod–12 h; 0 means
-	// an hour, or the visibility timeout when longer. The longer the
-	// extension, the later a stuck handler loses its message.
+	// 3 × Interval (the choice never goes below the visibility timeout
+	// + Interval/2 anyway: a higher MinExtensionPeriod raises it, and a
+	// handler's own may be lower). MaxExtensionPeriod:
+	// MinExtensionPeriod–12 h; 0 means an hour, or the visibility timeout
+	// when longer (set lower, it caps the choice below the visibility
+	// timeout, and a handler beating once per visibility timeout may lose
+	// its lease). The longer the extension, the later a stuck handler
+	// loses its message.
 	MinExtensionPeriod, MaxExtensionPeriod time.Duration
 
 	// MaxExtension bounds how long a message may stay hidden in total,

@@ -1,9 +1,10 @@
 package visibility
 
 // Stats counts what a lease owner did since it was created: the part of
-// consumer.Stats (and sqslambda.Stats, summed over its invocations) that
-// the lease owner counts, embedded there. Entries are messages; calls are
-// batch calls of at most 10 entries.
+// consumer.Stats that the lease owner counts, embedded there (sqslambda.Stats
+// has those of its fields that apply on Lambda, summed over its
+// invocations). Entries are messages; calls are batch calls of at most 10
+// entries.
 type Stats struct {
 	// Held is the number of leases held now: from the receive until their
 	// decided call succeeded, failed for good, or the lease was lost with

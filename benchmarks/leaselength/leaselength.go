@@ -10,8 +10,7 @@
 // timeout is QueueVisibilityTimeout:
 //
 //  1. warm-up: 2n healthy jobs (each beats every Beat for Job, then returns
-//     nil); an adaptive lease owner learns from them (it trusts what it
-//     observed from 16 gaps and 16 runs on);
+//     nil); an adaptive lease owner learns the queue's gaps from them;
 //  2. measured: n healthy jobs: the extensions and their batch calls are
 //     the consumer's own counts (Stats) over the wave, the message-hours the
 //     handlers' run time; a message received again (its lease lapsed

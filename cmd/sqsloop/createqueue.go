@@ -75,7 +75,7 @@ func (c *createQueueCmd) Run(g *globals) error {
 		fmt.Fprintln(g.stdout, mb.Name())
 		return nil
 	}
-	client, err := mailboxFlags{Endpoint: c.Endpoint}.client(g.ctx)
+	client, err := sqsmailbox.NewClient(g.ctx, c.Endpoint)
 	if err != nil {
 		return err
 	}

@@ -36,9 +36,17 @@ to 5m) until the queue's max receive count moves it to the dead-letter queue; --
 there at once. Every line the command writes (--beat-on) is a heartbeat: a command that goes silent for
 longer than the lease loses its message, and is stopped (SIGTERM to its process group, SIGKILL after
 --kill-grace), while the message goes to another worker. Its output is logged line by line, with the
-message ID. On SIGTERM or SIGINT sqsloop drains: it stops receiving, lets the commands running finish
-within --shutdown-timeout, then stops them and gives their messages back
-(and exits with status 1).
+message ID. On SIGTERM or SIGINT sqsloop drains: it stops receiving and lets the commands running finish
+within --shutdown-timeout; those still running then are stopped and their messages given back. A second
+signal gives back every message at once and exits.
+
+sqsloop's own exit status:
+  0    a drain in which every command finished within --shutdown-timeout (its ack sent), or an exit
+       by --exit-when-idle
+  1    a drain that ran out of --shutdown-timeout (commands stopped, their messages given back), a
+       queue that failed for good (gone, access denied), or a bad setting
+  2    bad usage (an unknown flag)
+  130  a second SIGINT (143: a second SIGTERM): the messages in flight were given back at once
 
 Examples:
 
@@ -53,7 +61,7 @@ func (c *execCmd) Validate() error {
 	if len(c.Command) > 0 && c.Command[0] == "--" {
 		c.Command = c.Command[1:]
 	}
-	var errs []error
+	errs := []error{c.workerFlags.check()}
 	if c.PoisonExitCode < 0 || c.PoisonExitCode > 255 {
 		errs = append(errs, fmt.Errorf("--poison-exit-code: want 1-255 (or 0 for none), got %d", c.PoisonExitCode))
 	}

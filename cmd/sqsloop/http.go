@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -34,7 +35,9 @@ a streamed response is a heartbeat, and so is a POST to the message's beat URL (
 http://127.0.0.1:PORT/beat/MESSAGE_ID: 204, or 404 once the message is no longer in flight). An
 application that does neither for longer than the lease loses the message: its request is cancelled
 (the connection closed) and another worker gets it. Receiving starts once the application accepts
-connections. On SIGTERM or SIGINT it drains: requests in flight get --shutdown-timeout to finish.
+connections. On SIGTERM or SIGINT it drains: requests in flight get --shutdown-timeout to finish. Exit
+status as exec's: 0 after a drain within --shutdown-timeout, 1 when it ran out (requests cancelled, their
+messages given back) or the queue failed, 130 or 143 after a second signal.
 
 Examples:
 
@@ -44,13 +47,14 @@ Examples:
 
 // Validate checks http's own flags.
 func (c *httpCmd) Validate() error {
+	errs := []error{c.workerFlags.check()}
 	if c.PoisonStatus != 0 && (c.PoisonStatus < 100 || c.PoisonStatus > 599 || c.PoisonStatus == 200) {
-		return fmt.Errorf("--poison-status: want an HTTP status 100-599 other than 200 (or 0 for none), got %d", c.PoisonStatus)
+		errs = append(errs, fmt.Errorf("--poison-status: want an HTTP status 100-599 other than 200 (or 0 for none), got %d", c.PoisonStatus))
 	}
 	if _, err := checkTarget(c.To); err != nil {
-		return err
+		errs = append(errs, err)
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Run consumes the queue, POSTing each message to the application, until a

@@ -7,24 +7,23 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/sqlmailbox"
-	"github.com/sqsloop/sqsloop/sqlmailbox/postgres"
-	"github.com/sqsloop/sqsloop/sqlmailbox/sqlite"
+	_ "github.com/sqsloop/sqsloop/sqlmailbox/postgres" // opens postgres:// queues
+	_ "github.com/sqsloop/sqsloop/sqlmailbox/sqlite"   // opens sqlite: queues
 	"github.com/sqsloop/sqsloop/sqsmailbox"
 )
 
-// mailboxFlags name a queue, the same way in every command: an SQS queue
-// by --queue-url (or by --queue, its name, looked up with GetQueueUrl), on
-// AWS or on the server --endpoint names; or a queue --queue names in the
-// database --mailbox names.
+// mailboxFlags name a queue, the same way in every command, and make the
+// URL sqsloop.OpenMailbox opens: an SQS queue by --queue-url (or by
+// --queue, its name, looked up with GetQueueUrl), on AWS or on the server
+// --endpoint names; a queue --queue names in the database --mailbox names;
+// or any queue URL the library opens, by --queue-url.
 type mailboxFlags struct {
-	QueueURL string `name:"queue-url" placeholder:"URL" help:"The SQS queue's URL (credentials and region from the standard AWS chain: AWS_REGION, AWS_PROFILE, instance and task roles; the region defaults to the URL's)."`
-	Endpoint string `placeholder:"URL" help:"Base URL of an SQS-compatible server (LocalStack, ElasticMQ, fauxqs: http://127.0.0.1:4566); empty: AWS."`
+	QueueURL string `name:"queue-url" placeholder:"URL" help:"The queue's URL: an SQS queue's (credentials from the standard AWS chain: AWS_PROFILE, instance and task roles; the region is the URL's), sqs://NAME?region=R, or a database's queue, sqlite:jobs.db?queue=NAME or postgres://...?queue=NAME."`
+	Endpoint string `placeholder:"URL" help:"Base URL of an SQS-compatible server (LocalStack, ElasticMQ, fauxqs: http://127.0.0.1:4566); empty: AWS, or the --queue-url's own server."`
 	Mailbox  string `placeholder:"sqlite:PATH|postgres://..." help:"A database mailbox instead of SQS: sqlite:PATH (a file) or a postgres:// (postgresql://) URL; name the queue with --queue."`
 	Queue    string `placeholder:"NAME" help:"The queue's name: in the --mailbox database, or on SQS (looked up with GetQueueUrl) when --queue-url is not given."`
 }
@@ -47,18 +46,10 @@ type queue struct {
 	sqs *sqs.Client // SQS: for the calls the Mailbox contract lacks
 
 	store *sqlmailbox.Store // a database mailbox
-
-	closers []func() error
 }
 
-// Close closes the mailbox and what was opened for it, last opened first.
-func (q *queue) Close() error {
-	var errs []error
-	for i := len(q.closers) - 1; i >= 0; i-- {
-		errs = append(errs, q.closers[i]())
-	}
-	return errors.Join(errs...)
-}
+// Close closes the mailbox and what was opened for it.
+func (q *queue) Close() error { return q.mb.Close() }
 
 // describe names the queue for messages to the user: its URL on SQS, else
 // its name (never a PostgreSQL URL, which may hold a password).
@@ -84,72 +75,68 @@ func (f mailboxFlags) check() error {
 	return nil
 }
 
+// url is the queue URL the flags make, for sqsloop.OpenMailbox.
+func (f mailboxFlags) url() (string, error) {
+	var raw string
+	params := url.Values{}
+	switch {
+	case f.Mailbox != "":
+		raw = f.Mailbox
+		params.Set("queue", f.Queue)
+	case f.QueueURL != "":
+		raw = f.QueueURL
+	default:
+		raw = "sqs://" + f.Queue
+	}
+	if f.Endpoint != "" {
+		params.Set("endpoint", f.Endpoint)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("%s: not a URL", redact(raw))
+	}
+	q := u.Query()
+	for k, v := range params {
+		q[k] = v
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
 // open opens the queue the flags name. The queue must exist (create-queue
 // makes one).
 func (f mailboxFlags) open(ctx context.Context) (*queue, error) {
 	if err := f.check(); err != nil {
 		return nil, err
 	}
-	if f.Mailbox != "" {
-		st, closeDB, err := openStore(ctx, f.Mailbox)
-		if err != nil {
-			return nil, err
-		}
-		q := &queue{name: f.Queue, store: st, closers: []func() error{closeDB}}
-		mb, err := st.Queue(ctx, f.Queue)
-		if err != nil {
-			q.Close()
-			if errors.Is(err, sqsloop.ErrQueueNotFound) {
-				return nil, fmt.Errorf("%w (create it with: sqsloop create-queue --mailbox ... --queue %s)", err, f.Queue)
-			}
-			return nil, err
-		}
-		q.mb = mb
-		q.closers = append(q.closers, mb.Close)
-		return q, nil
-	}
-	client, err := f.client(ctx)
+	raw, err := f.url()
 	if err != nil {
 		return nil, err
 	}
-	u := f.QueueURL
-	if u == "" {
-		out, err := client.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(f.Queue)})
-		if err != nil {
-			return nil, fmt.Errorf("--queue %s: %w", f.Queue, err)
+	opened, err := sqsloop.OpenMailbox(ctx, raw)
+	if err != nil {
+		if errors.Is(err, sqsloop.ErrQueueNotFound) && f.Mailbox != "" {
+			return nil, fmt.Errorf("%w (create it with: sqsloop create-queue --mailbox ... --queue %s)", err, f.Queue)
 		}
-		u = aws.ToString(out.QueueUrl)
+		return nil, withMigrateHint(err)
 	}
-	mb, err := sqsmailbox.New(client, u)
-	if err != nil {
-		return nil, err
+	mb, ok := opened.(mailbox)
+	if !ok {
+		opened.Close()
+		return nil, fmt.Errorf("%s: the mailbox (%T) cannot report its attributes or open its dead-letter queue", redact(raw), opened)
 	}
-	return &queue{name: queueName(u), mb: mb, url: u, sqs: client, closers: []func() error{mb.Close}}, nil
-}
-
-// client returns an SQS client for the flags' endpoint, in the region
-// of the standard chain or, when it names none, the region of the queue's
-// URL (sqs.eu-west-1.amazonaws.com).
-func (f mailboxFlags) client(ctx context.Context) (*sqs.Client, error) {
-	var opts []func(*config.LoadOptions) error
-	if r := urlRegion(f.QueueURL); r != "" {
-		opts = append(opts, config.WithDefaultRegion(r))
+	q := &queue{mb: mb}
+	switch m := mb.(type) {
+	case *sqsmailbox.Mailbox:
+		q.url, q.name = m.QueueURL(), queueName(m.QueueURL())
+		q.sqs, _ = m.Client().(*sqs.Client)
+	case interface {
+		Name() string
+		Store() *sqlmailbox.Store
+	}:
+		q.name, q.store = m.Name(), m.Store()
 	}
-	return sqsmailbox.NewClient(ctx, f.Endpoint, opts...)
-}
-
-// urlRegion returns the region of an SQS queue URL on AWS
-// (https://sqs.REGION.amazonaws.com/ACCOUNT/NAME), or "".
-func urlRegion(queueURL string) string {
-	u, err := url.Parse(queueURL)
-	if err != nil {
-		return ""
-	}
-	parts := strings.Split(u.Hostname(), ".")
-	if len(parts) >= 4 && parts[0] == "sqs" && parts[2] == "amazonaws" {
-		return parts[1]
-	}
-	return ""
+	return q, nil
 }
 
 // queueName is the last path segment of a queue URL: the queue's name.
@@ -162,25 +149,15 @@ func queueName(queueURL string) string {
 	return p[strings.LastIndex(p, "/")+1:]
 }
 
-// openStore opens the database spec names: "sqlite:PATH" (a new file gets
-// the schema) or a postgres:// URL (whose schema migrate must have made).
-// The second result closes what it opened.
+// openStore opens the database spec names (sqlmailbox.Open: sqlite:PATH,
+// a postgres:// URL), for the commands that work on a database rather
+// than one queue. The second result closes it.
 func openStore(ctx context.Context, spec string) (*sqlmailbox.Store, func() error, error) {
-	switch {
-	case strings.HasPrefix(spec, "sqlite:"):
-		st, err := sqlite.Open(ctx, strings.TrimPrefix(spec, "sqlite:"), sqlite.Options{})
-		if err != nil {
-			return nil, nil, withMigrateHint(err)
-		}
-		return st, st.Close, nil
-	case isPostgres(spec):
-		st, err := postgres.Open(ctx, spec, postgres.Options{})
-		if err != nil {
-			return nil, nil, withMigrateHint(err)
-		}
-		return st, st.Close, nil
+	st, err := sqlmailbox.Open(ctx, spec)
+	if err != nil {
+		return nil, nil, withMigrateHint(err)
 	}
-	return nil, nil, fmt.Errorf("--mailbox %q: want sqlite:PATH or a postgres:// URL", redact(spec))
+	return st, st.Close, nil
 }
 
 // isPostgres reports a PostgreSQL URL.

@@ -138,6 +138,7 @@ func newParser(c *cli, stdout, stderr io.Writer) (*kong.Kong, error) {
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Vars{"version": version()},
+		workerVars(),
 	)
 }
 

@@ -63,7 +63,15 @@ func TestOperatorCommands(t *testing.T) {
 		}
 
 		poison := append([]string{"exec", "--wait-time", "1s", "--exit-when-idle", "3s", "--poison-exit-code", "3"}, queue...)
-		b.run(t, "", append(poison, "--", "sh", "-c", "exit 3")...)
+		pp := b.start(t, "", append(poison, "--", "sh", "-c", "exit 3")...)
+		if err := pp.wait(t); err != nil {
+			t.Fatalf("the poison run: %v; stderr:\n%s", err, pp.stderr.String())
+		}
+		// The stop line counts what sits in the dead-letter queue (a main
+		// said dead_lettered=0 of messages the redrive policy moved).
+		if stop := pp.stderr.String(); !strings.Contains(stop, "poisoned=5") || !strings.Contains(stop, "dead_letter_queue=5") {
+			t.Errorf("the poison run's log lacks poisoned=5 and dead_letter_queue=5 in its stop line:\n%s", stop)
+		}
 		if got, want := b.counts(t, queue), (counts{DeadLettered: 5}); got != want {
 			t.Fatalf("stats after the poison run: %+v, want %+v", got, want)
 		}

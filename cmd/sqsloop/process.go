@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/heartbeat"
 )
 
@@ -90,8 +89,8 @@ func (e *exitError) Error() string {
 	return s
 }
 
-// handle runs the command for m (a consumer.Handler). It returns nil when
-// the command exits 0, consumer.Permanent of an *exitError for the poison
+// handle runs the command for m (a sqsloop.Handler). It returns nil when
+// the command exits 0, sqsloop.Permanent of an *exitError for the poison
 // exit status, an *exitError for any other, and, when ctx ended first (the
 // lease lost, the drain's budget spent), an error wrapping its cause once
 // the command's process group has been stopped: SIGTERM, then SIGKILL
@@ -196,7 +195,7 @@ func (r *runner) handle(ctx context.Context, m *sqsloop.Message) error {
 		e.signal = ws.Signal().String()
 	}
 	if r.poisonExit != 0 && e.status == r.poisonExit {
-		return consumer.Permanent(e)
+		return sqsloop.Permanent(e)
 	}
 	return e
 }

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/heartbeat"
 )
 
@@ -38,7 +37,7 @@ const (
 // maxErrorBody is how much of a failed response's body the error keeps.
 const maxErrorBody = 512
 
-// pusher POSTs messages to the application (a consumer.Handler), as sqsd
+// pusher POSTs messages to the application (a sqsloop.Handler), as sqsd
 // does, with heartbeats: the response's bytes, as they stream in, and the
 // application's calls of its beat URL. Safe for concurrent use.
 type pusher struct {
@@ -66,9 +65,9 @@ func (e *statusError) Error() string {
 }
 
 // handle POSTs m to the application. It returns nil for 200 OK with the
-// whole response read; consumer.Permanent of a *statusError for the poison
+// whole response read; sqsloop.Permanent of a *statusError for the poison
 // status; a *statusError for any other status (wrapped with
-// consumer.NackAfter when the answer has a Retry-After); an error for a
+// sqsloop.NackAfter when the answer has a Retry-After); an error for a
 // request that failed or a response cut short; and, when ctx ended first
 // (the lease lost, the drain's budget spent: the request is cancelled, its
 // connection closed), an error wrapping its cause.
@@ -104,10 +103,10 @@ func (p *pusher) handle(ctx context.Context, m *sqsloop.Message) error {
 	}
 	e := &statusError{status: resp.Status, body: string(head.b)}
 	if p.poisonStatus != 0 && resp.StatusCode == p.poisonStatus {
-		return consumer.Permanent(e)
+		return sqsloop.Permanent(e)
 	}
 	if d, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
-		return consumer.NackAfter(e, d)
+		return sqsloop.NackAfter(e, d)
 	}
 	return e
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/consumer"
 )
 
 // redriveCmd is `sqsloop redrive`.
@@ -245,4 +244,4 @@ func giveBack(ctx context.Context, mb sqsloop.Mailbox, msgs []*sqsloop.Message) 
 
 // poisonAttrs are the attributes the consumer adds to a poison message's
 // copy in the dead-letter queue: a message moved back leaves them there.
-var poisonAttrs = map[string]bool{consumer.AttrPoisonReason: true, consumer.AttrPoisonMessageID: true, consumer.AttrPoisonReceiveCount: true}
+var poisonAttrs = map[string]bool{sqsloop.AttrPoisonReason: true, sqsloop.AttrPoisonMessageID: true, sqsloop.AttrPoisonReceiveCount: true}

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/sqsloop/sqsloop"
 )
@@ -120,9 +122,9 @@ func printStats(w io.Writer, title string, s *queueStats) {
 	fmt.Fprintf(w, "  visible\t%d\n", s.Visible)
 	fmt.Fprintf(w, "  in flight\t%d\n", s.InFlight)
 	fmt.Fprintf(w, "  delayed\t%d\n", s.Delayed)
-	fmt.Fprintf(w, "  visibility timeout\t%ds\n", s.VisibilityTimeoutSeconds)
-	fmt.Fprintf(w, "  delay\t%ds\n", s.DelaySeconds)
-	fmt.Fprintf(w, "  retention period\t%ds\n", s.RetentionPeriodSeconds)
+	fmt.Fprintf(w, "  visibility timeout\t%s\n", seconds(s.VisibilityTimeoutSeconds))
+	fmt.Fprintf(w, "  delay\t%s\n", seconds(s.DelaySeconds))
+	fmt.Fprintf(w, "  retention period\t%s\n", seconds(s.RetentionPeriodSeconds))
 	fmt.Fprintf(w, "  max message size\t%d bytes\n", s.MaxMessageSize)
 	kind := "standard"
 	if s.FIFO {
@@ -135,4 +137,20 @@ func printStats(w io.Writer, title string, s *queueStats) {
 	if s.MaxReceiveCount > 0 {
 		fmt.Fprintf(w, "  redrive policy\tto %s after %d receives\n", s.DeadLetterQueue, s.MaxReceiveCount)
 	}
+}
+
+// seconds writes a duration in seconds in its largest whole units, as
+// people read them: 30s, 15m, 1h30m, 4d (not 345600s).
+func seconds(n int64) string {
+	const day = 24 * 60 * 60
+	if n >= day && n%day == 0 {
+		return fmt.Sprintf("%dd", n/day)
+	}
+	s := (time.Duration(n) * time.Second).String()
+	for _, zero := range []string{"m0s", "h0m"} {
+		if strings.HasSuffix(s, zero) && len(s) > len(zero) {
+			s = strings.TrimSuffix(s, zero[1:])
+		}
+	}
+	return s
 }

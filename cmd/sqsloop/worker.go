@@ -1,11 +1,18 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
 	"time"
+
+	"github.com/alecthomas/kong"
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/lifecycle"
+	"github.com/sqsloop/sqsloop/telemetry"
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
@@ -14,19 +21,42 @@ import (
 type workerFlags struct {
 	mailboxFlags `embed:""`
 
-	Concurrency       int           `default:"1" help:"Messages handled at once, 1-100000."`
+	Concurrency       int           `default:"1" help:"Messages handled at once, 1-${max_concurrency}."`
 	VisibilityTimeout time.Duration `placeholder:"DURATION" help:"Lease of each received message, 1s-12h; 0 (the default): the queue's own visibility timeout (create-queue --visibility-timeout sets it). While the handler beats, the lease is extended (by this at first, then by a length chosen from the gaps between its beats); a handler that stops beating loses its message when the last extension runs out."`
 	WaitTime          time.Duration `default:"20s" help:"Long poll of each receive, 1s-20s."`
-	ShutdownTimeout   time.Duration `default:"20s" help:"Drain budget: on SIGTERM or SIGINT, receiving stops and handlers in flight get this long to finish before they are stopped and their messages given back (a second signal gives them back at once and exits)."`
-	ExitWhenIdle      time.Duration `placeholder:"DURATION" help:"Exit (status 0) once the queue has been empty, with nothing in flight, for this long: for batch runs. 0: never."`
+	ShutdownTimeout   time.Duration `default:"${shutdown_timeout}" help:"Drain budget: on SIGTERM or SIGINT, receiving stops and handlers in flight get this long to finish before they are stopped and their messages given back (a second signal gives them back at once and exits)."`
+	ExitWhenIdle      time.Duration `placeholder:"DURATION" help:"Exit (status 0) once the queue has been empty, with nothing in flight, for this long: for batch runs. The long poll in flight is cut short, so the exit comes within this and a round trip (at most 250 ms) of the last ack. 0: never."`
 	MetricsAddr       string        `placeholder:"HOST:PORT" help:"Serve Prometheus metrics (/metrics), the health probes (/livez, /readyz), the lease page (/debug/sqsloop) and drain mode (POST /drain, /resume; from this host only) on this address. Empty: none."`
+}
+
+// workerVars are the values the worker flags' tags name (kong.Vars): the
+// consumer's own default and limit, written once there.
+func workerVars() kong.Vars {
+	return kong.Vars{
+		"shutdown_timeout": consumer.DefaultShutdownTimeout.String(),
+		"max_concurrency":  strconv.Itoa(consumer.MaxConcurrency),
+	}
+}
+
+// check checks the worker flags: those the consumer reads as its default
+// when zero (--concurrency 0 would run 10 handlers) must not be, and the
+// rest are the consumer's to check (consumer.Config.Validate).
+func (w workerFlags) check() error {
+	var errs []error
+	if w.Concurrency < 1 || w.Concurrency > consumer.MaxConcurrency {
+		errs = append(errs, fmt.Errorf("--concurrency: want 1-%d, got %d", consumer.MaxConcurrency, w.Concurrency))
+	}
+	if w.ShutdownTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--shutdown-timeout: want more than 0, got %v", w.ShutdownTimeout))
+	}
+	return errors.Join(errs...)
 }
 
 // handlerRun is what a worker command gives workerFlags.run: its handler,
 // and what to do when the process exits at once.
 type handlerRun struct {
 	// handle is the consumer's handler.
-	handle consumer.Handler
+	handle sqsloop.Handler
 	// interrupted, if set, runs on a second signal, before the process
 	// exits at once: it stops what the handlers started.
 	interrupted func()
@@ -66,16 +96,12 @@ func (w workerFlags) run(g *globals, name string, build func(q *queue) (handlerR
 	}
 	var observer sqsloop.Observer
 	if w.MetricsAddr != "" {
-		t, err := startTelemetry(w.MetricsAddr, q, group, "sqsloop "+name)
+		tel, err := telemetry.Start(group, telemetry.Config{Addr: w.MetricsAddr, Queue: q.name, QueueURL: q.url, Title: "sqsloop " + name + ": " + q.name})
 		if err != nil {
-			return err
+			return fmt.Errorf("--metrics-addr: %w", err)
 		}
-		defer t.close()
-		observer = t.observer
-		if err := group.Add("http", t.loop(), lifecycle.LoopOption{Last: true}); err != nil {
-			return err
-		}
-		g.log.Info("sqsloop: serving "+t.String(), "command", name)
+		observer = tel.Observer()
+		g.log.Info("sqsloop: serving "+tel.String(), "command", name)
 	}
 	c, err := consumer.New(q.mb, h.handle, consumer.Config{
 		Concurrency:       w.Concurrency,
@@ -101,8 +127,26 @@ func (w workerFlags) run(g *globals, name string, build func(q *queue) (handlerR
 	g.log.Info("sqsloop: consuming "+q.describe(), "command", name, "concurrency", w.Concurrency)
 	err = group.Run(ctx)
 	st := c.Stats()
-	g.log.Info("sqsloop: stopped", "command", name,
-		"received", st.Received, "succeeded", st.Succeeded, "failed", st.Failed,
-		"dead_lettered", st.Poisoned, "leases_lost", st.LeasesLost)
+	stopped := []any{"command", name, "received", st.Received, "succeeded", st.Succeeded, "failed", st.Failed,
+		"poisoned", st.Poisoned, "leases_lost", st.LeasesLost}
+	if n, ok := deadLetters(context.WithoutCancel(ctx), q); ok {
+		stopped = append(stopped, "dead_letter_queue", n)
+	}
+	g.log.Info("sqsloop: stopped", stopped...)
 	return err
+}
+
+// stopReadTimeout bounds the read of the dead-letter queue's depth for the
+// stop line.
+const stopReadTimeout = 5 * time.Second
+
+// deadLetters returns the visible messages of q's dead-letter queue (on
+// SQS approximate), and whether it has one that could be read: the stop
+// line's count of what sits there, poisoned by this run (at once) or moved
+// by the redrive policy (after maxReceiveCount receives) or earlier.
+func deadLetters(ctx context.Context, q *queue) (int, bool) {
+	ctx, cancel := context.WithTimeout(ctx, stopReadTimeout)
+	defer cancel()
+	_, a, err := deadLetterStats(ctx, q)
+	return a.ApproximateMessages, err == nil
 }

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/heartbeat"
 )
 
@@ -33,7 +32,7 @@ func (j *job) handle(ctx context.Context, m *sqsloop.Message) error {
 	case strings.HasPrefix(m.Body, "panic"):
 		panic("this job always panics")
 	case strings.HasPrefix(m.Body, "poison"):
-		return consumer.Permanent(errors.New("this job can never succeed"))
+		return sqsloop.Permanent(errors.New("this job can never succeed"))
 	}
 	sum := sha256.New()
 	n, err := j.hash(ctx, sum, m.Body)

@@ -6,7 +6,7 @@
 // partial batch response shows: the function answers with their message
 // IDs in batchItemFailures, and the event source mapping (with
 // ReportBatchItemFailures) deletes the others. One whose body starts with
-// "poison" can never succeed (consumer.Permanent): with LEASES=on and a
+// "poison" can never succeed (sqsloop.Permanent): with LEASES=on and a
 // queue with a redrive policy it goes to the dead-letter queue on its
 // first delivery and is not in batchItemFailures; otherwise it fails like
 // the "fail" records.
@@ -63,7 +63,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/sqsloop/sqsloop/consumer"
+	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/sqslambda"
 	"github.com/sqsloop/sqsloop/sqsmailbox"
 )
@@ -132,7 +132,7 @@ func newFunction(ctx context.Context, getenv func(string) string, stdout io.Writ
 			}
 		}
 	}
-	cfg.Backoff = consumer.ExponentialBackoff(backoff, 5*time.Minute)
+	cfg.Backoff = sqsloop.ExponentialBackoff(backoff, 5*time.Minute)
 	switch v := getenv("LEASES"); v {
 	case "on":
 		client, err := sqsmailbox.NewClient(ctx, getenv("SQS_ENDPOINT"))

@@ -1,7 +1,8 @@
 // Command otelworker is sqsloop's main job (examples/worker, in memory and
 // on SQS, with the same flags) observed with OpenTelemetry through package
-// otelsqsloop: with -metrics-addr it also serves the metrics for Prometheus
-// (/metrics), and with -trace stdout it prints the spans on standard output.
+// otelsqsloop: with -metrics-addr package telemetry serves the metrics for
+// Prometheus (/metrics) beside the probes and the lease page, and with
+// -trace stdout it prints the spans on standard output.
 //
 // It is a program of its own so that the main job compiles no
 // OpenTelemetry SDK, exporter or Prometheus client.
@@ -32,13 +33,14 @@ func (o options) run(ctx context.Context, group *lifecycle.LoopGroup, out io.Wri
 		return worker.Summary{}, err
 	}
 	defer q.Close()
-	tel, err := startTelemetry(o, q, out)
+	observer, flush, err := startTelemetry(o, q, group, out)
 	if err != nil {
 		return worker.Summary{}, err
 	}
-	defer tel.close()
-	return worker.Run(ctx, worker.Config{Options: o.Options, Queue: q, Enqueue: o.sqs.Enqueue(), Observer: tel.observer, Handlers: tel.handlers},
-		group, out, log)
+	defer flush()
+	job := o.Options
+	job.MetricsAddr = "" // served by package telemetry
+	return worker.Run(ctx, worker.Config{Options: job, Queue: q, Enqueue: o.sqs.Enqueue(), Observer: observer}, group, out, log)
 }
 
 func main() {

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 
 	"github.com/sqsloop/sqsloop/examples/internal/worker"
+	"github.com/sqsloop/sqsloop/jobstate"
 	"github.com/sqsloop/sqsloop/lifecycle"
 )
 
@@ -39,11 +40,11 @@ func (o options) run(ctx context.Context, group *lifecycle.LoopGroup, out io.Wri
 		return worker.Summary{}, err
 	}
 	defer q.Close()
-	state, closeState, err := openState(ctx, o.mailbox)
+	state, err := jobstate.Open(ctx, o.mailbox) // the checkpoints and idempotency keys, in tables beside the queue's
 	if err != nil {
 		return worker.Summary{}, err
 	}
-	defer closeState()
+	defer state.Close()
 	c := worker.Config{Options: o.Options, Queue: q, Enqueue: true, State: state}
 	if n := q.Waiting(); n > 0 {
 		// An earlier run was interrupted: finish its jobs, enqueue none.

@@ -2,96 +2,60 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sqsloop/sqsloop/examples/internal/worker"
-	"github.com/sqsloop/sqsloop/jobstate"
 	"github.com/sqsloop/sqsloop/jobstate/pgstate"
-	"github.com/sqsloop/sqsloop/jobstate/sqlitestate"
+	_ "github.com/sqsloop/sqsloop/jobstate/sqlitestate" // jobstate.Open("sqlite:…")
 	"github.com/sqsloop/sqsloop/sqlmailbox"
 	"github.com/sqsloop/sqsloop/sqlmailbox/postgres"
-	"github.com/sqsloop/sqsloop/sqlmailbox/sqlite"
+	_ "github.com/sqsloop/sqsloop/sqlmailbox/sqlite" // sqlmailbox.Open("sqlite:…")
 )
 
-// openSQL opens the job's queue in a database (-mailbox): the queue
-// "jobs" and its dead-letter queue "jobs-dlq", created on first use, in a
-// SQLite file ("sqlite:jobs.db") or a PostgreSQL database (a postgres:// or
-// postgresql:// URL). The jobs outlive the process: a run that was
-// interrupted leaves the rest waiting, and the next run finishes them
-// instead of enqueueing anew.
+// openSQL opens the job's queue in a database (-mailbox, a URL
+// sqlmailbox.Open opens): the queue "jobs" and its dead-letter queue
+// "jobs-dlq", created on first use, in a SQLite file ("sqlite:jobs.db") or
+// a PostgreSQL database (a postgres:// or postgresql:// URL). The jobs
+// outlive the process: a run that was interrupted leaves the rest waiting,
+// and the next run finishes them instead of enqueueing anew.
 func openSQL(ctx context.Context, spec string) (*worker.Queue, error) {
-	var st *sqlmailbox.Store
-	var err error
-	closeDB := func() {}
-	switch {
-	case strings.HasPrefix(spec, "sqlite:"):
-		st, err = sqlite.Open(ctx, strings.TrimPrefix(spec, "sqlite:"), sqlite.Options{})
-	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
-		st, closeDB, err = openPostgres(ctx, spec)
-	default:
-		return nil, fmt.Errorf("-mailbox %q: want sqlite:PATH or a postgres:// URL", spec)
+	if err := migrate(ctx, spec); err != nil {
+		return nil, err
 	}
+	st, err := sqlmailbox.Open(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
 	mb, err := st.CreateQueue(ctx, worker.Spec(worker.QueueName))
 	if err != nil {
-		st.Close()
-		closeDB()
-		return nil, err
+		return nil, errors.Join(err, st.Close())
 	}
-	return worker.NewQueue(ctx, mb, "", true, func() { st.Close(); closeDB() })
+	return worker.NewQueue(ctx, mb, "", true, func() { st.Close() })
 }
 
-// openPostgres migrates the database url names and opens a Store on it.
-// The demo migrates as it starts, with its own role; a service migrates in
-// a step of its own (a deploy's migration job), and its workers' role needs
-// no more than SELECT, INSERT, UPDATE and DELETE.
-func openPostgres(ctx context.Context, url string) (*sqlmailbox.Store, func(), error) {
-	pool, err := pgxpool.New(ctx, url)
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := postgres.Migrate(ctx, pool); err != nil {
-		pool.Close()
-		return nil, nil, err
-	}
-	st, err := postgres.New(ctx, pool, postgres.Options{})
-	if err != nil {
-		pool.Close()
-		return nil, nil, err
-	}
-	return st, pool.Close, nil
-}
-
-// openState opens the jobs' checkpoints and idempotency records in the
-// database of the -mailbox spec, in tables of their own beside the queue's
-// (migrated as openPostgres migrates the queue's).
-func openState(ctx context.Context, spec string) (jobstate.Store, func(), error) {
-	if path, ok := strings.CutPrefix(spec, "sqlite:"); ok {
-		s, err := sqlitestate.Open(ctx, path)
-		if err != nil {
-			return nil, nil, err
-		}
-		return s, func() { _ = s.Close() }, nil
+// migrate brings a PostgreSQL database's schemas (the queue's and the job
+// state's) up to date: the demo migrates as it starts, with its own role;
+// a service migrates in a step of its own (a deploy's migration job,
+// `sqsloop migrate`), and its workers' role needs no more than SELECT,
+// INSERT, UPDATE and DELETE. A SQLite file gets its schemas as it is
+// opened.
+func migrate(ctx context.Context, spec string) error {
+	if !strings.HasPrefix(spec, "postgres://") && !strings.HasPrefix(spec, "postgresql://") {
+		return nil
 	}
 	pool, err := pgxpool.New(ctx, spec)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	if _, err := pgstate.Migrate(ctx, pool); err != nil {
-		pool.Close()
-		return nil, nil, err
+	defer pool.Close()
+	if _, err := postgres.Migrate(ctx, pool); err != nil {
+		return err
 	}
-	s, err := pgstate.New(ctx, pool)
-	if err != nil {
-		pool.Close()
-		return nil, nil, err
-	}
-	return s, pool.Close, nil
+	_, err = pgstate.Migrate(ctx, pool)
+	return err
 }
 
 // database names the database of a -mailbox spec for the user: the SQLite

@@ -11,13 +11,12 @@ import (
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
-// extensions takes the leases due at now: it extends the alive ones (and
-// fills the last batch with alive leases that would come due within the
-// next Interval, since that call goes out anyway) unless their handler is
-// expected to return well before their deadline (canWait), marks lapsed
-// ones lost (and watches those whose handler runs on), retries decided
-// acks and nacks whose back-off ended, and schedules the rest. Called with
-// m.mu held.
+// extensions takes the leases due at now: it extends the alive ones whose
+// deadline nears (due: within 2.5 Intervals; and fills the last batch with
+// alive leases that will be due within the next Interval, since that call
+// goes out anyway), marks lapsed ones lost (and watches those whose
+// handler runs on), retries decided acks and nacks whose back-off ended,
+// and schedules the rest. Called with m.mu held.
 func (m *Manager) extensions(now time.Time) []*call {
 	var out []*call
 	var c *call
@@ -34,7 +33,7 @@ func (m *Manager) extensions(now time.Time) []*call {
 		switch {
 		case l.decided != holding:
 			if m.retryOrExtend(l, now) {
-				if vt, ok := m.request(l, now); ok {
+				if vt, ok := m.request(l, now, now); ok {
 					extend(l, vt)
 					continue
 				}
@@ -46,27 +45,15 @@ func (m *Manager) extensions(now time.Time) []*call {
 				l.due = now.Add(m.cfg.Interval)
 				later = append(later, l)
 			}
-		case m.alive(l, now):
-			if m.canWait(l, now) {
-				l.waited = true
-				l.due = now.Add(m.cfg.Interval)
-				later = append(later, l)
-				continue
-			}
-			vt, ok := m.request(l, now)
-			if !ok {
-				l.due = l.deadline
-				later = append(later, l)
-				continue
-			}
-			if vt, ok = m.afterWait(l, vt, now); ok {
+		case m.alive(l, now) && m.nears(l, now, 0):
+			if vt, ok := m.request(l, m.earnedAt(l, now), now); ok {
 				extend(l, vt)
 				continue
 			}
-			l.due = m.nextLook(l, now)
-			later = append(later, l)
+			fallthrough
 		default:
-			// No proof of work since the last extension: no extension.
+			// No proof of work since the last extension, or its deadline
+			// is far yet: no extension now.
 			l.due = m.nextLook(l, now)
 			later = append(later, l)
 		}
@@ -75,12 +62,10 @@ func (m *Manager) extensions(now time.Time) []*call {
 		horizon := now.Add(m.cfg.Interval)
 		for len(c.leases) < sqsloop.MaxBatchSize && len(m.leases) > 0 && !m.leases[0].due.After(horizon) {
 			l := heap.Pop(&m.leases).(*Lease)
-			if l.decided == holding && l.lost == nil && m.alive(l, now) && !m.canWait(l, now) {
-				if vt, ok := m.request(l, now); ok {
-					if vt, ok = m.afterWait(l, vt, now); ok {
-						m.add(c, l, vt)
-						continue
-					}
+			if l.decided == holding && l.lost == nil && m.alive(l, now) && m.nears(l, now, m.cfg.Interval) {
+				if vt, ok := m.request(l, m.earnedAt(l, now), now); ok {
+					m.add(c, l, vt)
+					continue
 				}
 			}
 			later = append(later, l)
@@ -92,26 +77,46 @@ func (m *Manager) extensions(now time.Time) []*call {
 	return out
 }
 
-// nextLook is when to look again at l, not alive at now: an Interval
-// later, and once more Interval/2 before its deadline (an extension sent
-// then still lands), and at the deadline, when it has lapsed.
+// nearing is how close to its deadline an alive lease is extended: 2.5
+// Intervals, so that the look that finds it so and the next are both
+// before the last (Interval/2 before the deadline), and a failed
+// extension is tried again twice.
+func (m *Manager) nearing() time.Duration { return m.cfg.Interval * 5 / 2 }
+
+// nears reports whether l's deadline is within nearing of now+ahead: an
+// extension of it is due by then. Called with m.mu held.
+func (m *Manager) nears(l *Lease, now time.Time, ahead time.Duration) bool {
+	return l.deadline.Sub(now) <= m.nearing()+ahead
+}
+
+// nextLook is when to look again at l, not extended at now: an Interval
+// later, but never past the look where its deadline nears (nearing before
+// it), nor past the last one, Interval/2 before its deadline (an
+// extension sent then still lands), and at the deadline, when it has
+// lapsed.
 func (m *Manager) nextLook(l *Lease, now time.Time) time.Time {
-	last := l.deadline.Add(-m.cfg.Interval / 2)
 	next := now.Add(m.cfg.Interval)
-	switch {
-	case next.Before(last):
-		return next
-	case now.Before(last):
-		return last
+	for _, at := range []time.Time{l.deadline.Add(-m.nearing()), l.deadline.Add(-m.cfg.Interval / 2), l.deadline} {
+		if now.Before(at) {
+			return earliest(next, at)
+		}
 	}
 	return l.deadline
+}
+
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // alive reports whether l has earned an extension: its heartbeat beat
 // since the beat the last extension was earned by. (Not since that
 // extension's time: a beat is stamped when first observed, here, a moment
 // after now on the real clock, and would count again at the next look.)
-// Called with m.mu held.
+// It records the gap that ends at a beat it sees first, for the lease and
+// for the queue. Called with m.mu held.
 func (m *Manager) alive(l *Lease, now time.Time) bool {
 	switch {
 	case m.cfg.Disabled || l.capped:
@@ -123,23 +128,47 @@ func (m *Manager) alive(l *Lease, now time.Time) bool {
 	}
 	l.beatNow = l.hb.LastBeat()
 	if l.begun && !l.returned && l.beatNow.After(l.seen) {
-		m.ls.gap(l.beatNow.Sub(l.seen))
+		m.observed(l, l.beatNow.Sub(l.seen))
 		l.seen = l.beatNow
 	}
 	return l.beatNow.After(l.beatSeen) || l.startUnearned()
 }
 
+// observed records a gap of d between two beats of l's running handler,
+// for the lease's own extension and the queue's. Called with m.mu held.
+func (m *Manager) observed(l *Lease, d time.Duration) {
+	l.maxGap = max(l.maxGap, d)
+	m.ls.gap(d)
+}
+
 // startUnearned reports whether l's handler started since its last
-// extension, which counts as a beat when the lease owner chooses an
-// extension longer than the visibility timeout (or the handler set one):
-// the first gap, from the start to the first beat, is a gap like the
-// others, and the lease of a handler that beats every few minutes must
-// not lapse at the end of the receive's visibility timeout. (With a
-// shorter extension the receive's covers the first gap, and a handler
-// that never beats loses its lease then, as with a fixed one.) Called
-// with m.mu held.
+// extension, which counts as a beat when the extension is longer than the
+// visibility timeout (always with the lease owner's choice, which is at
+// least VT + Interval/2; with Extension or SetExtension when it is): the
+// first gap, from the start to the first beat, is a gap like the others,
+// and the lease of a handler that beats every few minutes must not lapse
+// at the end of the receive's visibility timeout. (With a shorter fixed
+// extension the receive's covers the first gap, and a handler that never
+// beats loses its lease then.) Called with m.mu held.
 func (l *Lease) startUnearned() bool {
-	return l.begun && !l.startEarned && (l.own > 0 || l.m.ls.adaptive()) && l.m.extension(l) > l.msg.VisibilityTimeout
+	return l.begun && !l.startEarned && l.m.extension(l) > l.msg.VisibilityTimeout
+}
+
+// earnedAt is when the extension of l, alive at now, counts from: the
+// stamp of the beat that earns it (or its handler's start, when that
+// earns it: startUnearned), so that a stuck handler keeps its message no
+// longer than E after the look that saw its last beat however long the
+// extension was deferred; now for a lease extended without beats (waiting
+// for its handler, FixedInterval). Called with m.mu held.
+func (m *Manager) earnedAt(l *Lease, now time.Time) time.Time {
+	if l.hb == nil || m.cfg.FixedInterval {
+		return now
+	}
+	at := l.beatNow
+	if l.startUnearned() && l.begin.After(at) {
+		at = l.begin
+	}
+	return at
 }
 
 // extension is what an extension of l asks for: what its handler asked
@@ -149,47 +178,7 @@ func (m *Manager) extension(l *Lease) time.Duration {
 	if l.own > 0 {
 		return l.own
 	}
-	return m.ls.extension(l.msg.VisibilityTimeout)
-}
-
-// canWait reports whether l, alive at now, can do without an extension
-// until the next look (adaptive only): its handler is expected to return
-// (the 99th percentile of run times) before then, with the deadline still
-// 2.5 Intervals further, so that a handler that runs longer than expected
-// is extended at one of the two looks left before the last.
-func (m *Manager) canWait(l *Lease, now time.Time) bool {
-	if l.own > 0 || !l.begun || l.returned || !m.ls.adaptive() {
-		return false
-	}
-	run, ok := m.ls.expectedRun()
-	end := l.begin.Add(run)
-	return ok && now.Before(end) && !end.Add(m.cfg.Interval*5/2).After(l.deadline)
-}
-
-// afterWait is what an extension of l to vt at now asks for once canWait
-// has let l wait: no more than an extension at the look that saw its
-// handler's latest beat (or its start) would have given, so that waiting
-// for a handler expected to return never lets a stuck one keep its
-// message longer than a lease extended at every look (E after that look).
-// ok is false when l's deadline is that far already: no extension is
-// needed, and without a new beat l lapses at its deadline. Called with
-// m.mu held.
-func (m *Manager) afterWait(l *Lease, vt time.Duration, now time.Time) (time.Duration, bool) {
-	if !l.waited {
-		return vt, true
-	}
-	beat := l.beatNow
-	if l.begin.After(beat) {
-		beat = l.begin
-	}
-	d := beat.Add(vt).Sub(now).Truncate(time.Second) // whole seconds, as SQS counts
-	switch {
-	case d >= vt:
-		return vt, true
-	case !now.Add(d).After(l.deadline):
-		return 0, false
-	}
-	return d, true
+	return m.ls.extension(l.msg.VisibilityTimeout, l.maxGap)
 }
 
 // watch reports whether to look again, an Interval later, at l, lost at
@@ -210,11 +199,17 @@ func (m *Manager) watch(l *Lease, now time.Time) bool {
 	return now.Sub(l.seen) <= hi
 }
 
-// request is the visibility timeout l's extension at now asks for,
-// clamped to the ceiling. ok is false when the ceiling leaves less than a
-// second to ask for: l can no longer be extended.
-func (m *Manager) request(l *Lease, now time.Time) (vt time.Duration, ok bool) {
-	vt = sqsloop.WholeSeconds(m.extension(l)) // as SQS will count it
+// request is the visibility timeout an extension of l sent at now asks
+// for: until l's extension after from (earnedAt), in whole seconds rounded
+// up (SQS's unit; never short of what the beat earned), clamped to the
+// ceiling. ok is false when that is no later than l's deadline already
+// (nothing to gain), or when the ceiling leaves less than a second to ask
+// for: l can no longer be extended (capped). Called with m.mu held.
+func (m *Manager) request(l *Lease, from, now time.Time) (vt time.Duration, ok bool) {
+	if from.After(now) { // a beat stamped by this look, a moment after its now on the real clock
+		from = now
+	}
+	vt = sqsloop.WholeSeconds(from.Add(m.extension(l)).Sub(now))
 	if now.Add(vt).After(l.ceiling) {
 		vt = l.ceiling.Sub(now).Truncate(time.Second)
 		if vt < time.Second {
@@ -222,7 +217,7 @@ func (m *Manager) request(l *Lease, now time.Time) (vt time.Duration, ok bool) {
 			return 0, false
 		}
 	}
-	return vt, true
+	return vt, now.Add(vt).After(l.deadline)
 }
 
 // applyExtension records the outcome of l's extension to vt sent at
@@ -233,7 +228,6 @@ func (m *Manager) applyExtension(l *Lease, vt time.Duration, err error, sentAt, 
 		m.st.extended.Add(1)
 		l.lastExt = sentAt
 		l.startEarned = l.begun
-		l.waited = false
 		if l.beatNow.After(l.beatSeen) { // not for an extension without a beat (no heartbeat yet, FixedInterval)
 			l.beatSeen = l.beatNow
 		}

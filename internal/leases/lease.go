@@ -41,7 +41,7 @@ type Lease struct {
 	own         time.Duration // the extension its handler asked for (SetExtension); 0: the Manager's choice
 	begin       time.Time     // when its handler started (Begin)
 	startEarned bool          // an extension came after its handler started (startUnearned)
-	waited      bool          // canWait let it go without an extension since the last one (afterWait)
+	maxGap      time.Duration // the largest gap between beats of its running handler observed
 	seen        time.Time     // the latest beat seen at a look since Begin, or Begin's time: where the next gap starts
 
 	decided   decision
@@ -142,11 +142,7 @@ func (l *Lease) Returned() (lost error, neverBeat bool) {
 	m := l.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := time.Now()
-	err := m.lostNow(l, now)
-	if l.begun && !l.returned {
-		m.ls.ran(now.Sub(l.begin))
-	}
+	err := m.lostNow(l, time.Now())
 	l.returned = true
 	return err, err != nil && l.neverBeat
 }

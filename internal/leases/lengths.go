@@ -8,72 +8,75 @@ import (
 	"github.com/sqsloop/sqsloop/visibility"
 )
 
-// Adaptive lease length (Config.Extension left zero): the lease owner
-// chooses each extension from the gaps between beats it observes, as Cloud
-// Pub/Sub's client chooses its ack deadline from the 99th percentile of
-// the ack latencies it observed, within bounds. The trade, for a
-// heartbeat-gated lease looked at every Interval I and extended by E:
+// The lease rule. A lease is looked at every Interval I; at a look it is
+// alive if its handler beat since the beat its last extension was earned
+// by (a beat is stamped when a look first sees it, so up to I after it
+// happened). An alive lease is extended only when its deadline nears:
+// within 2.5 I of it (the look that finds it so, and two more before the
+// last at I/2 before the deadline, where a failed extension is tried
+// again), to E after the stamp of its latest beat. So:
 //
-//   - a healthy handler keeps its lease if every beat is seen at a look
-//     before the last one, I/2 before the deadline. A beat is seen at the
-//     first look after it (up to I late), so an observed gap can be up to
-//     I shorter than the real one: a gap g is safe when E ≥ g + 1.5·I;
+//   - a beat before the last look of a lease (I/2 before its deadline) is
+//     seen in time, and the deadline that beat earns is E after its stamp:
+//     a handler whose beats come at most g apart keeps its lease when
+//     E ≥ g + I/2;
 //   - a handler that stops beating loses its lease at most E + I after its
-//     last beat (the look after it extends once more, then none);
-//   - the calls it costs do not depend on E: one extension at each look
-//     that finds a new beat, so 3600 s / max(I, gap) per message-hour
-//     (divided by up to 10, the entries a batch call carries).
+//     last beat (the stamp up to I late, then E);
+//   - an extension costs one entry every E − 2.5 I or so for a handler that
+//     beats at every look (a batch call carries up to 10 entries, and a
+//     call that goes out anyway takes the leases that would come due
+//     within the next Interval), and none at all for a job that ends
+//     before its deadline nears: a job shorter than the visibility timeout
+//     less 2.5 I is never extended.
 //
-// So E is the shortest that keeps the healthy leases, with a margin:
+// The rule users rely on: a handler that beats at least once per visibility
+// timeout VT never loses its message, whatever else runs beside it. Its
+// floor is E ≥ VT + I/2, for every lease, so the adaptive choice (Extension
+// left zero) never goes below it; it only lengthens a lease, from the gaps
+// it observes, as Cloud Pub/Sub's client sizes its ack deadline from the
+// 99th percentile of the ack latencies it observed:
 //
-//	E = clamp(1.25 × G + 1.5 × I, MinExtensionPeriod, MaxExtensionPeriod)
+//	E = clamp(max(VT + I/2, 1.25 G + 1.5 I, 1.25 g + 1.5 I), MinExtensionPeriod, MaxExtensionPeriod)
 //
 // where G is the 99th percentile of the last gapWindow gaps observed
-// between beats of running handlers (a quarter more for jitter, as the
-// slowest 1% may expire otherwise). MinExtensionPeriod defaults to 3 × I,
-// so that a lease extended at a look is looked at twice more before its
-// last look (a failed extension is tried again); a handler that beats at
-// every look gets that floor. Cold start: until minGaps gaps are observed,
-// over at least the visibility timeout the message was received with (a
-// gap can only be seen once it is over: a minute of handlers that each
-// beat once at their start says nothing of their next beat), E is not
-// below that visibility timeout (the fixed choice), only above it, at
-// once, when a gap says so: leases shorten on evidence and lengthen on the
-// first sign. A lease that lapses while its handler still runs is watched,
-// and the handler's next beat is observed as the gap that was too long
-// (watch), so a cold start that was too short corrects itself after one
-// lapse.
+// between beats of the queue's running handlers (so that the first gap of
+// a handler that beats less often than the visibility timeout, like the
+// others of its queue, is covered), and g the largest gap observed of this
+// lease's own handler (so that a handler whose gaps grow past the
+// visibility timeout keeps its lease however few they are among the
+// queue's). A quarter more is a margin for jitter. The start of a handler
+// counts as a beat (an extension longer than the visibility timeout would
+// otherwise let the first gap, from the start to the first beat, lapse at
+// the receive's deadline).
 //
-// The handlers' run times are kept too: a lease whose handler is expected
-// to return (the 99th percentile of run times) well before its deadline is
-// not extended while it is (canWait), so a queue of jobs shorter than the
-// visibility timeout costs no extension at all. Once that time has passed,
-// the lease is extended no further than an extension at the look that saw
-// its handler's last beat would have (afterWait): waiting never lets a
-// stuck handler keep its message longer.
+// A per-lease floor from the lease's own gaps alone (E ≥ 1.25 g + 1.5 I,
+// shorter for a lease that beat often) was the alternative: it shortens a
+// stuck fast handler's lapse, but a handler that beats fast and then slowly
+// (a download, then a long step) would lose its lease at its first slow
+// gap, which the promise forbids. Its one gain, the lapse, is still bounded
+// by E + I.
+//
+// A lease that lapses while its handler still runs is watched, and the
+// handler's next beat is observed as the gap that was too long (watch), so
+// that the queue's G learns it for the next leases.
 const (
-	// gapWindow is how many of the latest observations the percentiles
-	// are taken over.
+	// gapWindow is how many of the latest gaps the percentile is taken
+	// over.
 	gapWindow = 256
-	// minGaps is how many gaps must be observed before E may go below the
-	// visibility timeout (and run times before a lease is deferred).
-	minGaps = 16
-	// recompute bounds how often the percentiles are computed again (a
-	// sort of gapWindow values), unless an observation above them comes.
+	// recompute bounds how often the percentile is computed again (a sort
+	// of gapWindow values), unless an observation above it comes.
 	recompute = time.Second
 )
 
 // Lengths chooses the extensions of one queue's leases: the adaptive
-// choice from the gaps and run times observed, or the fixed Extension.
-// It outlives a Manager where the leases of one queue are served by many
-// (sqslambda: one per invocation). Safe for concurrent use.
+// choice from the gaps observed, or the fixed Extension. It outlives a
+// Manager where the leases of one queue are served by many (sqslambda: one
+// per invocation). Safe for concurrent use.
 type Lengths struct {
 	cfg visibility.Config // with its defaults
 
-	mu    sync.Mutex
-	gaps  window    // beat gaps of running handlers
-	runs  window    // handler run times
-	since time.Time // when the first gap was observed
+	mu   sync.Mutex
+	gaps window // beat gaps of running handlers
 }
 
 // NewLengths returns the Lengths of cfg (with defaults applied; see
@@ -100,26 +103,28 @@ func (ls *Lengths) Bounds(vt time.Duration) (lo, hi time.Duration) {
 }
 
 // extension is what an extension of a lease received with visibility
-// timeout vt asks for now, unless its handler set its own.
-func (ls *Lengths) extension(vt time.Duration) time.Duration {
+// timeout vt, whose own handler's largest observed gap is gap (0: none
+// yet), asks for, unless its handler set its own (SetExtension).
+func (ls *Lengths) extension(vt, gap time.Duration) time.Duration {
 	switch {
 	case ls.cfg.Extension > 0:
 		return ls.cfg.Extension
 	case !ls.adaptive():
 		return vt
 	}
-	lo, hi := ls.Bounds(vt)
+	i := ls.cfg.Interval
+	need := func(g time.Duration) time.Duration { return g + g/4 + i*3/2 }
 	ls.mu.Lock()
 	g, n := ls.gaps.p99()
-	watched := time.Since(ls.since)
 	ls.mu.Unlock()
-	e := vt
+	e := vt + i/2
 	if n > 0 {
-		e = g + g/4 + ls.cfg.Interval*3/2
-		if n < minGaps || watched < vt {
-			e = max(e, vt)
-		}
+		e = max(e, need(g))
 	}
+	if gap > 0 {
+		e = max(e, need(gap))
+	}
+	lo, hi := ls.Bounds(vt)
 	return min(max(e, lo), hi)
 }
 
@@ -129,38 +134,17 @@ func (ls *Lengths) gap(d time.Duration) {
 		return
 	}
 	ls.mu.Lock()
-	if ls.since.IsZero() {
-		ls.since = time.Now()
-	}
 	ls.gaps.add(d)
 	ls.mu.Unlock()
 }
 
-// ran records a handler's run time.
-func (ls *Lengths) ran(d time.Duration) {
-	if !ls.adaptive() {
-		return
-	}
-	ls.mu.Lock()
-	ls.runs.add(d)
-	ls.mu.Unlock()
-}
-
-// expectedRun is the 99th percentile of the run times observed, and
-// whether enough were (minGaps) to expect it.
-func (ls *Lengths) expectedRun() (time.Duration, bool) {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	d, n := ls.runs.p99()
-	return d, n >= minGaps
-}
-
 // Choice is what the adaptive choice stands at: the extension a lease
-// received with visibility timeout vt gets (Extension), and the 99th
-// percentile of the beat gaps it comes from (BeatGap; 0 before any, and
-// with a fixed Extension). Safe for concurrent use.
+// received with visibility timeout vt gets before its handler's own gaps
+// are known (Extension), and the 99th percentile of the queue's beat gaps
+// it comes from (BeatGap; 0 before any, and with a fixed Extension). Safe
+// for concurrent use.
 func (ls *Lengths) Choice(vt time.Duration) (extension, beatGap time.Duration) {
-	extension = ls.extension(vt)
+	extension = ls.extension(vt, 0)
 	if ls.adaptive() {
 		ls.mu.Lock()
 		beatGap, _ = ls.gaps.p99()

@@ -77,11 +77,12 @@ func (p *lapses) get(id string) (time.Time, bool) {
 	return at, ok
 }
 
-// A handler that beats every second gets, once 16 gaps are observed, the
-// shortest extension (three Intervals, 18 s) instead of the visibility
-// timeout (30 s): the same calls, and it loses its lease within
-// 18 s + 6 s of its last beat instead of up to 36 s.
-func TestAdaptiveExtensionShrinksForAFastBeater(t *testing.T) {
+// A handler that beats every second keeps its lease, extended to E = VT +
+// Interval/2 = 33 s after the stamp of its latest beat, only when its
+// deadline is within 2.5 Intervals (15 s): one extension about every 18 s
+// (a beat at every look would earn one every 6 s: 3× the calls), and it
+// loses its lease within E + Interval (33–39 s) of its last beat.
+func TestAFastBeaterIsExtendedAsItsDeadlineNears(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
 		var lost lapses
@@ -93,11 +94,16 @@ func TestAdaptiveExtensionShrinksForAFastBeater(t *testing.T) {
 
 		time.Sleep(5 * time.Minute)
 		exts := rec.entriesFor(opChange, "rh-fast")
-		if len(exts) < 40 || exts[0].timeout != 30*time.Second || exts[len(exts)-1].timeout != 18*time.Second {
-			t.Fatalf("%d extensions, first %v, last %v; want about 50, from 30s down to 18s", len(exts), exts[0].timeout, exts[len(exts)-1].timeout)
+		if len(exts) < 15 || len(exts) > 18 {
+			t.Errorf("%d extensions in 5 min, want about 17 (one every 18 s)", len(exts))
 		}
-		if ext, gap := m.Lengths().Choice(30 * time.Second); ext != 18*time.Second || gap != 6*time.Second {
-			t.Errorf("Choice = %v, %v; want 18s from gaps of 6s (a beat at every look)", ext, gap)
+		for _, e := range exts {
+			if e.timeout > 33*time.Second {
+				t.Fatalf("an extension asked for %v, want ≤ 33s (VT + Interval/2 after the latest beat)", e.timeout)
+			}
+		}
+		if ext, gap := m.Lengths().Choice(30 * time.Second); ext != 33*time.Second || gap != 6*time.Second {
+			t.Errorf("Choice = %v, %v; want 33s (the floor) and gaps of 6s (a beat seen at every look)", ext, gap)
 		}
 		close(stop)
 		lastBeat := time.Now() // beats stop now (to the second)
@@ -106,8 +112,8 @@ func TestAdaptiveExtensionShrinksForAFastBeater(t *testing.T) {
 		if !ok {
 			t.Fatal("the lease of a handler that stopped beating was not lost")
 		}
-		if d := at.Sub(lastBeat); d > 24*time.Second || d < 18*time.Second {
-			t.Errorf("lease lost %v after the last beat, want 18–24s (extension + interval)", d)
+		if d := at.Sub(lastBeat); d > 39*time.Second || d < 27*time.Second {
+			t.Errorf("lease lost %v after the last beat, want within E + Interval (39s)", d)
 		}
 		<-done
 	})
@@ -135,8 +141,8 @@ func TestAdaptiveExtensionGrowsAfterALapse(t *testing.T) {
 			t.Fatalf("the second lease was lost at %v, with the extension at %v", at, ext)
 		}
 		for _, e := range rec.entriesFor(opChange, "rh-second") {
-			if e.timeout != ext.Truncate(time.Second)+time.Second && e.timeout != ext {
-				t.Fatalf("an extension asked for %v, want %v", e.timeout, ext)
+			if e.timeout > ext.Truncate(time.Second)+time.Second {
+				t.Fatalf("an extension asked for %v, want at most %v (the extension after the latest beat)", e.timeout, ext)
 			}
 		}
 	})
@@ -145,8 +151,8 @@ func TestAdaptiveExtensionGrowsAfterALapse(t *testing.T) {
 // Gaps seen within the first seconds say nothing of longer ones not over
 // yet: 20 handlers that beat at their start and then every 30 s give 20
 // gaps of 6 s (their start to that first beat, seen at the first look)
-// before any 30 s gap can end. The extension stays the visibility timeout
-// until the gaps were watched for that long, and no lease lapses.
+// before any 30 s gap can end. The extension never goes below the
+// visibility timeout, and no lease lapses.
 func TestEarlyGapsDoNotShortenTheExtension(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
@@ -203,69 +209,55 @@ func TestFixedExtensionIsKept(t *testing.T) {
 	})
 }
 
-// Once 16 handlers have run, a lease whose handler is expected to return
-// well before its deadline is not extended: jobs of 10 s on leases of
-// 30 s cost no extension.
+// A lease is extended only when its deadline nears (2.5 Intervals, 15 s,
+// before it): jobs of 10 s on leases of 30 s cost no extension, from the
+// first.
 func TestShortJobsNeedNoExtension(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
 		m := running(t, rec, adaptive(t, nil))
-		var ids []string
 		for i := range 20 {
 			id := string(rune('a' + i))
-			ids = append(ids, id)
 			job(m, message(id, 30*time.Second), time.Second, 10*time.Second, nil)
-		}
-		for i, id := range ids {
-			n := len(rec.entriesFor(opChange, "rh-"+id))
-			switch {
-			case i < minGaps && n != 1:
-				t.Errorf("job %d, before 16 runs were observed: %d extensions, want 1 (at the first look, 6 s in)", i, n)
-			case i >= minGaps && n != 0:
-				t.Errorf("job %d, expected to return 20 s before its deadline: %d extensions, want 0", i, n)
+			if n := len(rec.entriesFor(opChange, "rh-"+id)); n != 0 {
+				t.Errorf("job %d, done 20 s before its deadline: %d extensions, want 0", i, n)
 			}
 		}
 	})
 }
 
-// A job longer than the others is still extended: the run times let a
-// lease wait only while its handler is expected to return.
-func TestAJobLongerThanExpectedIsExtended(t *testing.T) {
+// A job longer than the others is extended all the same: what decides is
+// its deadline, not what other jobs took.
+func TestAJobLongerThanTheOthersIsExtended(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
 		var lost lapses
 		m := running(t, rec, adaptive(t, lost.hook))
-		for range minGaps {
+		for range 16 {
 			job(m, message("short", 30*time.Second), time.Second, 10*time.Second, nil)
 		}
 		job(m, message("long", 30*time.Second), time.Second, 2*time.Minute, nil)
 		if _, ok := lost.get("long"); ok {
 			t.Fatal("the lease of a job longer than the others was lost")
 		}
-		if n := len(rec.entriesFor(opChange, "rh-long")); n < 10 {
-			t.Fatalf("%d extensions over 2 min, want one about every 6 s", n)
+		if n := len(rec.entriesFor(opChange, "rh-long")); n < 5 {
+			t.Fatalf("%d extensions over 2 min, want one about every 18 s", n)
 		}
 	})
 }
 
-// A lease let go without an extension while its handler was expected to
-// return is, once that time has passed, extended no further than an
-// extension at the look that saw its last beat would have: a stuck
-// handler loses its message as soon as it would have with an extension at
-// every look. Here leases of 30 s are extended by 30 s (the floor), looked
-// at every 6 s, and jobs of 10 s are expected: a handler that beats until
-// 5.5 s in and then hangs must lose its lease 36 s after its receive (the
-// look 6 s in, + 30 s), not 42 s (the look 12 s in, + 30 s).
-func TestAWaitedLeaseLapsesAsSoonAsAnExtendedOne(t *testing.T) {
+// An extension sent when the deadline nears counts from the look that saw
+// the handler's latest beat, not from when it is sent: a stuck handler
+// loses its message as soon as with an extension at every look. Here
+// leases of 30 s are extended to 33 s after the latest beat, looked at
+// every 6 s: a handler that beats until 5.5 s in and then hangs (its last
+// beat seen at the look 6 s in) must lose its lease 39 s after its receive
+// (6 s + 33 s), though the extension went out 15 s in.
+func TestADeferredExtensionCountsFromTheLastBeat(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
 		var lost lapses
-		cfg := adaptive(t, lost.hook)
-		cfg.MinExtensionPeriod = 30 * time.Second
-		m := running(t, rec, cfg)
-		for range minGaps {
-			job(m, message("short", 30*time.Second), time.Second, 10*time.Second, nil)
-		}
+		m := running(t, rec, adaptive(t, lost.hook))
 		received := time.Now()
 		stop := make(chan struct{})
 		done := make(chan struct{})
@@ -277,8 +269,11 @@ func TestAWaitedLeaseLapsesAsSoonAsAnExtendedOne(t *testing.T) {
 		if !ok {
 			t.Fatal("the lease of a handler that stopped beating was not lost")
 		}
-		if d := at.Sub(received); d > 36*time.Second {
-			t.Errorf("lease lost %v after the receive, want ≤ 36s (the look that saw the last beat, 6 s in, + 30 s)", d)
+		if d := at.Sub(received); d > 39*time.Second {
+			t.Errorf("lease lost %v after the receive, want ≤ 39s (the look that saw the last beat, 6 s in, + 33 s)", d)
+		}
+		if exts := rec.entriesFor(opChange, "rh-stuck"); len(exts) != 1 || exts[0].timeout != 24*time.Second {
+			t.Errorf("extensions %v, want one, of 24s (sent 15 s in, to 39 s)", exts)
 		}
 		<-done
 	})
@@ -296,16 +291,16 @@ func TestSetExtension(t *testing.T) {
 		l := m.Hold(msg, nil, nil)
 		var cur Current
 		cur.Set(l)
-		ctx := NewContext(t.Context(), &cur)
+		ctx := sqsloop.NewLeaseContext(t.Context(), &cur)
 		for _, d := range []time.Duration{10 * time.Second, 2 * time.Hour} {
-			if err := SetExtension(ctx, d); !errors.Is(err, sqsloop.ErrInvalidArgument) {
+			if err := sqsloop.SetExtension(ctx, d); !errors.Is(err, sqsloop.ErrInvalidArgument) {
 				t.Errorf("SetExtension(%v) = %v, want ErrInvalidArgument: outside 18s–1h", d, err)
 			}
 		}
-		if err := SetExtension(ctx, 5*time.Minute); err != nil {
+		if err := sqsloop.SetExtension(ctx, 5*time.Minute); err != nil {
 			t.Fatal(err)
 		}
-		if err := SetExtension(context.Background(), 5*time.Minute); err != nil {
+		if err := sqsloop.SetExtension(context.Background(), 5*time.Minute); err != nil {
 			t.Errorf("SetExtension without a lease = %v, want nil (nothing to do)", err)
 		}
 		hb := heartbeat.New()
@@ -322,14 +317,18 @@ func TestSetExtension(t *testing.T) {
 		if _, ok := lost.get("own"); ok {
 			t.Fatal("the lease of a handler with its own 5 min extension, beating every 4 min, was lost")
 		}
-		exts := rec.entriesFor(opChange, "rh-own")
-		if len(exts) != 4 {
-			t.Fatalf("%d extensions, want 4: one per beat", len(exts))
-		}
-		for _, e := range exts {
-			if e.timeout != 5*time.Minute {
-				t.Fatalf("an extension asked for %v, want the handler's 5m", e.timeout)
+		for _, e := range rec.entriesFor(opChange, "rh-own") {
+			if e.timeout > 5*time.Minute || e.timeout < time.Minute {
+				t.Fatalf("an extension asked for %v, want up to the handler's 5m after its latest beat", e.timeout)
 			}
+		}
+		time.Sleep(5*time.Minute - 14*time.Second) // 5 min after the look that saw the last beat, less an Interval
+		if _, ok := lost.get("own"); ok {
+			t.Fatal("the lease was lost within 5 min of the handler's last beat")
+		}
+		time.Sleep(20 * time.Second)
+		if _, ok := lost.get("own"); !ok {
+			t.Fatal("the lease was kept more than 5 min + an Interval after the handler's last beat")
 		}
 		l.Returned()
 		l.Ack()

@@ -14,22 +14,11 @@ import (
 	"github.com/sqsloop/sqsloop"
 )
 
-// Message attributes a poison message's copy carries, beside its own (see
-// consumer.AttrPoisonReason, which documents them).
-const (
-	AttrPoisonReason       = "sqsloop.poison.reason"
-	AttrPoisonMessageID    = "sqsloop.poison.message-id"
-	AttrPoisonReceiveCount = "sqsloop.poison.receive-count"
-
-	// MaxPoisonReason bounds AttrPoisonReason: 1,024 bytes.
-	MaxPoisonReason = 1024
-)
-
 // poisonSendTimeout bounds DeadLetters.Copy: 10 s.
 const poisonSendTimeout = 10 * time.Second
 
 // DeadLetters sends the copies of one queue's poison messages (handlers
-// that failed with consumer.Permanent) to that queue's dead-letter queue,
+// that failed with sqsloop.Permanent) to that queue's dead-letter queue,
 // for the consumer and sqslambda alike. Safe for concurrent use.
 type DeadLetters struct {
 	src any // what the messages were received from
@@ -49,8 +38,8 @@ func NewDeadLetters(src any) *DeadLetters {
 }
 
 // Copy sends m's copy, failed with cause, to the dead-letter queue (its
-// body and message attributes, with AttrPoisonReason from cause's text,
-// AttrPoisonMessageID and AttrPoisonReceiveCount; on a FIFO queue its
+// body and message attributes, with sqsloop.AttrPoisonReason from cause's text,
+// sqsloop.AttrPoisonMessageID and sqsloop.AttrPoisonReceiveCount; on a FIFO queue its
 // message group and deduplication ID) and returns nil once the
 // dead-letter queue has it. It does not delete m: the caller deletes it
 // (or reports it processed) after Copy returned nil, never before, so that
@@ -66,7 +55,7 @@ func NewDeadLetters(src any) *DeadLetters {
 func (d *DeadLetters) Copy(ctx context.Context, m *sqsloop.Message, cause error) error {
 	ctx, cancel := context.WithTimeout(ctx, poisonSendTimeout)
 	defer cancel()
-	dlq, err := d.open(ctx)
+	dlq, err := d.Open(ctx)
 	if err != nil {
 		return err
 	}
@@ -77,10 +66,11 @@ func (d *DeadLetters) Copy(ctx context.Context, m *sqsloop.Message, cause error)
 	return res[0].Err
 }
 
-// open returns the dead-letter queue, or why there is none. A lasting
-// reason (no redrive policy, a source that cannot name its DLQ) is
-// remembered; a transient failure is tried again next time.
-func (d *DeadLetters) open(ctx context.Context) (sqsloop.Mailbox, error) {
+// Open returns the dead-letter queue, opened at the first call and kept
+// open until Close (the consumer also reads its counts), or why there is
+// none. A lasting reason (no redrive policy, a source that cannot name its
+// DLQ) is remembered; a transient failure is tried again next time.
+func (d *DeadLetters) Open(ctx context.Context) (sqsloop.Mailbox, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.dlq != nil || d.err != nil {
@@ -125,11 +115,11 @@ func poisonCopy(m *sqsloop.Message, err error) sqsloop.OutgoingMessage {
 	}
 	with := make(map[string]sqsloop.MessageAttribute, len(own)+3)
 	maps.Copy(with, own)
-	with[AttrPoisonReason] = sqsloop.MessageAttribute{DataType: "String", StringValue: reason(err)}
-	with[AttrPoisonMessageID] = sqsloop.MessageAttribute{DataType: "String", StringValue: m.ID}
-	with[AttrPoisonReceiveCount] = sqsloop.MessageAttribute{DataType: "Number", StringValue: strconv.Itoa(m.ReceiveCount)}
+	with[sqsloop.AttrPoisonReason] = sqsloop.MessageAttribute{DataType: "String", StringValue: reason(err)}
+	with[sqsloop.AttrPoisonMessageID] = sqsloop.MessageAttribute{DataType: "String", StringValue: m.ID}
+	with[sqsloop.AttrPoisonReceiveCount] = sqsloop.MessageAttribute{DataType: "Number", StringValue: strconv.Itoa(m.ReceiveCount)}
 	if m.ID == "" { // no empty String attribute in SQS
-		delete(with, AttrPoisonMessageID)
+		delete(with, sqsloop.AttrPoisonMessageID)
 	}
 	out.MessageAttributes = with
 	if out.Size() > sqsloop.MaxMessageSize { // seldom: no room left in 1 MiB
@@ -139,7 +129,7 @@ func poisonCopy(m *sqsloop.Message, err error) sqsloop.OutgoingMessage {
 }
 
 // reason is err's text as an attribute value: the characters SQS takes
-// (others become '?'), at most MaxPoisonReason bytes, never empty.
+// (others become '?'), at most sqsloop.MaxPoisonReason bytes, never empty.
 func reason(err error) string {
 	s := strings.Map(func(r rune) rune {
 		switch {
@@ -150,7 +140,7 @@ func reason(err error) string {
 		}
 		return r
 	}, err.Error())
-	for len(s) > MaxPoisonReason {
+	for len(s) > sqsloop.MaxPoisonReason {
 		_, n := utf8.DecodeLastRuneInString(s)
 		s = s[:len(s)-n]
 	}

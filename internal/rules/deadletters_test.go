@@ -101,7 +101,7 @@ func TestPoisonCopy(t *testing.T) {
 	if out.MessageGroupID != "g" || out.DeduplicationID != "d-1" || out.Body != "b" {
 		t.Errorf("copy %+v, want group g, dedup d-1", out)
 	}
-	if r := out.MessageAttributes[AttrPoisonReason].StringValue; r != "bad?input" {
+	if r := out.MessageAttributes[sqsloop.AttrPoisonReason].StringValue; r != "bad?input" {
 		t.Errorf("reason %q, want the characters SQS takes", r)
 	}
 	if errs, err := sqsloop.ValidateSend([]sqsloop.OutgoingMessage{out}); err != nil || errs[0] != nil {
@@ -127,8 +127,8 @@ func TestPoisonCopy(t *testing.T) {
 	if out = poisonCopy(&sqsloop.Message{ID: "id-4", Body: "b", MessageAttributes: own}, errors.New("x")); len(out.MessageAttributes) != 4 || len(own) != 1 {
 		t.Errorf("copy with attributes %v (message's now %v), want its own and the 3 poison ones, the message's untouched", out.MessageAttributes, own)
 	}
-	if r := reason(errors.New(strings.Repeat("é", 600))); len(r) > MaxPoisonReason {
-		t.Errorf("reason of %d bytes, want at most %d", len(r), MaxPoisonReason)
+	if r := reason(errors.New(strings.Repeat("é", 600))); len(r) > sqsloop.MaxPoisonReason {
+		t.Errorf("reason of %d bytes, want at most %d", len(r), sqsloop.MaxPoisonReason)
 	}
 }
 

@@ -14,11 +14,11 @@
 //     one table for the lease owner, the consumer's receives, the producer
 //     and sqslambda's queue check;
 //   - the panic recovery around a handler (Wrap, IsPanic), the retry delay of
-//     a failed message (NackAfter, RetryDelay), and the copy of a poison
-//     message to the dead-letter queue (DeadLetters).
+//     a failed message (RetryDelay, reading sqsloop.NackAfter's delay), and
+//     the copy of a poison message to the dead-letter queue (DeadLetters).
 //
 // It imports only the root package, so that every package of the library
-// may use it. Nothing here is user API: the consumer's exported names
-// (consumer.NackAfter, consumer.Permanent, the poison attributes) stand on
-// it.
+// may use it. Nothing here is user API: the handler contract users name
+// (sqsloop.Handler, sqsloop.NackAfter, sqsloop.Permanent, the poison
+// attributes) is the root's, and this package applies it.
 package rules

@@ -42,7 +42,7 @@ type Run struct {
 	// not nacked.
 	CutShort bool
 	// DeadLettered reports a failed run whose message was copied to the
-	// dead-letter queue (consumer.Permanent) instead of being nacked.
+	// dead-letter queue (sqsloop.Permanent) instead of being nacked.
 	DeadLettered bool
 	// Delay is the retry delay a failed run's message was nacked with
 	// (RetryDelay), 0 when nothing nacked it. Pass the delay used, not a

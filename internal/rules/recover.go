@@ -13,10 +13,9 @@ import (
 // Wrap returns h as the consumer and sqslambda run it: inside the panic
 // recovery, outermost, then mws (mws[0] outermost). A panic in h or in a
 // middleware becomes an error for which IsPanic reports true, logged at
-// ERROR on logger with its stack. H and M are consumer.Handler and
-// consumer.Middleware; mws holds no nil (their Config.Validate reports
-// one).
-func Wrap[H ~func(context.Context, *sqsloop.Message) error, M ~func(H) H](h H, logger *slog.Logger, mws []M) H {
+// ERROR on logger with its stack. mws holds no nil (the runtimes'
+// Config.Validate reports one).
+func Wrap(h sqsloop.Handler, logger *slog.Logger, mws []sqsloop.Middleware) sqsloop.Handler {
 	for i := len(mws) - 1; i >= 0; i-- {
 		h = mws[i](h)
 	}

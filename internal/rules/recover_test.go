@@ -14,11 +14,9 @@ import (
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// handler and middleware stand for consumer.Handler and
-// consumer.Middleware, which Wrap is instantiated with.
 type (
-	handler    func(context.Context, *sqsloop.Message) error
-	middleware func(handler) handler
+	handler    = sqsloop.Handler
+	middleware = sqsloop.Middleware
 )
 
 // Wrap builds the handler as the consumer and sqslambda run it: recovery
@@ -62,18 +60,12 @@ func TestRetryDelay(t *testing.T) {
 		want  time.Duration
 	}{
 		{fail, 3, 6 * time.Second},
-		{NackAfter(fail, 42*time.Second), 3, 42 * time.Second},
-		{fmt.Errorf("wrapped: %w", NackAfter(fail, time.Minute)), 1, time.Minute},
+		{sqsloop.NackAfter(fail, 42*time.Second), 3, 42 * time.Second},
+		{fmt.Errorf("wrapped: %w", sqsloop.NackAfter(fail, time.Minute)), 1, time.Minute},
 	} {
 		if got := RetryDelay(c.err, c.count, double); got != c.want {
 			t.Errorf("RetryDelay(%v, %d) = %v, want %v", c.err, c.count, got, c.want)
 		}
-	}
-	if NackAfter(nil, time.Second) != nil {
-		t.Error("NackAfter(nil) is not nil")
-	}
-	if err := NackAfter(fail, time.Second); !errors.Is(err, fail) {
-		t.Errorf("NackAfter(fail) = %v, does not match fail", err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sqsloop/sqsloop/internal/harness/sqlharness"
+	"github.com/sqsloop/sqsloop/internal/jobbench"
 	"github.com/sqsloop/sqsloop/jobstate"
 	"github.com/sqsloop/sqsloop/jobstate/pgstate"
 	"github.com/sqsloop/sqsloop/jobstate/storetest"
@@ -114,7 +115,7 @@ func TestMigrations(t *testing.T) {
 	}
 }
 
-// What the middlewares add per message on PostgreSQL (storetest.Benchmark;
+// What the middlewares add per message on PostgreSQL (jobbench.Benchmark;
 // PG_DSN's server).
 func BenchmarkPostgreSQL(b *testing.B) {
 	d := sqlharness.PGDSN(b)
@@ -130,5 +131,5 @@ func BenchmarkPostgreSQL(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	storetest.Benchmark(b, s)
+	jobbench.Benchmark(b, s)
 }

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/internal/jobbench"
 	"github.com/sqsloop/sqsloop/jobstate"
 	"github.com/sqsloop/sqsloop/jobstate/sqlitestate"
 	"github.com/sqsloop/sqsloop/jobstate/storetest"
@@ -99,12 +100,12 @@ func TestSharesTheFileOfAMailbox(t *testing.T) {
 }
 
 // What the middlewares add per message on a SQLite file
-// (storetest.Benchmark; synchronous=FULL: every write waits for an fsync).
+// (jobbench.Benchmark; synchronous=FULL: every write waits for an fsync).
 func BenchmarkSQLite(b *testing.B) {
 	s, err := sqlitestate.Open(b.Context(), filepath.Join(b.TempDir(), "state.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	storetest.Benchmark(b, s)
+	jobbench.Benchmark(b, s)
 }

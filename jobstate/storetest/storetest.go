@@ -47,7 +47,7 @@ var scenarios = []struct {
 	{"ClaimRefusedWhileLeased", claimRefusedWhileLeased},
 	{"ClaimRenewedBySameOwner", claimRenewedBySameOwner},
 	{"ClaimAfterLeaseLapsed", claimAfterLeaseLapsed},
-	{"ClaimRefusedWhenCompletedOrSaved", claimRefusedWhenDone},
+	{"ClaimRefusedWhenCompletedFailedOrSaved", claimRefusedWhenDone},
 	{"DeleteByOwner", deleteByOwner},
 	{"DeleteUnconditional", deleteUnconditional},
 	{"ClaimRace", claimRace},
@@ -121,6 +121,7 @@ func putThenGet(t *testing.T, h Harness) {
 		{Key: key(t), State: jobstate.Saved, Value: []byte("step 7"), ExpiresAt: time.Now().Add(time.Hour)},
 		{Key: key(t), State: jobstate.Completed, Value: []byte{0, 1, 2, 255}},
 		{Key: key(t), State: jobstate.Completed},
+		{Key: key(t), State: jobstate.Failed, Value: []byte("no such image"), ExpiresAt: time.Now().Add(time.Hour)},
 		{Key: key(t), State: jobstate.InProgress, Owner: "run-1", LeaseUntil: time.Now().Add(time.Minute), ExpiresAt: time.Now().Add(time.Hour)},
 	} {
 		put(t, s, r)
@@ -261,6 +262,7 @@ func claimRefusedWhenDone(t *testing.T, h Harness) {
 	for _, r := range []jobstate.Record{
 		{Key: key(t), State: jobstate.Completed, Owner: "run-1", Value: []byte("result"), ExpiresAt: time.Now().Add(time.Hour)},
 		{Key: key(t), State: jobstate.Saved, Owner: "run-1", Value: []byte("step 3")},
+		{Key: key(t), State: jobstate.Failed, Owner: "run-1", Value: []byte("no such image")},
 	} {
 		put(t, s, r)
 		standing, err := s.Claim(t.Context(), claim(r.Key, "run-1", time.Minute))

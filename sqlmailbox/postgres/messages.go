@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/sqlmailbox"
@@ -23,20 +24,34 @@ const (
 	receiveFIFO
 )
 
-// receiveQueries[kind][dlq][max] is qTake, or with a dead-letter queue
-// (dlq 1) qTakeOrDeadLetter, with the pick of the kind of queue and the
-// limit max in place, so that each statement is planned once per
+// receiveQueries[kind][dlq][max] is the window of the kind of queue
+// (qWindowStandard, qWindowFIFO) with its pick, the take (takeLive, or with
+// a dead-letter queue, dlq 1, takeOrDeadLetter) and its limits for max
+// messages in place, so that each statement is planned once per
 // connection (see qPickStandard).
 var receiveQueries = func() (qs [3][2][sqsloop.MaxBatchSize + 1]string) {
 	for kind, pick := range []string{qPickStandard, qPickPriority, qPickFIFO} {
-		for dlq, take := range []string{qTake, qTakeOrDeadLetter} {
+		window := qWindowStandard
+		if kind == receiveFIFO {
+			window = qWindowFIFO
+		}
+		for dlq, take := range []string{strings.Replace(takeLive, "{live}", "", 1),
+			strings.Replace(takeOrDeadLetter, "{live}", "p.receive_count < $6 AND ", 1)} {
+			q := strings.NewReplacer("{pick}", pick, "{take}", take).Replace(window)
+			q = strings.NewReplacer("{live}", [2]string{"true", "receive_count < $6"}[dlq], "{locktimeout}", locktimeout,
+				"{now}", "coalesce($5::timestamptz, statement_timestamp())").Replace(q)
 			for max := 1; max <= sqsloop.MaxBatchSize; max++ {
-				qs[kind][dlq][max] = strings.ReplaceAll(strings.Replace(take, "{pick}", pick, 1), "{max}", strconv.Itoa(max))
+				qs[kind][dlq][max] = strings.ReplaceAll(q, "{max}", strconv.Itoa(max))
 			}
 		}
 	}
 	return qs
 }()
+
+// maxLockTimeouts bounds how many times in a row a receive's window is run
+// again after it gave up a lock (see receiveLockTimeout): a moment's wait
+// for an ack, rarely met; past it the receive fails, transient.
+const maxLockTimeouts = 3
 
 // levels are the priorities qNext looks at: 0 alone on a queue without
 // priorities, else every priority.
@@ -79,34 +94,93 @@ func (d *pgDriver) sendStandard(ctx context.Context, q *driver.QueueRecord, msgs
 	return d.classify(d.pool.QueryRow(ctx, qSend, q.ID, ids, bodies, attrs, groups, delays, carry, prios).Scan(&stored, &notified))
 }
 
-// sendFIFO stores a FIFO batch in one transaction, message by message, in
-// order, each deduplicated against the window (and the batch).
+// sendFIFO stores a FIFO batch in one transaction, in order, each message
+// deduplicated against the window (and the batch: the first message of an
+// ID is stored, the others are its duplicates), in four statements
+// whatever the batch's size (see qClaimDedup).
 func (d *pgDriver) sendFIFO(ctx context.Context, q *driver.QueueRecord, msgs []driver.NewMessage, out []driver.SendOutcome, carry bool) error {
+	first := make(map[string]int, len(msgs)) // deduplication ID -> its first message
+	var dedups, firstIDs []string
+	for i, m := range msgs {
+		if _, ok := first[m.DedupID]; !ok {
+			first[m.DedupID] = i
+			dedups, firstIDs = append(dedups, m.DedupID), append(firstIDs, m.MessageID)
+		}
+	}
 	return d.tx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, qClaimDedup, q.ID, dedups, firstIDs, seconds(sqlmailbox.DeduplicationWindow))
+		if err != nil {
+			return err
+		}
+		claimed := make(map[string]bool, len(dedups))
+		var dedup string
+		if _, err := pgx.ForEachRow(rows, []any{&dedup}, func() error {
+			claimed[dedup] = true
+			return nil
+		}); err != nil {
+			return err
+		}
+		var mids, bodies, groups, ids []string
+		var attrs [][]byte
+		var delays []int32
+		var prios []int16
 		for i, m := range msgs {
-			var id *string
-			var stored bool
-			var seq int64
-			if err := tx.QueryRow(ctx, qSendFIFO, q.ID, m.DedupID, m.MessageID, m.Body, m.Attributes, m.GroupID, seconds(m.Delay),
-				seconds(sqlmailbox.DeduplicationWindow), int16(m.Priority)).Scan(&id, &stored, &seq); err != nil {
+			if claimed[m.DedupID] && first[m.DedupID] == i {
+				mids, bodies, groups, ids = append(mids, m.MessageID), append(bodies, m.Body), append(groups, m.GroupID), append(ids, m.DedupID)
+				attrs, delays, prios = append(attrs, m.Attributes), append(delays, seconds(m.Delay)), append(prios, int16(m.Priority))
+			}
+		}
+		held := make(map[string]driver.SendOutcome, len(dedups)) // by deduplication ID: the message that holds it
+		if len(mids) > 0 {
+			rows, err := tx.Query(ctx, qStoreFIFO, q.ID, mids, bodies, attrs, groups, ids, delays, prios)
+			if err != nil {
 				return err
 			}
-			if id == nil { // another transaction stored the ID after this statement began
-				if err := tx.QueryRow(ctx, qDedupFind, q.ID, m.DedupID).Scan(&id, &seq); err != nil {
-					return err
+			var seq int64
+			var seqIDs []string
+			var seqs []int64
+			if _, err := pgx.ForEachRow(rows, []any{&dedup, &seq}, func() error {
+				held[dedup] = driver.SendOutcome{MessageID: msgs[first[dedup]].MessageID, Seq: seq}
+				seqIDs, seqs = append(seqIDs, dedup), append(seqs, seq)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, qDedupSeq, q.ID, seqIDs, seqs); err != nil {
+				return err
+			}
+		}
+		if len(held) < len(dedups) {
+			var others []string
+			for _, id := range dedups {
+				if !claimed[id] {
+					others = append(others, id)
 				}
 			}
-			if stored {
-				if _, err := tx.Exec(ctx, qDedupSeq, q.ID, m.DedupID, seq); err != nil {
-					return err
-				}
+			rows, err := tx.Query(ctx, qDedupFind, q.ID, others)
+			if err != nil {
+				return err
 			}
-			out[i] = driver.SendOutcome{MessageID: *id, Duplicate: !stored, Seq: seq}
+			var o driver.SendOutcome
+			if _, err := pgx.ForEachRow(rows, []any{&dedup, &o.MessageID, &o.Seq}, func() error {
+				held[dedup] = o
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		for i, m := range msgs {
+			h, ok := held[m.DedupID]
+			if !ok {
+				return fmt.Errorf("deduplication ID %q of message %d neither stored nor found", m.DedupID, i)
+			}
+			h.Duplicate = !claimed[m.DedupID] || first[m.DedupID] != i
+			out[i] = h
 		}
 		if !carry {
 			return nil
 		}
-		_, err := tx.Exec(ctx, qNotify, q.ID)
+		_, err = tx.Exec(ctx, qNotify, q.ID)
 		return err
 	})
 }
@@ -119,30 +193,62 @@ func (d *pgDriver) Receive(ctx context.Context, q *driver.QueueRecord, r driver.
 	case q.Spec.Priority:
 		kind = receivePriority
 	}
-	args := []any{q.ID, seconds(r.Visibility), r.Receiver}
+	args := []any{q.ID, seconds(r.Visibility), r.Receiver, nil, nil}
 	if q.DeadLetterQueueID != 0 {
 		dlq = 1
 		args = append(args, q.Spec.MaxReceiveCount, q.DeadLetterQueueID, q.Spec.Name, r.DeadLetterReason, string(sqlmailbox.AuditDeadLettered))
 	}
-	query := receiveQueries[kind][dlq][r.Max]
 	var res driver.ReceiveResult
-	var err error
-	if q.Spec.FIFO {
-		err = d.tx(ctx, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, qLockFIFO, q.ID); err != nil {
+	skip := []int64{} // not nil: the picks compare ids with ALL of it, and ALL(NULL) is never true
+	var at *time.Time // the first window's time, once it took something
+	for timedOut := 0; len(res.Rows) < r.Max; {
+		need := r.Max - len(res.Rows)
+		args[3], args[4] = skip, at
+		query := receiveQueries[kind][dlq][need]
+		var w window
+		var err error
+		if q.Spec.FIFO {
+			err = d.tx(ctx, func(tx pgx.Tx) error {
+				if _, err := tx.Exec(ctx, qLockFIFO, q.ID); err != nil {
+					return err
+				}
+				w, err = takeWindow(ctx, tx, query, args)
 				return err
+			})
+		} else {
+			w, err = takeWindow(ctx, d.pool, query, args)
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) && pe.Code == "55P03" && timedOut < maxLockTimeouts {
+				timedOut++ // it gave up a lock (receiveLockTimeout), taking nothing: again
+				continue
 			}
-			res, err = receive(ctx, tx, q, query, args)
-			return err
-		})
-	} else {
-		res, err = receive(ctx, d.pool, q, query, args)
-		err = d.classify(err)
+			err = d.classify(err)
+		}
+		if err != nil {
+			return res, err
+		}
+		res.Rows = append(res.Rows, w.rows...)
+		res.DeadLettered += w.dead
+		if at == nil && len(w.rows)+w.dead > 0 {
+			at = &w.at
+		}
+		for _, row := range w.rows { // taken with a lease of 0 s, it is visible again: not for this receive
+			skip = append(skip, row.ID)
+		}
+		if q.Spec.FIFO || w.dead == 0 {
+			break // a FIFO pick looked past its dead already; else the batch is full, or nothing more was visible
+		}
+		// Some went to the DLQ: their places go to the next window.
 	}
-	if err == nil && res.DeadLettered > 0 {
-		err = d.classify(d.notes.notify(ctx, q.DeadLetterQueueID))
+	if res.DeadLettered > 0 {
+		if err := d.classify(d.notes.notify(ctx, q.DeadLetterQueueID)); err != nil {
+			return res, err
+		}
 	}
-	return res, err
+	if len(res.Rows) > 0 || res.DeadLettered > 0 {
+		return res, nil
+	}
+	return res, d.classify(d.next(ctx, q, &res))
 }
 
 // querier is a pool or a transaction.
@@ -151,58 +257,67 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// receive runs a receive query of q (qTake, qTakeOrDeadLetter) and reads
-// its rows, putting those taken in the pick's order; when it took nothing
-// and moved nothing, it asks qNext when to look again, or whether the
-// queue is gone.
-func receive(ctx context.Context, db querier, q *driver.QueueRecord, query string, args []any) (driver.ReceiveResult, error) {
-	var res driver.ReceiveResult
+// window is what one window of a receive did.
+type window struct {
+	rows []driver.ReceivedRow // taken, in the pick's order
+	dead int                  // moved to the DLQ
+	at   time.Time            // the window's time
+}
+
+// takeWindow runs a receive window (qWindow) and reads its rows.
+func takeWindow(ctx context.Context, db querier, query string, args []any) (window, error) {
+	var w window
 	rows, err := db.Query(ctx, query, args...)
 	if err != nil {
-		return res, err
+		return w, err
 	}
 	defer rows.Close()
 	var order []int64
 	for rows.Next() {
 		var row driver.ReceivedRow
+		var kind int16
 		var n int64
-		var dead bool
-		if err := rows.Scan(&n, &row.ID, &row.MessageID, &row.Body, &row.Attributes, &row.GroupID, &row.DedupID,
-			&row.SentAt, &row.FirstReceivedAt, &row.ReceiveCount, &dead); err != nil {
-			return res, err
+		if err := rows.Scan(&kind, &n, &row.ID, &row.MessageID, &row.Body, &row.Attributes, &row.GroupID, &row.DedupID,
+			&row.SentAt, &row.FirstReceivedAt, &row.ReceiveCount, &w.at); err != nil {
+			return w, err
 		}
-		if dead {
-			res.DeadLettered++
-			continue
+		switch kind {
+		case 0:
+			w.rows, order = append(w.rows, row), append(order, n)
+		case 1:
+			w.dead++
 		}
-		res.Rows, order = append(res.Rows, row), append(order, n)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return res, err
+		return w, err
 	}
-	if len(res.Rows) > 0 || res.DeadLettered > 0 {
-		sort.Sort(byPick{res.Rows, order})
-		return res, nil
-	}
+	sort.Sort(byPick{w.rows, order})
+	return w, nil
+}
+
+// next sets res.NextVisible after a receive that took nothing and moved
+// nothing, as qNext says, or fails with ErrQueueNotFound when the queue is
+// gone.
+func (d *pgDriver) next(ctx context.Context, q *driver.QueueRecord, res *driver.ReceiveResult) error {
 	lv := levels[0]
 	if q.Spec.Priority {
 		lv = levels[1]
 	}
 	var exists bool
 	var next, now time.Time
-	if err := db.QueryRow(ctx, qNext, q.ID, !q.Spec.FIFO, lv).Scan(&exists, &next, &now); err != nil {
-		return res, err
+	if err := d.pool.QueryRow(ctx, qNext, q.ID, !q.Spec.FIFO, lv).Scan(&exists, &next, &now); err != nil {
+		return err
 	}
 	if !exists {
-		return res, fmt.Errorf("queue %q: %w", q.Spec.Name, sqsloop.ErrQueueNotFound)
+		return fmt.Errorf("queue %q: %w", q.Spec.Name, sqsloop.ErrQueueNotFound)
 	}
 	if next.After(now) {
 		// The server's deadline, as a time on this process's clock: the two
 		// clocks may differ, the wait they give does not.
 		res.NextVisible = time.Now().Add(next.Sub(now))
 	}
-	return res, nil
+	return nil
 }
 
 // byPick sorts received rows by their place in the pick's order.

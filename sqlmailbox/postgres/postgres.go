@@ -90,7 +90,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*sqlmailbox.Store, err
 //
 // Any number of processes on any number of machines may share the
 // database: receives take messages with FOR UPDATE SKIP LOCKED, so two
-// never hold one message, and a message made receivable anywhere (sent,
+// never hold one message, no call deadlocks with another (see the package
+// doc), and a message made receivable anywhere (sent,
 // nacked, its FIFO group freed) wakes every waiting long poll
 // (LISTEN/NOTIFY, at most one NOTIFY per queue per 10 ms from each Store).
 // Leases follow the server's clock.

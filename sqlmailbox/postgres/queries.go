@@ -32,9 +32,15 @@ const (
 	q.max_message_size, q.max_receive_count, coalesce(q.dlq_id, 0), coalesce(d.name, ''), q.key, q.created_at, q.priority
 	FROM sqsloop_queues q LEFT JOIN sqsloop_queues d ON d.id = q.dlq_id WHERE q.name = $1`
 	qQueueIsDLQ  = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues s JOIN sqsloop_queues d ON s.dlq_id = d.id WHERE d.name = $1)`
-	qDeleteQueue = `DELETE FROM sqsloop_queues WHERE name = $1`
+	qDeleteQueue = `DELETE FROM sqsloop_queues WHERE id = $1`
 	qQueueID     = `SELECT id FROM sqsloop_queues WHERE name = $1`
-	qPurgeQueue  = `DELETE FROM sqsloop_messages WHERE queue_id = $1`
+	// qPurgeQueue deletes every message of queue $1, locked in id order
+	// first; qLockMessages locks them so, for a queue about to be
+	// deleted (its queue row locked before: the order of a FIFO receive).
+	qPurgeQueue = `WITH l AS MATERIALIZED (` + qLockMessages + `)
+	DELETE FROM sqsloop_messages m USING l WHERE m.queue_id = $1 AND m.id = l.id`
+	qLockMessages = `SELECT id FROM sqsloop_messages WHERE queue_id = $1 ORDER BY id FOR UPDATE`
+	qLockQueue    = `SELECT id FROM sqsloop_queues WHERE name = $1 FOR UPDATE`
 
 	// qSend stores a standard queue's batch in the order given, and wakes
 	// the queue's long polls in every process when it carries the NOTIFY
@@ -48,47 +54,84 @@ const (
 		RETURNING 1
 	)
 	SELECT (SELECT count(*) FROM ins), CASE WHEN $7 THEN pg_notify('` + channel + `', $1::bigint::text) END`
-	// qSendFIFO stores one FIFO message unless its deduplication ID is
-	// remembered and unexpired (for $8 seconds: DeduplicationWindow), and
-	// returns the message ID that holds it (with priority $9)
-	// (NULL when another transaction stored the ID meanwhile: look again),
-	// whether it stored this one, and its sequence number (the stored
-	// message's id; the remembered one's for a duplicate; qDedupSeq then
-	// records a stored one's).
-	qSendFIFO = `WITH d AS (
-		INSERT INTO sqsloop_dedup AS x (queue_id, dedup_id, message_id, expires_at)
-		VALUES ($1, $2, $3, statement_timestamp() + $8::integer * interval '1 second')
-		ON CONFLICT (queue_id, dedup_id) DO UPDATE SET message_id = excluded.message_id, expires_at = excluded.expires_at
+	// A FIFO send, in one transaction: qClaimDedup claims the batch's
+	// deduplication IDs ($2, each once, with the message ID of its first
+	// message, $3) for $4 seconds (DeduplicationWindow), in key order (the
+	// order the sweep's qTrimDedup locks them in, so the two cannot
+	// deadlock; nor can two sends), unless an ID is remembered and
+	// unexpired, and returns those it claimed; qStoreFIFO stores the
+	// messages of the IDs claimed, in the batch's order, returning each
+	// one's id (its sequence number); qDedupSeq records those, and
+	// qDedupFind reads the message ID and sequence number of the IDs
+	// another send holds (the duplicates).
+	qClaimDedup = `INSERT INTO sqsloop_dedup AS x (queue_id, dedup_id, message_id, expires_at)
+		SELECT $1, u.d, u.m, statement_timestamp() + $4::integer * interval '1 second'
+		FROM unnest($2::text[], $3::text[]) AS u(d, m) ORDER BY u.d
+		ON CONFLICT (queue_id, dedup_id) DO UPDATE SET message_id = excluded.message_id, expires_at = excluded.expires_at, seq = 0
 		WHERE x.expires_at <= statement_timestamp()
-		RETURNING message_id
-	), ins AS (
-		INSERT INTO sqsloop_messages (queue_id, message_id, body, attributes, group_id, dedup_id, priority, sent_at, visible_at)
-		SELECT $1, d.message_id, $4, $5, $6, $2, $9, statement_timestamp(), statement_timestamp() + $7::integer * interval '1 second'
-		FROM d
-		RETURNING message_id, id
-	)
-	SELECT coalesce((SELECT message_id FROM ins), (SELECT message_id FROM sqsloop_dedup WHERE queue_id = $1 AND dedup_id = $2)),
-		EXISTS (SELECT 1 FROM ins),
-		coalesce((SELECT id FROM ins), (SELECT seq FROM sqsloop_dedup WHERE queue_id = $1 AND dedup_id = $2), 0)`
-	qDedupSeq  = `UPDATE sqsloop_dedup SET seq = $3 WHERE queue_id = $1 AND dedup_id = $2`
-	qDedupFind = `SELECT message_id, seq FROM sqsloop_dedup WHERE queue_id = $1 AND dedup_id = $2`
+		RETURNING dedup_id`
+	qStoreFIFO = `INSERT INTO sqsloop_messages (queue_id, message_id, body, attributes, group_id, dedup_id, priority, sent_at, visible_at)
+		SELECT $1, u.mid, u.body, u.attrs, u.grp, u.dedup, u.prio, statement_timestamp(), statement_timestamp() + u.delay * interval '1 second'
+		FROM unnest($2::text[], $3::text[], $4::bytea[], $5::text[], $6::text[], $7::integer[], $8::smallint[])
+			WITH ORDINALITY AS u(mid, body, attrs, grp, dedup, delay, prio, n)
+		ORDER BY u.n
+		RETURNING dedup_id, id`
+	qDedupSeq = `UPDATE sqsloop_dedup x SET seq = u.s FROM unnest($2::text[], $3::bigint[]) AS u(d, s)
+		WHERE x.queue_id = $1 AND x.dedup_id = u.d`
+	qDedupFind = `SELECT dedup_id, message_id, seq FROM sqsloop_dedup WHERE queue_id = $1 AND dedup_id = ANY($2::text[])`
 
-	// The picks choose what a receive takes, each returning id,
-	// receive_count and n, the order of delivery. Their LIMIT is a
-	// constant ({max}, 1–10, put in place by receiveQueries): with a
-	// parameter there, a prepared receive's generic plan would be costed
-	// for a tenth of the table, worse than a plan made for the call's
-	// values, and the server would plan every call afresh (pgx prepares
-	// each statement once per connection; a plan costs about as much as
-	// the receive itself).
+	// No deadlock. A transaction that waits for a lock while it holds
+	// others is part of a deadlock only if another waits for what it holds;
+	// here every statement that locks messages and waits for them (acks,
+	// visibility changes, a FIFO receive, sweeps, purges) locks them in the
+	// order of their ids (ORDER BY id … FOR UPDATE), and none takes a lock
+	// on a queue's row after its messages that another may wait for (a
+	// FIFO receive locks its queue's row first; the sweep records its
+	// progress in a statement of its own; the foreign-key check of a move
+	// to the DLQ takes KEY SHARE of the DLQ's row, which only deleting that
+	// queue conflicts with, and a DLQ in use is not deleted), so none of
+	// them can wait for another that waits for it. A standard receive locks
+	// in the order of delivery (the receive index's: deadlines), SKIP
+	// LOCKED, so that receivers that compete pass over each other's
+	// messages in one index scan, and SKIP LOCKED does not keep it out of a
+	// cycle: locking a row whose last updater committed while the receive
+	// looked at it, the server follows the row's update chain, waits for
+	// whoever holds its newest version (an ack deleting it) whatever the
+	// wait policy, and keeps a lock on that version even when the row no
+	// longer qualifies (heap_lock_updated_tuple). A receive could so hold a
+	// message an ack had yet to delete while it waited for another the ack
+	// had deleted: "deadlock detected" (40P01), the ack lost. So a standard
+	// receive's statement gives up any lock it waited for receiveLockTimeout
+	// (100 ms), ten times sooner than the server looks for deadlocks
+	// (deadlock_timeout, 1 s by default): a cycle through a receive ends
+	// with the receive, which took nothing and is run again (55P03), never
+	// with the ack. It waits only in that race, a moment's wait for an ack,
+	// rarely.
 	//
-	// qPickStandard: the oldest visible messages of a standard queue,
-	// by the receive's index, skipping those another receive has locked.
-	// All messages of a queue without priorities have priority 0, so the
-	// index's range is one queue's visible messages.
+	// A receive takes messages in windows, each a statement (on a FIFO
+	// queue a transaction) of its own, so that one's locks end before the
+	// next's begin: the Go side opens another window when one moved
+	// messages to the DLQ (the dead take no place in the batch).
+	//
+	// The standard picks lock and return, in the order of delivery, the
+	// messages to take: id, receive_count and n, their place in that
+	// order; the FIFO pick returns ids, which its window locks. Their
+	// LIMIT is a constant ({max}, 1–10, put in place by receiveQueries):
+	// with a parameter there, a prepared receive's generic plan would be
+	// costed for a tenth of the table, worse than a plan made for the
+	// call's values, and the server would plan every call afresh (pgx
+	// prepares each statement once per connection; a plan costs about as
+	// much as the receive itself).
+	//
+	// qPickStandard: the oldest visible messages of a standard queue, by
+	// the receive's index, but those the same receive took already ($4:
+	// taken with a 0 s lease, a message is visible again at once), skipping
+	// those another receive has locked. All messages of a queue without
+	// priorities have priority 0, so the index's range is one queue's
+	// visible messages.
 	qPickStandard = `SELECT id, receive_count, row_number() OVER () AS n FROM (
 			SELECT id, receive_count FROM sqsloop_messages
-			WHERE queue_id = $1 AND priority = 0 AND visible_at <= statement_timestamp()
+			WHERE queue_id = $1 AND priority = 0 AND visible_at <= {now} AND id <> ALL($4::bigint[]) AND {locktimeout}
 			ORDER BY visible_at, id LIMIT {max}
 			FOR UPDATE SKIP LOCKED
 		) s`
@@ -97,13 +140,19 @@ const (
 	// messages of higher priorities that are in flight or delayed.
 	qPickPriority = `SELECT id, receive_count, row_number() OVER () AS n FROM (
 			SELECT id, receive_count FROM sqsloop_messages
-			WHERE queue_id = $1 AND visible_at <= statement_timestamp()
+			WHERE queue_id = $1 AND visible_at <= {now} AND id <> ALL($4::bigint[]) AND {locktimeout}
 			ORDER BY priority DESC, visible_at, id LIMIT {max}
 			FOR UPDATE SKIP LOCKED
 		) s`
+	// receiveLockTimeout bounds a standard receive's wait for a lock (see
+	// above), set for its statement alone (set_config's is_local: until
+	// the statement's transaction ends) before the scan locks a row.
+	receiveLockTimeout = "100ms"
+	locktimeout        = `(SELECT set_config('lock_timeout', '` + receiveLockTimeout + `', true)) IS NOT NULL`
 	// qLockFIFO serializes a FIFO queue's receives (not its sends: an
 	// insert's foreign-key check takes a KEY SHARE lock, which NO KEY
-	// UPDATE does not conflict with).
+	// UPDATE does not conflict with). It is the first lock a FIFO receive
+	// takes, before any message.
 	qLockFIFO = `SELECT 1 FROM sqsloop_queues WHERE id = $1 FOR NO KEY UPDATE`
 	// qPickFIFO: of the oldest 1,000 messages of the groups with nothing in
 	// flight, those with only visible messages before them in their group,
@@ -111,71 +160,84 @@ const (
 	// priority first (all 0 without priorities), then the oldest: as many
 	// of one group as the receive takes before another (SQS's FIFO
 	// delivery logic). Priority orders the groups, never the messages
-	// within one.
-	qPickFIFO = `SELECT id, receive_count, row_number() OVER () AS n FROM (
-			SELECT m.id, m.receive_count FROM sqsloop_messages m JOIN (
-				SELECT id, head, prio FROM (
-					SELECT id, bool_and(visible_at <= statement_timestamp()) OVER (PARTITION BY group_id ORDER BY id) AS ok,
-						min(id) OVER (PARTITION BY group_id) AS head,
-						first_value(priority) OVER (PARTITION BY group_id ORDER BY id) AS prio
-					FROM (
-						SELECT id, group_id, visible_at, priority FROM sqsloop_messages
-						WHERE queue_id = $1 AND group_id NOT IN (
-							SELECT group_id FROM sqsloop_messages
-							WHERE queue_id = $1 AND visible_at > statement_timestamp() AND receive_count > 0
-						)
-						ORDER BY id LIMIT 1000
-					) prefix
-				) runs WHERE ok ORDER BY prio DESC, head, id LIMIT {max}
-			) r ON m.queue_id = $1 AND m.id = r.id
-			ORDER BY r.prio DESC, r.head, m.id
-			FOR UPDATE OF m
-		) s`
+	// within one. It picks {max} messages to deliver ({live}) and,
+	// before and among them, those to move to the DLQ, which take no place
+	// in the batch; it returns their ids only, which qWindowFIFO locks in
+	// id order. ($4, unused, keeps the parameters of every pick alike.)
+	qPickFIFO = `SELECT id FROM (
+			SELECT id, head, prio,
+				count(*) FILTER (WHERE {live}) OVER (ORDER BY prio DESC, head, id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
+			FROM (
+				SELECT id, receive_count, bool_and(visible_at <= {now}) OVER (PARTITION BY group_id ORDER BY id) AS ok,
+					min(id) OVER (PARTITION BY group_id) AS head,
+					first_value(priority) OVER (PARTITION BY group_id ORDER BY id) AS prio
+				FROM (
+					SELECT id, group_id, visible_at, priority, receive_count FROM sqsloop_messages
+					WHERE queue_id = $1 AND group_id NOT IN (
+						SELECT group_id FROM sqsloop_messages
+						WHERE queue_id = $1 AND visible_at > {now} AND receive_count > 0
+					)
+					ORDER BY id LIMIT 1000
+				) prefix
+			) runs WHERE ok AND cardinality($4::bigint[]) >= 0
+		) p WHERE before < {max} ORDER BY prio DESC, head, id`
 
-	// qTake takes what the pick ({pick}) chose, in one statement: each
-	// message gets one more receive count, a lease of $2 seconds, its
-	// receive time, its first receive time if it had none, no extension
-	// yet, and the receiving Mailbox's receiver ID ($3) as its holder. It
-	// returns the rows taken, each with n, its place in the pick's order
-	// (the update returns them in no set order), and dead false. Nothing
-	// else rides along: a receive that takes nothing asks qNext what to do.
-	// The pick is a materialized CTE, so that it runs once whatever the
-	// plan (in the update's FROM, it may be rescanned for every row the
-	// join looks at, picking again each time).
-	qTake = `WITH picked AS MATERIALIZED ({pick})
+	// qWindowStandard is one window of a standard queue's receive: what the
+	// pick ({pick}) locked, then {take}; it misses nothing (missed: none).
+	qWindowStandard = `WITH picked AS MATERIALIZED ({pick}), missed AS (SELECT 0::bigint AS id WHERE false){take}`
+	// qWindowFIFO is one window of a FIFO queue's receive, whose receives
+	// take turns: its candidates locked in id order, waiting for one
+	// another transaction holds (an ack or a lease change: a moment), each
+	// still in the queue, then {take}. missed are those gone meanwhile.
+	qWindowFIFO = `WITH cand AS MATERIALIZED (
+		SELECT id, row_number() OVER () AS n FROM ({pick}) c
+	), locked AS MATERIALIZED (
+		SELECT m.id, m.receive_count FROM sqsloop_messages m
+		WHERE m.queue_id = $1 AND m.id IN (SELECT id FROM cand)
+		ORDER BY m.id FOR UPDATE
+	), missed AS MATERIALIZED (
+		SELECT id FROM cand WHERE id NOT IN (SELECT id FROM locked)
+	), picked AS MATERIALIZED (
+		SELECT l.id, l.receive_count, c.n FROM locked l JOIN cand c ON c.id = l.id
+	){take}`
+	// takeLive takes every picked message: one more receive count, a lease
+	// of $2 seconds, its receive time, its first receive time if it had
+	// none, no extension yet, and the receiving Mailbox's receiver ID ($3)
+	// as its holder. Each row returned says what became of a candidate:
+	// kind 0 taken (with n, its place in the pick's order: the update
+	// returns them in no set order), 2 missed (only its id); each ends with
+	// the window's time ({now}: the statement's, or for a receive's later
+	// windows the first one's, $5, so that one receive takes all its
+	// messages at one time, whatever it took them in).
+	takeLive = `, taken AS (
 		UPDATE sqsloop_messages m
-		SET receive_count = m.receive_count + 1, visible_at = statement_timestamp() + $2::integer * interval '1 second',
-			received_at = statement_timestamp(), first_received_at = coalesce(m.first_received_at, statement_timestamp()),
+		SET receive_count = m.receive_count + 1, visible_at = {now} + $2::integer * interval '1 second',
+			received_at = {now}, first_received_at = coalesce(m.first_received_at, {now}),
 			extended_at = NULL, leased = true, leased_by = $3
 		FROM picked p
-		WHERE m.queue_id = $1 AND m.id = p.id
-		RETURNING p.n, m.id, m.message_id, m.body, m.attributes, m.group_id, m.dedup_id, m.sent_at, m.first_received_at, m.receive_count, false`
-	// qTakeOrDeadLetter is qTake for a queue with a dead-letter queue: the
-	// picked messages received maxReceiveCount ($4) times already are moved
-	// to the DLQ ($5) instead, keeping their rows, and audited (the
-	// queue's name $6, reason $7, kind $8); each returns a row with dead
-	// true (and only n set).
-	qTakeOrDeadLetter = `WITH picked AS MATERIALIZED ({pick}), dead AS (
-		UPDATE sqsloop_messages m SET queue_id = $5, visible_at = statement_timestamp(), leased = false, leased_by = NULL
+		WHERE {live}m.queue_id = $1 AND m.id = p.id
+		RETURNING p.n, m.id, m.message_id, m.body, m.attributes, m.group_id, m.dedup_id, m.sent_at, m.first_received_at, m.receive_count
+	)
+	SELECT 0, *, {now} FROM taken
+	UNION ALL
+	SELECT 2, 0, id, '', '', NULL, '', '', 'epoch', 'epoch', 0, {now} FROM missed`
+	// takeOrDeadLetter is takeLive for a queue with a dead-letter queue:
+	// the picked messages received maxReceiveCount ($6) times already are
+	// moved to the DLQ ($7) instead, keeping their rows, and audited (the
+	// queue's name $8, reason $9, kind $10); each returns a row of kind 1
+	// (only n set).
+	takeOrDeadLetter = `, dead AS (
+		UPDATE sqsloop_messages m SET queue_id = $7, visible_at = {now}, leased = false, leased_by = NULL
 		FROM picked p
-		WHERE p.receive_count >= $4 AND m.queue_id = $1 AND m.id = p.id
+		WHERE p.receive_count >= $6 AND m.queue_id = $1 AND m.id = p.id
 		RETURNING p.n, m.message_id, m.receive_count
 	), audit AS (
 		INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)
-		SELECT $6, message_id, receive_count, $8, $7, statement_timestamp() FROM dead
+		SELECT $8, message_id, receive_count, $10, $9, {now} FROM dead
 		RETURNING 1
-	), taken AS (
-		UPDATE sqsloop_messages m
-		SET receive_count = m.receive_count + 1, visible_at = statement_timestamp() + $2::integer * interval '1 second',
-			received_at = statement_timestamp(), first_received_at = coalesce(m.first_received_at, statement_timestamp()),
-			extended_at = NULL, leased = true, leased_by = $3
-		FROM picked p
-		WHERE p.receive_count < $4 AND m.queue_id = $1 AND m.id = p.id
-		RETURNING p.n, m.id, m.message_id, m.body, m.attributes, m.group_id, m.dedup_id, m.sent_at, m.first_received_at, m.receive_count
-	)
-	SELECT *, false FROM taken
+	)` + takeLive + `
 	UNION ALL
-	SELECT n, 0, '', '', NULL, '', '', 'epoch', 'epoch', 0, true FROM dead`
+	SELECT 1, n, 0, '', '', NULL, '', '', 'epoch', 'epoch', 0, {now} FROM dead`
 	// qNext says, after a receive that took nothing, whether the queue
 	// exists, when to look again and the server's now: on a standard queue
 	// ($2) with visible messages (another receive was taking them: their
@@ -199,16 +261,18 @@ const (
 	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = $1 AND visible_at > statement_timestamp() AND receive_count = 0)`
 
 	// qDelete deletes the messages of the refs ($2 ids, $3 receive
-	// counts) whose receive is the message's (qDeleting); $4 is true on a
-	// FIFO queue, whose handles expire with the lease. A ref given twice
-	// deletes once. A delete that carries the NOTIFY ($5: a FIFO queue's,
-	// whose delete may free a group) sends it if it deleted something.
-	qDelete = `DELETE FROM sqsloop_messages m WHERE ` + qDeleting + `
-		RETURNING m.id, m.receive_count, CASE WHEN $5 THEN pg_notify('` + channel + `', $1::bigint::text) END`
+	// counts) whose receive is the message's (qDeleting), locked in id
+	// order first; $4 is true on a FIFO queue, whose handles expire with
+	// the lease. A ref given twice deletes once. A delete that carries the
+	// NOTIFY ($5: a FIFO queue's, whose delete may free a group) sends it
+	// if it deleted something.
+	qDelete = `WITH l AS MATERIALIZED (` + qDeleting + `)
+	DELETE FROM sqsloop_messages m USING l WHERE m.queue_id = $1 AND m.id = l.id
+	RETURNING m.id, m.receive_count, CASE WHEN $5 THEN pg_notify('` + channel + `', $1::bigint::text) END`
 	// qDeleteArchive is qDelete copying the deleted messages to the
 	// archive table, under the queue's name $6 (Config.Archive).
-	qDeleteArchive = `WITH d AS (
-		DELETE FROM sqsloop_messages m WHERE ` + qDeleting + `
+	qDeleteArchive = `WITH l AS MATERIALIZED (` + qDeleting + `), d AS (
+		DELETE FROM sqsloop_messages m USING l WHERE m.queue_id = $1 AND m.id = l.id
 		RETURNING m.id, m.message_id, m.body, m.attributes, m.group_id, m.receive_count, m.sent_at
 	), a AS (
 		INSERT INTO sqsloop_archive (queue, message_id, body, attributes, group_id, receive_count, sent_at, deleted_at)
@@ -216,11 +280,14 @@ const (
 		RETURNING 1
 	)
 	SELECT id, receive_count, CASE WHEN $5 THEN pg_notify('` + channel + `', $1::bigint::text) END FROM d`
-	// qDeleting selects the messages a delete deletes: the keys bound the
-	// scan ($2 with = ANY: an index scan of the primary key however the
-	// table's statistics stand), the pairs pick the receives.
-	qDeleting = `m.queue_id = $1 AND m.id = ANY($2::bigint[]) AND (m.id, m.receive_count) IN (SELECT * FROM unnest($2::bigint[], $3::integer[]))
-		AND (NOT $4 OR m.visible_at > statement_timestamp())`
+	// qDeleting locks, in id order, the messages a delete deletes: the keys
+	// bound the scan ($2 with = ANY: an index scan of the primary key
+	// however the table's statistics stand), the pairs pick the receives,
+	// checked again on the row's newest version once its lock is held.
+	qDeleting = `SELECT m.id FROM sqsloop_messages m
+		WHERE m.queue_id = $1 AND m.id = ANY($2::bigint[]) AND (m.id, m.receive_count) IN (SELECT * FROM unnest($2::bigint[], $3::integer[]))
+			AND (NOT $4 OR m.visible_at > statement_timestamp())
+		ORDER BY m.id FOR UPDATE`
 
 	// qAddAcked adds counts (queue $1, hour $2, receive count $3: $4
 	// messages) to the acked tally, in key order (two Stores adding at
@@ -246,7 +313,7 @@ const (
 	), cur AS MATERIALIZED (
 		SELECT m.id, m.receive_count, m.received_at, m.visible_at FROM sqsloop_messages m
 		WHERE m.queue_id = $1 AND m.id IN (SELECT id FROM c) AND m.visible_at > statement_timestamp()
-		FOR UPDATE
+		ORDER BY m.id FOR UPDATE
 	), e AS MATERIALIZED (
 		SELECT c.n, c.id, c.secs, cur.visible_at AS was,
 			coalesce(cur.receive_count = c.cnt, false) AS live,
@@ -280,43 +347,63 @@ const (
 	qArchiveList = `SELECT queue, message_id, body, attributes, group_id, receive_count, sent_at, deleted_at FROM sqsloop_archive
 	WHERE queue = $1 ORDER BY id DESC LIMIT $2`
 
-	qSweepQueues = `SELECT q.id, q.name, coalesce(q.dlq_id, 0), coalesce(d.name, ''), q.max_receive_count, q.retention, q.swept_at, statement_timestamp()
+	// The sweep's steps (sqlmailbox's policy runs them), each one
+	// statement that handles at most $limit rows, locking messages in id
+	// order and waiting for those another transaction holds (a moment),
+	// so that no lapse is passed over.
+	qSweepQueues = `SELECT q.id, q.name, coalesce(q.dlq_id, 0), coalesce(d.name, ''), q.max_receive_count, q.retention, q.priority,
+		q.swept_at, statement_timestamp()
 	FROM sqsloop_queues q LEFT JOIN sqsloop_queues d ON d.id = q.dlq_id ORDER BY q.id`
-	// qSweepLapsed handles the leases of queue $1 that lapsed between its
-	// last sweep ($2) and $3: over-received ones ($4 maxReceiveCount, $5 DLQ)
-	// move to the DLQ, the others are marked no longer leased; both are
-	// audited (kinds $8 and $9, reasons $7 and $10). It returns how many of
-	// each. It reads one range of the receive's index per priority
-	// ($11, every one).
-	qSweepLapsed = `WITH l AS MATERIALIZED (
-		SELECT id, message_id, receive_count, ($5 <> 0 AND receive_count >= $4) AS dead FROM sqsloop_messages
-		WHERE queue_id = $1 AND priority = ANY($11::smallint[]) AND visible_at > $2 AND visible_at <= $3 AND leased
-		FOR UPDATE SKIP LOCKED
+	// qSweepLapsed handles up to $6 leases of queue $1 of priority $2 that
+	// lapsed after ($3, $4) (deadline, id: where the last step left off)
+	// and by $5, one range of the receive's index: the over-received ones
+	// ($8 maxReceiveCount, $7 DLQ) move to the DLQ, the others are marked
+	// no longer leased; both are audited (the queue's name $9, reasons $10
+	// and $13, kinds $11 and $12). Once it holds a lease's lock it checks
+	// that the lease is still there and lapsed: a receive may have taken
+	// the message again, an ack deleted it. It returns how many of each,
+	// how many leases it looked at, and the last one's deadline and id.
+	qSweepLapsed = `WITH cand AS MATERIALIZED (
+		SELECT id, visible_at FROM sqsloop_messages
+		WHERE queue_id = $1 AND priority = $2 AND (visible_at, id) > ($3, $4) AND visible_at <= $5 AND leased
+		ORDER BY visible_at, id LIMIT $6
+	), l AS MATERIALIZED (
+		SELECT m.id, m.message_id, m.receive_count, ($7 <> 0 AND m.receive_count >= $8) AS dead FROM sqsloop_messages m
+		WHERE m.queue_id = $1 AND m.id IN (SELECT id FROM cand) AND m.leased AND m.visible_at <= $5
+		ORDER BY m.id FOR UPDATE
 	), upd AS (
 		UPDATE sqsloop_messages m SET leased = false, leased_by = NULL,
-			queue_id = CASE WHEN l.dead THEN $5 ELSE m.queue_id END
+			queue_id = CASE WHEN l.dead THEN $7 ELSE m.queue_id END
 		FROM l WHERE m.queue_id = $1 AND m.id = l.id
 		RETURNING 1
 	), audit AS (
 		INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)
-		SELECT $6, message_id, receive_count,
-			CASE WHEN dead THEN $8 ELSE $9 END,
-			CASE WHEN dead THEN $7 ELSE $10 END,
+		SELECT $9, message_id, receive_count,
+			CASE WHEN dead THEN $11 ELSE $12 END,
+			CASE WHEN dead THEN $10 ELSE $13 END,
 			statement_timestamp()
 		FROM l
 		RETURNING 1
-	), swept AS (
-		UPDATE sqsloop_queues SET swept_at = $3 WHERE id = $1 RETURNING 1
+	), last AS (
+		SELECT visible_at, id FROM cand ORDER BY visible_at DESC, id DESC LIMIT 1
 	)
-	SELECT count(*) FILTER (WHERE NOT dead), count(*) FILTER (WHERE dead) FROM l`
-	// qSweepRetention deletes up to 1,000 of queue $1's oldest messages
-	// sent before $2 (in id order, the order they were sent), auditing
-	// them (kind $5, reason $4).
-	qSweepRetention = `WITH old AS (
-		SELECT id FROM sqsloop_messages WHERE queue_id = $1 ORDER BY id LIMIT 1000
+	SELECT (SELECT count(*) FROM l WHERE NOT dead), (SELECT count(*) FROM l WHERE dead), (SELECT count(*) FROM cand),
+		coalesce((SELECT visible_at FROM last), 'epoch'), coalesce((SELECT id FROM last), 0)`
+	// qSwept records that queue $1's lapses were handled up to $2, in a
+	// statement of its own: a queue's row is never locked after its
+	// messages (see qWindow).
+	qSwept = `UPDATE sqsloop_queues SET swept_at = greatest(swept_at, $2) WHERE id = $1`
+	// qSweepRetention deletes those of queue $1's oldest $6 messages (in id
+	// order, the order they were sent, and the order it locks them in)
+	// sent before $2, auditing them (kind $5, reason $4).
+	qSweepRetention = `WITH old AS MATERIALIZED (
+		SELECT id FROM sqsloop_messages WHERE queue_id = $1 AND id IN (
+			SELECT id FROM sqsloop_messages WHERE queue_id = $1 ORDER BY id LIMIT $6
+		) AND sent_at < $2
+		ORDER BY id FOR UPDATE
 	), d AS (
 		DELETE FROM sqsloop_messages m USING old
-		WHERE m.queue_id = $1 AND m.id = old.id AND m.sent_at < $2
+		WHERE m.queue_id = $1 AND m.id = old.id
 		RETURNING m.message_id, m.receive_count
 	), audit AS (
 		INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)
@@ -324,11 +411,33 @@ const (
 		RETURNING 1
 	)
 	SELECT count(*) FROM audit`
-	qTrimDedup     = `DELETE FROM sqsloop_dedup WHERE expires_at <= statement_timestamp()`
-	qTrimAcked     = `DELETE FROM sqsloop_acked WHERE hour < statement_timestamp() - $1::bigint * interval '1 microsecond'`
-	qTrimAudit     = `DELETE FROM sqsloop_audit WHERE at < statement_timestamp() - $1::bigint * interval '1 microsecond'`
-	qTrimArchive   = `DELETE FROM sqsloop_archive WHERE deleted_at < statement_timestamp() - $1::bigint * interval '1 microsecond'`
-	qTrimReceivers = `DELETE FROM sqsloop_receivers WHERE last_seen < statement_timestamp() - $1::bigint * interval '1 microsecond'`
+	// qTrimDedup forgets the expired of the $3 deduplication IDs after
+	// ($1, $2) in key order (the order a FIFO send claims them in), and
+	// returns how many, how many it looked at, and the last one's key.
+	qTrimDedup = `WITH page AS MATERIALIZED (
+		SELECT queue_id, dedup_id FROM sqsloop_dedup WHERE (queue_id, dedup_id) > ($1, $2) ORDER BY queue_id, dedup_id LIMIT $3
+	), l AS MATERIALIZED (
+		SELECT queue_id, dedup_id FROM sqsloop_dedup
+		WHERE (queue_id, dedup_id) IN (SELECT queue_id, dedup_id FROM page) AND expires_at <= statement_timestamp()
+		ORDER BY queue_id, dedup_id FOR UPDATE
+	), del AS (
+		DELETE FROM sqsloop_dedup d USING l WHERE d.queue_id = l.queue_id AND d.dedup_id = l.dedup_id
+		RETURNING 1
+	), last AS (
+		SELECT queue_id, dedup_id FROM page ORDER BY queue_id DESC, dedup_id DESC LIMIT 1
+	)
+	SELECT (SELECT count(*) FROM del), (SELECT count(*) FROM page),
+		coalesce((SELECT queue_id FROM last), 0), coalesce((SELECT dedup_id FROM last), '')`
+	// The trims delete up to $2 rows older than $1 microseconds, the
+	// oldest first where an index says which.
+	qTrimAcked = `DELETE FROM sqsloop_acked WHERE (queue_id, hour, receive_count) IN (
+		SELECT queue_id, hour, receive_count FROM sqsloop_acked WHERE hour < statement_timestamp() - $1::bigint * interval '1 microsecond' LIMIT $2)`
+	qTrimAudit = `DELETE FROM sqsloop_audit WHERE id IN (
+		SELECT id FROM sqsloop_audit WHERE at < statement_timestamp() - $1::bigint * interval '1 microsecond' ORDER BY at LIMIT $2)`
+	qTrimArchive = `DELETE FROM sqsloop_archive WHERE id IN (
+		SELECT id FROM sqsloop_archive WHERE deleted_at < statement_timestamp() - $1::bigint * interval '1 microsecond' ORDER BY deleted_at LIMIT $2)`
+	qTrimReceivers = `DELETE FROM sqsloop_receivers WHERE id IN (
+		SELECT id FROM sqsloop_receivers WHERE last_seen < statement_timestamp() - $1::bigint * interval '1 microsecond' LIMIT $2)`
 
 	// qInFlight lists up to $2 messages of queue $1 a receive holds, the
 	// earliest deadline first, with their holders' receiver rows. It reads

@@ -48,10 +48,20 @@ func (d *pgDriver) DeleteQueue(ctx context.Context, name string) error {
 		if inUse {
 			return fmt.Errorf("queue %q: %w", name, sqlmailbox.ErrQueueInUse)
 		}
-		tag, err := tx.Exec(ctx, qDeleteQueue, name)
-		if err == nil && tag.RowsAffected() == 0 {
-			err = fmt.Errorf("queue %q: %w", name, sqsloop.ErrQueueNotFound)
+		// The queue's row, then its messages in id order (see qWindow),
+		// then the cascade, which finds them locked already.
+		var id int64
+		err := tx.QueryRow(ctx, qLockQueue, name).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("queue %q: %w", name, sqsloop.ErrQueueNotFound)
 		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, qLockMessages, id); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, qDeleteQueue, id)
 		return err
 	})
 }

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -10,86 +11,73 @@ import (
 	"github.com/sqsloop/sqsloop/sqlmailbox/internal/driver"
 )
 
-// Sweep sweeps each queue in statements of its own (lapsed leases, then
-// retention in chunks of 1,000), so no lock is held for long, then trims
-// the other tables.
-func (d *pgDriver) Sweep(ctx context.Context, a driver.SweepArgs) (driver.SweepCounts, error) {
-	var st driver.SweepCounts
-	type queue struct {
-		id, dlq         int64
-		name            string
-		maxReceives     int
-		retention       int32
-		sweptAt, now    time.Time
-		deadLetterQueue string
-	}
+func (d *pgDriver) SweepQueues(ctx context.Context, _ time.Time) ([]driver.SweepQueue, error) {
 	rows, err := d.pool.Query(ctx, qSweepQueues)
 	if err != nil {
-		return st, d.classify(err)
+		return nil, d.classify(err)
 	}
-	var qs []queue
-	var q queue
-	if _, err := pgx.ForEachRow(rows, []any{&q.id, &q.name, &q.dlq, &q.deadLetterQueue, &q.maxReceives, &q.retention, &q.sweptAt, &q.now}, func() error {
+	var qs []driver.SweepQueue
+	var q driver.SweepQueue
+	var retention int32
+	_, err = pgx.ForEachRow(rows, []any{&q.ID, &q.Name, &q.DeadLetterQueueID, &q.DeadLetterQueue, &q.MaxReceiveCount, &retention,
+		&q.Priority, &q.SweptAt, &q.Now}, func() error {
+		q.Retention = time.Duration(retention) * time.Second
 		qs = append(qs, q)
 		return nil
-	}); err != nil {
+	})
+	return qs, d.classify(err)
+}
+
+func (d *pgDriver) SweepLapsed(ctx context.Context, q *driver.SweepQueue, from driver.LapsedCursor, limit int) (driver.LapsedStep, error) {
+	after, id := from.Deadline, from.ID
+	if after.IsZero() {
+		after, id = q.SweptAt, math.MaxInt64 // deadlines after the last sweep's reach
+	}
+	var st driver.LapsedStep
+	var looked int
+	var last time.Time
+	var lastID int64
+	if err := d.pool.QueryRow(ctx, qSweepLapsed, q.ID, int16(from.Priority), after, id, q.Now, limit, q.DeadLetterQueueID,
+		q.MaxReceiveCount, q.Name, driver.DeadLetterReason(q.MaxReceiveCount, q.DeadLetterQueue), string(sqlmailbox.AuditDeadLettered),
+		string(sqlmailbox.AuditLeaseExpired), driver.ReasonLeaseExpired).Scan(&st.Recovered, &st.Failed, &looked, &last, &lastID); err != nil {
 		return st, d.classify(err)
 	}
-	for _, q := range qs {
-		var recovered, failed int64
-		if err := d.pool.QueryRow(ctx, qSweepLapsed, q.id, q.sweptAt, q.now, q.maxReceives, q.dlq, q.name,
-			driver.DeadLetterReason(q.maxReceives, q.deadLetterQueue), string(sqlmailbox.AuditDeadLettered),
-			string(sqlmailbox.AuditLeaseExpired), driver.ReasonLeaseExpired, levels[1]).Scan(&recovered, &failed); err != nil {
-			return st, d.classify(err)
-		}
-		st.ExpiredFound += int(recovered + failed)
-		st.Recovered += int(recovered)
-		st.Failed += int(failed)
-		if recovered+failed > 0 {
-			st.ByQueue = append(st.ByQueue, driver.QueueSweep{Queue: q.name, ExpiredFound: int(recovered + failed), Recovered: int(recovered), Failed: int(failed)})
-		}
-		if failed > 0 {
-			if err := d.notes.notify(ctx, q.dlq); err != nil {
-				return st, d.classify(err)
-			}
-		}
-		retention := time.Duration(q.retention) * time.Second
-		why := driver.RetentionReason(retention)
-		for {
-			var n int64
-			if err := d.pool.QueryRow(ctx, qSweepRetention, q.id, q.now.Add(-retention), q.name, why, string(sqlmailbox.AuditRetention)).Scan(&n); err != nil {
-				return st, d.classify(err)
-			}
-			st.RetentionDeleted += int(n)
-			if n < 1000 {
-				break
-			}
-		}
-		st.Queues++
+	st.Next = driver.LapsedCursor{Priority: from.Priority, Deadline: last, ID: lastID}
+	if looked < limit {
+		st.Next = from.NextPriority(q)
 	}
-	var tallies int // the acked tally's hours: not reported
-	for _, t := range []struct {
-		q   string
-		age time.Duration
-		n   *int
-	}{
-		{qTrimDedup, 0, &st.DeduplicationIDsPruned},
-		{qTrimAudit, a.AuditRetention, &st.AuditTrimmed},
-		{qTrimAcked, a.AuditRetention, &tallies},
-		{qTrimArchive, a.ArchiveRetention, &st.ArchiveTrimmed},
-		{qTrimReceivers, a.ReceiverRetention, &st.ReceiversRemoved},
-	} {
-		args := []any{t.age.Microseconds()}
-		if t.q == qTrimDedup {
-			args = nil
-		}
-		tag, err := d.pool.Exec(ctx, t.q, args...)
-		if err != nil {
-			return st, d.classify(err)
-		}
-		*t.n = int(tag.RowsAffected())
+	if st.Failed > 0 {
+		return st, d.classify(d.notes.notify(ctx, q.DeadLetterQueueID))
 	}
 	return st, nil
+}
+
+func (d *pgDriver) MarkSwept(ctx context.Context, q *driver.SweepQueue) error {
+	_, err := d.pool.Exec(ctx, qSwept, q.ID, q.Now)
+	return d.classify(err)
+}
+
+func (d *pgDriver) SweepRetention(ctx context.Context, q *driver.SweepQueue, limit int) (int, bool, error) {
+	var n int
+	err := d.pool.QueryRow(ctx, qSweepRetention, q.ID, q.Now.Add(-q.Retention), q.Name, driver.RetentionReason(q.Retention),
+		string(sqlmailbox.AuditRetention), limit).Scan(&n)
+	return n, n == limit, d.classify(err)
+}
+
+func (d *pgDriver) Trim(ctx context.Context, t driver.Table, _ time.Time, age time.Duration, limit int) (int, error) {
+	tag, err := d.pool.Exec(ctx, [...]string{driver.AuditTable: qTrimAudit, driver.ArchiveTable: qTrimArchive,
+		driver.AckedTable: qTrimAcked, driver.ReceiverTable: qTrimReceivers}[t], age.Microseconds(), limit)
+	return int(tag.RowsAffected()), d.classify(err)
+}
+
+func (d *pgDriver) TrimDedup(ctx context.Context, _ time.Time, from driver.DedupCursor, limit int) (int, driver.DedupCursor, error) {
+	var n, looked int
+	var next driver.DedupCursor
+	if err := d.pool.QueryRow(ctx, qTrimDedup, from.QueueID, from.ID, limit).Scan(&n, &looked, &next.QueueID, &next.ID); err != nil {
+		return 0, from, d.classify(err)
+	}
+	next.Done = looked < limit
+	return n, next, nil
 }
 
 func (d *pgDriver) Audit(ctx context.Context, queue string, limit int) ([]driver.AuditRow, error) {

@@ -42,10 +42,14 @@ func TestMain(m *testing.M) {
 //   - consume: writes "ready", then receives from "jobs" (30 s leases),
 //     writes "got ID" for each message, works on it for 1 ms, deletes it,
 //     and exits once a 1 s long poll comes back empty after it got some.
+//   - poll: BenchmarkSweepBacklog's other process (pollRole).
 func childMain(args []string) int {
 	ctx := context.Background()
 	fail, say := childproc.Failed, childproc.Say
 	role, path := args[0], args[1]
+	if role == "poll" {
+		return pollRole(path)
+	}
 	if role == "lock" {
 		db, err := sql.Open("sqlite", path)
 		if err != nil {

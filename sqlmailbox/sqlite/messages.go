@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -63,49 +64,58 @@ type picked struct {
 func (d *sqliteDriver) Receive(ctx context.Context, q *driver.QueueRecord, r driver.ReceiveArgs) (driver.ReceiveResult, error) {
 	var res driver.ReceiveResult
 	now := micros(r.Now)
-	pick, nextQuery := qPickStandard, nextQueries[0]
+	pickQuery, nextQuery := qPickStandard, nextQueries[0]
 	switch {
 	case q.Spec.FIFO:
-		pick = qPickFIFO
+		pickQuery = qPickFIFO
 	case q.Spec.Priority:
-		pick = qPickPriority
+		pickQuery = qPickPriority
 	}
 	if q.Spec.Priority {
 		nextQuery = nextQueries[1]
 	}
+	live := math.MaxInt32
+	if q.DeadLetterQueueID != 0 {
+		live = q.Spec.MaxReceiveCount
+	}
 	err := d.tx(ctx, func(tx *sql.Tx) error {
 		res = driver.ReceiveResult{}
-		rows, err := tx.QueryContext(ctx, pick, q.ID, now, r.Max)
-		if err != nil {
-			return err
-		}
-		var ps []picked
-		for rows.Next() {
-			var p picked
-			if err := rows.Scan(&p.id, &p.count); err != nil {
-				rows.Close()
+		// Pick and take until the batch is full: a message moved to the
+		// DLQ takes no place in it, so a pick that moved some is followed
+		// by another for the places they held.
+		for len(res.Rows) < r.Max {
+			need := r.Max - len(res.Rows)
+			ps, err := pick(ctx, tx, pickQuery, q.ID, now, need, live, res.Rows)
+			if err != nil {
 				return err
 			}
-			ps = append(ps, p)
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			return err
-		}
-		take := make([]any, 4, 4+len(ps))
-		take[0], take[1], take[2], take[3] = q.ID, now, micros(r.Now.Add(r.Visibility)), r.Receiver
-		for _, p := range ps {
-			if q.DeadLetterQueueID != 0 && p.count >= q.Spec.MaxReceiveCount {
-				if err := deadLetter(ctx, tx, q, now, p.id, r.DeadLetterReason); err != nil {
+			take := make([]any, 4, 4+len(ps))
+			take[0], take[1], take[2], take[3] = q.ID, now, micros(r.Now.Add(r.Visibility)), r.Receiver
+			dead := 0
+			for _, p := range ps {
+				if q.DeadLetterQueueID != 0 && p.count >= q.Spec.MaxReceiveCount {
+					if err := deadLetter(ctx, tx, q, now, p.id, r.DeadLetterReason); err != nil {
+						return err
+					}
+					dead++
+					continue
+				}
+				take = append(take, p.id)
+			}
+			res.DeadLettered += dead
+			if len(take) > 4 {
+				rows, err := takeRows(ctx, tx, take, ps)
+				if err != nil {
 					return err
 				}
-				res.DeadLettered++
-				continue
+				res.Rows = append(res.Rows, rows...)
 			}
-			take = append(take, p.id)
+			if q.Spec.FIFO || dead == 0 || len(ps) < need {
+				break // a FIFO pick looked past its dead already
+			}
 		}
-		if len(take) > 4 {
-			res.Rows, err = takeRows(ctx, tx, take, ps)
-			return err
+		if len(res.Rows) > 0 || res.DeadLettered > 0 {
+			return nil
 		}
 		var exists bool
 		var at int64
@@ -123,6 +133,30 @@ func (d *sqliteDriver) Receive(ctx context.Context, q *driver.QueueRecord, r dri
 	return res, err
 }
 
+// pick runs the pick query of a receive for up to max messages; live is
+// the receive count below which a message is delivered, not dead-lettered
+// (qPickFIFO's ?4); taken are the messages the receive took already.
+func pick(ctx context.Context, tx *sql.Tx, query string, queue, now int64, max, live int, taken []driver.ReceivedRow) ([]picked, error) {
+	ids := make([]string, len(taken))
+	for i, r := range taken {
+		ids[i] = strconv.FormatInt(r.ID, 10)
+	}
+	rows, err := tx.QueryContext(ctx, query, queue, now, max, live, "["+strings.Join(ids, ",")+"]")
+	if err != nil {
+		return nil, err
+	}
+	var ps []picked
+	for rows.Next() {
+		var p picked
+		if err := rows.Scan(&p.id, &p.count); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ps = append(ps, p)
+	}
+	return ps, errors.Join(rows.Err(), rows.Close())
+}
+
 // allLevels lists every priority, highest first: "9, 8, …, -9".
 var allLevels = func() string {
 	var all []string
@@ -132,13 +166,9 @@ var allLevels = func() string {
 	return strings.Join(all, ", ")
 }()
 
-// nextQueries are qNext for a queue without priorities and with them;
-// lapsedQuery is qLapsed.
-var (
-	nextQueries = [2]string{strings.Replace(qNext, "{levels}", "(0)", 1),
-		strings.Replace(qNext, "{levels}", "("+strings.ReplaceAll(allLevels, ", ", "), (")+")", 1)}
-	lapsedQuery = strings.Replace(qLapsed, "{levels}", allLevels, 1)
-)
+// nextQueries are qNext for a queue without priorities and with them.
+var nextQueries = [2]string{strings.Replace(qNext, "{levels}", "(0)", 1),
+	strings.Replace(qNext, "{levels}", "("+strings.ReplaceAll(allLevels, ", ", "), (")+")", 1)}
 
 // takeQueries[n] is qTake for n messages.
 var takeQueries = func() (qs [sqsloop.MaxBatchSize + 1]string) {

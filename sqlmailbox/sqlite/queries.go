@@ -28,23 +28,29 @@ const (
 	qDedupFind   = `SELECT message_id, seq FROM sqsloop_dedup WHERE queue_id = ?1 AND dedup_id = ?2`
 	qDedupAdd    = `INSERT INTO sqsloop_dedup (queue_id, dedup_id, message_id, seq, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)`
 
-	// qPickStandard: the oldest visible messages, by the receive's index.
-	// All messages of a queue without priorities have priority 0, so the
-	// index's range is one queue's visible messages.
+	// qPickStandard: the oldest visible messages, by the receive's index,
+	// but those the same receive took already (?5, a JSON array: taken
+	// with a lease of 0 s, a message is visible again). All messages of a
+	// queue without priorities have priority 0, so the index's range is one
+	// queue's visible messages.
 	qPickStandard = `SELECT id, receive_count FROM sqsloop_messages
-	WHERE queue_id = ?1 AND priority = 0 AND visible_at <= ?2 ORDER BY visible_at, id LIMIT ?3`
+	WHERE queue_id = ?1 AND priority = 0 AND visible_at <= ?2 AND id NOT IN (SELECT value FROM json_each(?5))
+	ORDER BY visible_at, id LIMIT ?3`
 	// qPickPriority: the highest priority first, then the oldest
 	// deadline; the index gives that order, and the scan reads past the
 	// messages of higher priorities that are in flight or delayed.
 	qPickPriority = `SELECT id, receive_count FROM sqsloop_messages
-	WHERE queue_id = ?1 AND visible_at <= ?2 ORDER BY priority DESC, visible_at, id LIMIT ?3`
+	WHERE queue_id = ?1 AND visible_at <= ?2 AND id NOT IN (SELECT value FROM json_each(?5))
+	ORDER BY priority DESC, visible_at, id LIMIT ?3`
 	// qPickFIFO: of the oldest 1,000 messages of the groups with nothing in
 	// flight, those with only visible messages before them in their group,
 	// a group at a time, the group whose next message has the highest
 	// priority first (all 0 without priorities), then the oldest: as many
 	// of one group as the receive takes before another (SQS's FIFO
 	// delivery logic). Priority orders the groups, never the messages
-	// within one.
+	// within one. It picks ?3 messages to deliver and, before and among
+	// them, those received ?4 (maxReceiveCount) times already, which go to
+	// the DLQ and take no place in the batch.
 	qPickFIFO = `WITH busy AS (
 		SELECT DISTINCT group_id FROM sqsloop_messages
 		WHERE queue_id = ?1 AND visible_at > ?2 AND receive_count > 0
@@ -55,8 +61,12 @@ const (
 		SELECT id, receive_count, min(vis) OVER (PARTITION BY group_id ORDER BY id) AS ok,
 			min(id) OVER (PARTITION BY group_id) AS head,
 			first_value(priority) OVER (PARTITION BY group_id ORDER BY id) AS prio FROM prefix
+	), ordered AS (
+		SELECT id, receive_count, head, prio,
+			count(*) FILTER (WHERE receive_count < ?4) OVER (ORDER BY prio DESC, head, id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
+		FROM runs WHERE ok
 	)
-	SELECT id, receive_count FROM runs WHERE ok ORDER BY prio DESC, head, id LIMIT ?3`
+	SELECT id, receive_count FROM ordered WHERE before < ?3 ORDER BY prio DESC, head, id`
 	// qTake (with the ids in place of $ids: takeQuery) takes the messages
 	// a pick chose, in one statement, returning them in no set order.
 	qTake = `UPDATE sqsloop_messages
@@ -104,21 +114,30 @@ const (
 	qArchiveList = `SELECT queue, message_id, body, attributes, group_id, receive_count, sent_at, deleted_at FROM sqsloop_archive
 	WHERE queue = ?1 ORDER BY id DESC LIMIT ?2`
 
-	qSweepQueues = `SELECT q.id, q.name, coalesce(q.dlq_id, 0), coalesce(d.name, ''), q.max_receive_count, q.retention, q.swept_at
+	// The sweep's steps (sqlmailbox's policy runs them), each in one
+	// transaction of at most ?limit rows.
+	qSweepQueues = `SELECT q.id, q.name, coalesce(q.dlq_id, 0), coalesce(d.name, ''), q.max_receive_count, q.retention, q.priority, q.swept_at
 	FROM sqsloop_queues q LEFT JOIN sqsloop_queues d ON d.id = q.dlq_id ORDER BY q.id`
-	// qLapsed: leases that ended since the queue's last sweep (the earlier
-	// ones that sweep saw), one range of the receive's index per priority
-	// ({levels}, every one).
-	qLapsed = `SELECT id, message_id, receive_count FROM sqsloop_messages
-	WHERE queue_id = ?1 AND priority IN ({levels}) AND visible_at > ?2 AND visible_at <= ?3 AND leased = 1`
-	qSwept         = `UPDATE sqsloop_queues SET swept_at = ?2 WHERE id = ?1`
-	qOldest        = `SELECT id, message_id, receive_count, sent_at FROM sqsloop_messages WHERE queue_id = ?1 ORDER BY id LIMIT 500`
-	qDropMsg       = `DELETE FROM sqsloop_messages WHERE id = ?2 AND queue_id = ?1`
-	qTrimDedup     = `DELETE FROM sqsloop_dedup WHERE expires_at <= ?1`
-	qTrimAcked     = `DELETE FROM sqsloop_acked WHERE hour < ?1`
-	qTrimAudit     = `DELETE FROM sqsloop_audit WHERE at < ?1`
-	qTrimArchive   = `DELETE FROM sqsloop_archive WHERE deleted_at < ?1`
-	qTrimReceivers = `DELETE FROM sqsloop_receivers WHERE last_seen < ?1`
+	// qLapsed: up to ?6 leases of queue ?1 of priority ?2 that lapsed after
+	// (?3, ?4) (deadline, id: where the last step left off) and by ?5, one
+	// range of the receive's index.
+	qLapsed = `SELECT id, message_id, receive_count, visible_at FROM sqsloop_messages
+	WHERE queue_id = ?1 AND priority = ?2 AND (visible_at, id) > (?3, ?4) AND visible_at <= ?5 AND leased = 1
+	ORDER BY visible_at, id LIMIT ?6`
+	qSwept   = `UPDATE sqsloop_queues SET swept_at = max(swept_at, ?2) WHERE id = ?1`
+	qOldest  = `SELECT id, message_id, receive_count, sent_at FROM sqsloop_messages WHERE queue_id = ?1 ORDER BY id LIMIT ?2`
+	qDropMsg = `DELETE FROM sqsloop_messages WHERE id = ?2 AND queue_id = ?1`
+	// qDedupPage: the ?3 deduplication IDs after (?1, ?2) in key order.
+	qDedupPage = `SELECT queue_id, dedup_id, expires_at FROM sqsloop_dedup WHERE (queue_id, dedup_id) > (?1, ?2)
+	ORDER BY queue_id, dedup_id LIMIT ?3`
+	qDedupDrop = `DELETE FROM sqsloop_dedup WHERE queue_id = ?1 AND dedup_id = ?2`
+	// The trims delete up to ?2 rows older than ?1, the oldest first where
+	// an index says which.
+	qTrimAcked = `DELETE FROM sqsloop_acked WHERE (queue_id, hour, receive_count) IN (
+		SELECT queue_id, hour, receive_count FROM sqsloop_acked WHERE hour < ?1 LIMIT ?2)`
+	qTrimAudit     = `DELETE FROM sqsloop_audit WHERE id IN (SELECT id FROM sqsloop_audit WHERE at < ?1 ORDER BY at LIMIT ?2)`
+	qTrimArchive   = `DELETE FROM sqsloop_archive WHERE id IN (SELECT id FROM sqsloop_archive WHERE deleted_at < ?1 ORDER BY deleted_at LIMIT ?2)`
+	qTrimReceivers = `DELETE FROM sqsloop_receivers WHERE id IN (SELECT id FROM sqsloop_receivers WHERE last_seen < ?1 LIMIT ?2)`
 
 	// qInFlight lists up to ?2 messages of queue ?1 a receive holds at ?3,
 	// the earliest deadline first, with their holders' receiver rows. It

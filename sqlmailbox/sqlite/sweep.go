@@ -4,147 +4,119 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"math"
 	"time"
 
+	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/sqlmailbox"
 	"github.com/sqsloop/sqsloop/sqlmailbox/internal/driver"
 )
 
-// sweepQueue is what Sweep needs of a queue.
-type sweepQueue struct {
-	rec       driver.QueueRecord
-	retention int64 // seconds
-	sweptAt   int64
-}
-
-// Sweep sweeps each queue in a transaction of its own, so that no lock is
-// held for long, then trims the other tables in one more.
-func (d *sqliteDriver) Sweep(ctx context.Context, a driver.SweepArgs) (driver.SweepCounts, error) {
-	var st driver.SweepCounts
-	now := micros(a.Now)
-	var queues []sweepQueue
-	if err := d.read(ctx, func(tx *sql.Tx) error {
+func (d *sqliteDriver) SweepQueues(ctx context.Context, now time.Time) ([]driver.SweepQueue, error) {
+	var qs []driver.SweepQueue
+	err := d.read(ctx, func(tx *sql.Tx) error {
+		qs = nil
 		rows, err := tx.QueryContext(ctx, qSweepQueues)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var q sweepQueue
-			if err := rows.Scan(&q.rec.ID, &q.rec.Spec.Name, &q.rec.DeadLetterQueueID, &q.rec.DeadLetterQueue, &q.rec.Spec.MaxReceiveCount, &q.retention, &q.sweptAt); err != nil {
+			q := driver.SweepQueue{Now: now}
+			var retention, swept int64
+			if err := rows.Scan(&q.ID, &q.Name, &q.DeadLetterQueueID, &q.DeadLetterQueue, &q.MaxReceiveCount, &retention, &q.Priority, &swept); err != nil {
 				return err
 			}
-			queues = append(queues, q)
+			q.Retention, q.SweptAt = time.Duration(retention)*time.Second, fromMicros(swept)
+			qs = append(qs, q)
 		}
 		return rows.Err()
-	}); err != nil {
-		return st, err
+	})
+	return qs, err
+}
+
+func (d *sqliteDriver) SweepLapsed(ctx context.Context, q *driver.SweepQueue, from driver.LapsedCursor, limit int) (driver.LapsedStep, error) {
+	after, id := micros(from.Deadline), from.ID
+	if from.Deadline.IsZero() {
+		after, id = micros(q.SweptAt), math.MaxInt64 // deadlines after the last sweep's reach
 	}
-	for _, q := range queues {
-		var qs driver.QueueSweep
-		if err := d.tx(ctx, func(tx *sql.Tx) error {
-			qs = driver.QueueSweep{Queue: q.rec.Spec.Name}
-			return sweepQueueTx(ctx, tx, q, now, &qs, &st.RetentionDeleted)
-		}); err != nil {
-			return st, err
-		}
-		st.ExpiredFound += qs.ExpiredFound
-		st.Recovered += qs.Recovered
-		st.Failed += qs.Failed
-		if qs.ExpiredFound > 0 {
-			st.ByQueue = append(st.ByQueue, qs)
-		}
-		st.Queues++
-	}
-	var tallies int // the acked tally's hours: not reported
+	now := micros(q.Now)
+	rec := driver.QueueRecord{ID: q.ID, Spec: sqsloop.QueueSpec{Name: q.Name, MaxReceiveCount: q.MaxReceiveCount},
+		DeadLetterQueueID: q.DeadLetterQueueID, DeadLetterQueue: q.DeadLetterQueue}
+	var st driver.LapsedStep
 	err := d.tx(ctx, func(tx *sql.Tx) error {
-		for _, t := range []struct {
-			q      string
-			cutoff int64
-			n      *int
-		}{
-			{qTrimDedup, now, &st.DeduplicationIDsPruned},
-			{qTrimAudit, now - microsOf(a.AuditRetention), &st.AuditTrimmed},
-			{qTrimAcked, now - microsOf(a.AuditRetention), &tallies},
-			{qTrimArchive, now - microsOf(a.ArchiveRetention), &st.ArchiveTrimmed},
-			{qTrimReceivers, now - microsOf(a.ReceiverRetention), &st.ReceiversRemoved},
-		} {
-			res, err := tx.ExecContext(ctx, t.q, t.cutoff)
-			if err != nil {
+		st = driver.LapsedStep{}
+		type lapsed struct {
+			id, count, deadline int64
+			msgID               string
+		}
+		var ls []lapsed
+		rows, err := tx.QueryContext(ctx, qLapsed, q.ID, from.Priority, after, id, now, limit)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var l lapsed
+			if err := rows.Scan(&l.id, &l.msgID, &l.count, &l.deadline); err != nil {
+				rows.Close()
 				return err
 			}
-			n, err := res.RowsAffected()
-			*t.n = int(n)
-			if err != nil {
+			ls = append(ls, l)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
+		for _, l := range ls {
+			if q.DeadLetterQueueID != 0 && int(l.count) >= q.MaxReceiveCount {
+				if err := deadLetter(ctx, tx, &rec, now, l.id, driver.DeadLetterReason(q.MaxReceiveCount, q.DeadLetterQueue)); err != nil {
+					return err
+				}
+				st.Failed++
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, qUnlease, q.ID, l.id, l.count); err != nil {
 				return err
 			}
+			if _, err := tx.ExecContext(ctx, qAudit, q.Name, l.msgID, l.count, string(sqlmailbox.AuditLeaseExpired),
+				driver.ReasonLeaseExpired, now); err != nil {
+				return err
+			}
+			st.Recovered++
+		}
+		st.Next = from.NextPriority(q)
+		if len(ls) == limit {
+			last := ls[len(ls)-1]
+			st.Next = driver.LapsedCursor{Priority: from.Priority, Deadline: fromMicros(last.deadline), ID: last.id}
 		}
 		return nil
 	})
 	return st, err
 }
 
-// sweepQueueTx audits the leases of q that lapsed since its last sweep (and
-// dead-letters the over-received), counting them in qs, then deletes its
-// messages past the retention period, oldest first, counting them in
-// retained.
-func sweepQueueTx(ctx context.Context, tx *sql.Tx, q sweepQueue, now int64, qs *driver.QueueSweep, retained *int) error {
-	type lapsed struct {
-		id, count int64
-		msgID     string
-	}
-	var ls []lapsed
-	rows, err := tx.QueryContext(ctx, lapsedQuery, q.rec.ID, q.sweptAt, now)
-	if err != nil {
+func (d *sqliteDriver) MarkSwept(ctx context.Context, q *driver.SweepQueue) error {
+	return d.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, qSwept, q.ID, micros(q.Now))
 		return err
-	}
-	for rows.Next() {
-		var l lapsed
-		if err := rows.Scan(&l.id, &l.msgID, &l.count); err != nil {
-			rows.Close()
-			return err
-		}
-		ls = append(ls, l)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return err
-	}
-	for _, l := range ls {
-		qs.ExpiredFound++
-		if q.rec.DeadLetterQueueID != 0 && int(l.count) >= q.rec.Spec.MaxReceiveCount {
-			if err := deadLetter(ctx, tx, &q.rec, now, l.id, driver.DeadLetterReason(q.rec.Spec.MaxReceiveCount, q.rec.DeadLetterQueue)); err != nil {
-				return err
-			}
-			qs.Failed++
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, qUnlease, q.rec.ID, l.id, l.count); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, qAudit, q.rec.Spec.Name, l.msgID, l.count, string(sqlmailbox.AuditLeaseExpired),
-			driver.ReasonLeaseExpired, now); err != nil {
-			return err
-		}
-		qs.Recovered++
-	}
-	if _, err := tx.ExecContext(ctx, qSwept, q.rec.ID, now); err != nil {
-		return err
-	}
-	return dropExpired(ctx, tx, q, now, retained)
+	})
 }
 
-// dropExpired deletes q's messages sent before its retention period, in id
-// order (the order they were sent), until it meets one still within it,
-// counting them in deleted.
-func dropExpired(ctx context.Context, tx *sql.Tx, q sweepQueue, now int64, deleted *int) error {
-	cutoff := now - q.retention*int64(time.Second/time.Microsecond)
-	for {
+// SweepRetention deletes q's oldest messages, in id order (the order they
+// were sent), until it meets one sent within the retention period or has
+// deleted limit.
+func (d *sqliteDriver) SweepRetention(ctx context.Context, q *driver.SweepQueue, limit int) (int, bool, error) {
+	now := micros(q.Now)
+	cutoff := micros(q.Now.Add(-q.Retention))
+	why := driver.RetentionReason(q.Retention)
+	var deleted int
+	var more bool
+	err := d.tx(ctx, func(tx *sql.Tx) error {
+		deleted, more = 0, false
 		type old struct {
 			id, count, sent int64
 			msgID           string
 		}
 		var batch []old
-		rows, err := tx.QueryContext(ctx, qOldest, q.rec.ID)
+		rows, err := tx.QueryContext(ctx, qOldest, q.ID, limit)
 		if err != nil {
 			return err
 		}
@@ -163,19 +135,75 @@ func dropExpired(ctx context.Context, tx *sql.Tx, q sweepQueue, now int64, delet
 			if o.sent >= cutoff {
 				return nil
 			}
-			if _, err := tx.ExecContext(ctx, qDropMsg, q.rec.ID, o.id); err != nil {
+			if _, err := tx.ExecContext(ctx, qDropMsg, q.ID, o.id); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, qAudit, q.rec.Spec.Name, o.msgID, o.count, string(sqlmailbox.AuditRetention),
-				driver.RetentionReason(time.Duration(q.retention)*time.Second), now); err != nil {
+			if _, err := tx.ExecContext(ctx, qAudit, q.Name, o.msgID, o.count, string(sqlmailbox.AuditRetention), why, now); err != nil {
 				return err
 			}
-			*deleted++
+			deleted++
 		}
-		if len(batch) == 0 {
-			return nil
+		more = len(batch) == limit
+		return nil
+	})
+	return deleted, more, err
+}
+
+func (d *sqliteDriver) Trim(ctx context.Context, t driver.Table, now time.Time, age time.Duration, limit int) (int, error) {
+	var n int64
+	err := d.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, [...]string{driver.AuditTable: qTrimAudit, driver.ArchiveTable: qTrimArchive,
+			driver.AckedTable: qTrimAcked, driver.ReceiverTable: qTrimReceivers}[t], micros(now.Add(-age)), limit)
+		if err != nil {
+			return err
 		}
-	}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
+func (d *sqliteDriver) TrimDedup(ctx context.Context, now time.Time, from driver.DedupCursor, limit int) (int, driver.DedupCursor, error) {
+	pruned, next := 0, from
+	err := d.tx(ctx, func(tx *sql.Tx) error {
+		pruned, next = 0, from
+		type key struct {
+			queue   int64
+			id      string
+			expires int64
+		}
+		var page []key
+		rows, err := tx.QueryContext(ctx, qDedupPage, from.QueueID, from.ID, limit)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var k key
+			if err := rows.Scan(&k.queue, &k.id, &k.expires); err != nil {
+				rows.Close()
+				return err
+			}
+			page = append(page, k)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
+		for _, k := range page {
+			if k.expires > micros(now) {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, qDedupDrop, k.queue, k.id); err != nil {
+				return err
+			}
+			pruned++
+		}
+		next.Done = len(page) < limit
+		if len(page) > 0 {
+			next.QueueID, next.ID = page[len(page)-1].queue, page[len(page)-1].id
+		}
+		return nil
+	})
+	return pruned, next, err
 }
 
 func (d *sqliteDriver) Audit(ctx context.Context, queue string, limit int) ([]driver.AuditRow, error) {

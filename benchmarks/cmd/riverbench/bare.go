@@ -24,10 +24,12 @@ const (
 	bareTake   = `DELETE FROM bare_jobs WHERE id IN (SELECT id FROM bare_jobs ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 10) RETURNING id, body`
 
 	// The lease loop is the least a queue that leases does (at least
-	// once, as SQS, River and sqlmailbox): one statement takes 10 jobs by
-	// moving their visibility deadline (an index on it finds the visible
-	// ones), one more deletes them when they are done, by key and receive
-	// count (a stale lease deletes nothing).
+	// once, as SQS, River and sqlmailbox), and what pgmq's read and delete
+	// do: one statement takes 10 jobs by moving their visibility deadline
+	// (an index on it finds the visible ones) and counting the receive,
+	// one more deletes them by id when they are done. (It deletes what a
+	// lapsed lease's new holder holds: a receipt handle, as sqlmailbox's,
+	// would cost a receive count in the DELETE's condition.)
 	leaseSchema = `CREATE TABLE lease_jobs (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body text NOT NULL,
 		visible_at timestamptz NOT NULL DEFAULT statement_timestamp(), receive_count integer NOT NULL DEFAULT 0);
 		CREATE INDEX lease_jobs_visible ON lease_jobs (visible_at, id)`
@@ -35,8 +37,7 @@ const (
 	leaseTake = `UPDATE lease_jobs j SET visible_at = statement_timestamp() + interval '30 seconds', receive_count = j.receive_count + 1
 		FROM (SELECT id FROM lease_jobs WHERE visible_at <= statement_timestamp() ORDER BY visible_at, id LIMIT 10 FOR UPDATE SKIP LOCKED) p
 		WHERE j.id = p.id RETURNING j.id, j.receive_count, j.body`
-	leaseAck = `DELETE FROM lease_jobs j USING unnest($1::bigint[], $2::integer[]) AS r(id, cnt)
-		WHERE j.id = r.id AND j.receive_count = r.cnt`
+	leaseAck = `DELETE FROM lease_jobs WHERE id = ANY($1::bigint[])`
 )
 
 // bareLoop is one of the bare loops: its table, how it is filled, and one
@@ -65,17 +66,16 @@ var (
 				return 0, err
 			}
 			var ids []int64
-			var counts []int32
 			var id int64
 			var count int32
 			var body string
 			if _, err := pgx.ForEachRow(rows, []any{&id, &count, &body}, func() error {
-				ids, counts = append(ids, id), append(counts, count)
+				ids = append(ids, id)
 				return nil
 			}); err != nil || len(ids) == 0 {
 				return 0, err
 			}
-			tag, err := pool.Exec(ctx, leaseAck, ids, counts)
+			tag, err := pool.Exec(ctx, leaseAck, ids)
 			return int(tag.RowsAffected()), err
 		}}
 )

@@ -8,11 +8,15 @@
 // own (created and dropped here), ANALYZEd and CHECKPOINTed before the
 // clock starts.
 //
+// sqlmailbox runs twice: on a plain queue and on a queue with a
+// dead-letter queue (maxReceiveCount 25, River's attempts), whose receive
+// also moves over-received messages to the DLQ.
+//
 // The floor is two bare loops with no framework: a DELETE … WHERE id IN
 // (SELECT … FOR UPDATE SKIP LOCKED LIMIT 10) RETURNING loop (at most once:
 // a job is gone when taken), and a lease loop, UPDATE … SKIP LOCKED moving
-// a visibility deadline and then DELETE by key and receive count, the
-// least an at-least-once queue with leases does. -mailbox-loop adds
+// a visibility deadline and then DELETE by id (pgmq's read and delete),
+// the least an at-least-once queue with leases does. -mailbox-loop adds
 // sqlmailbox/postgres without the consumer (Receive 10, Delete), to tell
 // the store's cost from the consumer's; -sqlite, sqlmailbox on SQLite.
 //
@@ -74,7 +78,7 @@ func main() {
 	backlogs := flag.String("backlog", "100,100000", "messages waiting behind the 5,000 timed, for the index check (empty: skip)")
 	cooldown := flag.Duration("river-cooldown", time.Millisecond, "River's FetchCooldown in its tuned run (0: no tuned run)")
 	defaultsMax := flag.Int("river-defaults-max", 0, "largest N River also runs at its defaults (about 160 jobs/s at concurrency 16: 10,000 take a minute)")
-	only := flag.String("only", "", "run only these of the contenders the other flags enable, by name: sqlmailbox, mailbox (-mailbox-loop), river, delete (the bare DELETE loop), lease (the bare lease loop), river-defaults, sqlite (empty: all of them)")
+	only := flag.String("only", "", "run only these of the contenders the other flags enable, by name: sqlmailbox, dlq (sqlmailbox on a queue with a dead-letter queue), mailbox (-mailbox-loop), river, delete (the bare DELETE loop), lease (the bare lease loop), river-defaults, sqlite (empty: all of them)")
 	withSQLite := flag.Bool("sqlite", false, "also run sqlmailbox on SQLite")
 	mailboxLoop := flag.Bool("mailbox-loop", false, "also run sqlmailbox/postgres without the consumer: goroutines that receive 10 and delete them (the Mailbox's own cost)")
 	cpuprofile := flag.String("cpuprofile", "", "write to this file a CPU profile of the sqlmailbox/postgres consume at the largest N of the last round (from the first receive to the last ack: not the enqueue)")
@@ -117,13 +121,14 @@ func main() {
 					runs = append(runs, run)
 				}
 			}
-			add("sqlmailbox", true, func() (result, error) { return b.runSQLMailbox(ctx, "postgres", n, profile, false) })
-			add("mailbox", *mailboxLoop, func() (result, error) { return b.runSQLMailbox(ctx, "postgres", n, "", true) })
+			add("sqlmailbox", true, func() (result, error) { return b.runSQLMailbox(ctx, "postgres", n, profile, false, false) })
+			add("dlq", true, func() (result, error) { return b.runSQLMailbox(ctx, "postgres", n, "", false, true) })
+			add("mailbox", *mailboxLoop, func() (result, error) { return b.runSQLMailbox(ctx, "postgres", n, "", true, false) })
 			add("river", *cooldown > 0, func() (result, error) { return b.runRiver(ctx, n, *cooldown) })
 			add("delete", true, func() (result, error) { return b.runBare(ctx, deleteLoop, n) })
 			add("lease", true, func() (result, error) { return b.runBare(ctx, leaseLoop, n) })
 			add("river-defaults", n <= *defaultsMax, func() (result, error) { return b.runRiver(ctx, n, 0) })
-			add("sqlite", *withSQLite, func() (result, error) { return b.runSQLMailbox(ctx, "sqlite", n, "", false) })
+			add("sqlite", *withSQLite, func() (result, error) { return b.runSQLMailbox(ctx, "sqlite", n, "", false, false) })
 			for i := range runs {
 				load := loadAverage()
 				r := must(runs[(i+round-1)%len(runs)]())

@@ -143,14 +143,14 @@ func printResults(rows []result, b bench) {
 	// Ratios of sqlmailbox/postgres to each other contender, round by
 	// round (the two ran minutes apart, on the same machine) and their
 	// median.
-	fmt.Println("\nsqlmailbox/postgres ÷ each other contender, per round and the median of the rounds (jobs/s; database CPU per job):")
+	fmt.Println("\nsqlmailbox/postgres (and with a DLQ) ÷ each other contender, per round and the median of the rounds (jobs/s; database CPU per job):")
 	fmt.Println()
 	for _, k := range keys {
-		if k.impl != "sqlmailbox/postgres" {
+		if k.impl != "sqlmailbox/postgres" && k.impl != "sqlmailbox/postgres"+dlqSuffix {
 			continue
 		}
 		for _, o := range keys {
-			if o.n != k.n || o.impl == k.impl || strings.HasPrefix(o.impl, "sqlmailbox/sqlite") {
+			if o.n != k.n || strings.HasPrefix(o.impl, "sqlmailbox/") {
 				continue
 			}
 			var speed, cpu []float64
@@ -170,7 +170,7 @@ func printResults(rows []result, b bench) {
 			if len(speed) == 0 {
 				continue
 			}
-			line := fmt.Sprintf("- N = %d, ÷ %s: %s, median %.2f× jobs/s", k.n, o.impl, strings.Join(each, ", "), stats.Median(speed))
+			line := fmt.Sprintf("- N = %d, %s ÷ %s: %s, median %.2f× jobs/s", k.n, k.impl, o.impl, strings.Join(each, ", "), stats.Median(speed))
 			if len(cpu) > 0 {
 				line += fmt.Sprintf("; database CPU per job %.2f×", stats.Median(cpu))
 			}

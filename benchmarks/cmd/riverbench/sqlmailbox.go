@@ -23,6 +23,14 @@ import (
 	"github.com/sqsloop/sqsloop/sqlmailbox/sqlite"
 )
 
+// dlqReceives is the maxReceiveCount of the queue with a dead-letter
+// queue (-only dlq): River's default of 25 attempts; dlqSuffix names its
+// runs.
+const (
+	dlqReceives = 25
+	dlqSuffix   = " with DLQ"
+)
+
 // result is one run of the table.
 type result struct {
 	impl                         string
@@ -208,19 +216,26 @@ func (b bench) loop(ctx context.Context, mb sqsloop.Mailbox, want int) error {
 }
 
 // runSQLMailbox enqueues n messages on dialect and times the consumer until
-// all are acked. With profile set it writes there a CPU profile of the
-// timed part alone (not the enqueue).
-func (b bench) runSQLMailbox(ctx context.Context, dialect string, n int, profile string, bare bool) (result, error) {
+// all are acked: on a queue with a dead-letter queue (maxReceiveCount 25,
+// River's attempts) when dlq is set. With profile set it writes there a CPU
+// profile of the timed part alone (not the enqueue).
+func (b bench) runSQLMailbox(ctx context.Context, dialect string, n int, profile string, bare, dlq bool) (result, error) {
 	st, where, closeAll, err := openStore(ctx, b.dsn, dialect)
 	if err != nil {
 		return result{}, err
 	}
 	defer closeAll()
-	mb, err := st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "jobs"})
+	spec := sqsloop.QueueSpec{Name: "jobs"}
+	impl := "sqlmailbox/" + dialect
+	if dlq {
+		spec.MaxReceiveCount = dlqReceives
+		impl += dlqSuffix
+	}
+	mb, err := st.CreateQueue(ctx, spec)
 	if err != nil {
 		return result{}, err
 	}
-	progress("sqlmailbox/%s: enqueueing %d", dialect, n)
+	progress("%s: enqueueing %d", impl, n)
 	if err := enqueue(ctx, mb, n); err != nil {
 		return result{}, err
 	}
@@ -232,7 +247,6 @@ func (b bench) runSQLMailbox(ctx context.Context, dialect string, n int, profile
 	tm := &timed{Mailbox: mb}
 	stopProfile := startProfile(profile)
 	m := b.meter()
-	impl := "sqlmailbox/" + dialect
 	if bare {
 		impl += " loop"
 		err = b.loop(ctx, tm, n)

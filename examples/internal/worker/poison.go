@@ -7,22 +7,21 @@ import (
 	"sync"
 
 	"github.com/sqsloop/sqsloop"
-	"github.com/sqsloop/sqsloop/consumer"
 )
 
 // poisonLog records the receive counts of the messages whose handler
-// failed with consumer.Permanent (the consumer moves them to the
-// dead-letter queue at once): a consumer.Middleware, as users extend the
+// failed with sqsloop.Permanent (the consumer moves them to the
+// dead-letter queue at once): a sqsloop.Middleware, as users extend the
 // consumer.
 type poisonLog struct {
 	mu     sync.Mutex
 	counts []int
 }
 
-func (p *poisonLog) middleware(next consumer.Handler) consumer.Handler {
+func (p *poisonLog) middleware(next sqsloop.Handler) sqsloop.Handler {
 	return func(ctx context.Context, m *sqsloop.Message) error {
 		err := next(ctx, m)
-		if errors.Is(err, consumer.ErrPermanent) {
+		if errors.Is(err, sqsloop.ErrPermanent) {
 			p.mu.Lock()
 			p.counts = append(p.counts, m.ReceiveCount)
 			p.mu.Unlock()

@@ -120,7 +120,7 @@ func visible(ctx context.Context, mb sqsloop.Mailbox) (int, error) {
 	return a.ApproximateMessages, err
 }
 
-// OpenMemory opens the embedded default: a memmailbox queue with a
+// OpenMemory opens the job's queue in memory: a memmailbox queue with a
 // dead-letter queue.
 func OpenMemory(ctx context.Context) (*Queue, error) {
 	b := new(memmailbox.Broker)

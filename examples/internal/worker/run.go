@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
@@ -32,9 +31,6 @@ type Config struct {
 	// Observer observes the consumer beside the lease page; nil: nothing
 	// more.
 	Observer sqsloop.Observer
-	// Handlers are served on MetricsAddr beside the probes and the lease
-	// page, by path.
-	Handlers map[string]http.Handler
 	// State, when set, keeps the file jobs' checkpoints (saved every
 	// chunk: a job delivered again resumes where it was) and the jobs'
 	// idempotency records (a job done whose ack was lost is acked again,
@@ -82,7 +78,7 @@ func Run(ctx context.Context, c Config, group *lifecycle.LoopGroup, out io.Write
 
 	h := &hasher{slow: c.Slow, chunks: c.Chunks, checkpoints: c.State != nil}
 	poison := &poisonLog{}
-	middleware := []consumer.Middleware{poison.middleware}
+	middleware := []sqsloop.Middleware{poison.middleware}
 	var idem *idempotency.Idempotency
 	if c.State != nil {
 		cp, err := checkpoint.New(c.State, checkpoint.Config{Queue: QueueName, Logger: log})
@@ -92,7 +88,7 @@ func Run(ctx context.Context, c Config, group *lifecycle.LoopGroup, out io.Write
 		if idem, err = idempotency.New(c.State, idempotency.Config{Queue: QueueName, Logger: log}); err != nil {
 			return sum, err
 		}
-		middleware = append([]consumer.Middleware{idem.Middleware, cp.Middleware}, middleware...)
+		middleware = append([]sqsloop.Middleware{idem.Middleware, cp.Middleware}, middleware...)
 	}
 	cons, err := consumer.New(q.mb, consumer.JSONHandler(h.handle), consumer.Config{
 		Concurrency:       c.Concurrency,
@@ -103,7 +99,7 @@ func Run(ctx context.Context, c Config, group *lifecycle.LoopGroup, out io.Write
 			Extension:         Lease,
 			CancelOnLeaseLost: true,
 		},
-		Backoff:         consumer.ExponentialBackoff(200*time.Millisecond, time.Second),
+		Backoff:         sqsloop.ExponentialBackoff(200*time.Millisecond, time.Second),
 		ShutdownTimeout: 10 * time.Second,
 		Middleware:      middleware,
 		Logger:          log,

@@ -13,8 +13,8 @@ import (
 	"github.com/sqsloop/sqsloop/lifecycle"
 )
 
-// server is the HTTP server of -metrics-addr: the group's health probes,
-// the lease page, and the program's own handlers.
+// server is the HTTP server of -metrics-addr: the group's health probes
+// and the lease page.
 type server struct {
 	http     *http.Server
 	listener net.Listener
@@ -27,7 +27,6 @@ func serve(c Config, group *lifecycle.LoopGroup) (*server, error) {
 	s := &server{page: leasepage.New(leasepage.Options{Title: "sqsloop worker: " + c.Queue.Name()})}
 	health := group.HealthHandler()
 	handlers := map[string]http.Handler{LeasesPath: s.page, lifecycle.LivezPath: health, lifecycle.ReadyzPath: health}
-	maps.Copy(handlers, c.Handlers)
 	mux := http.NewServeMux()
 	for p, h := range handlers {
 		mux.Handle(p, h)

@@ -18,7 +18,7 @@ type Summary struct {
 	Stats        consumer.Stats
 	DeadLettered int   // moved to the dead-letter queue by its redrive policy
 	MaxReceives  int   // the redrive policy's maxReceiveCount, read from the queue; 0: none
-	PoisonCounts []int // receive counts of the messages that failed for good (consumer.Permanent)
+	PoisonCounts []int // receive counts of the messages that failed for good (sqsloop.Permanent)
 	Bytes        int64 // bytes hashed
 	Wall         time.Duration
 	Drained      bool // the queue was drained (else the run was shut down first)

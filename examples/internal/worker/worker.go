@@ -49,7 +49,7 @@ type Options struct {
 	Chunks      int           // chunks each file is read in
 	Concurrency int           // handlers at once
 	Progress    time.Duration // how often to print progress; 0: never
-	MetricsAddr string        // serve the probes, the lease page and Config.Handlers here; "": nothing
+	MetricsAddr string        // serve the probes and the lease page here; "": nothing
 }
 
 // Flags defines the options' flags on fs, with their defaults; paths are

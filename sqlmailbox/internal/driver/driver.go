@@ -8,13 +8,14 @@
 // (sqsloop's request rules, the queue's own), rounds durations, makes
 // message IDs and receipt handles, encodes message attributes, maps
 // outcomes to errors, runs long polls and wakes those of its own process; a
-// Driver stores and finds rows, each method in one transaction, atomically,
-// reports what it found, and wakes the long polls of other processes where
-// its database can (postgres: NOTIFY). Times: now is the caller's clock; a
+// Driver stores and finds rows, each method in one transaction (Receive and
+// Sweep in a few: see theirs), atomically, reports what it found, and wakes
+// the long polls of other processes where its database can (postgres:
+// NOTIFY). Times: now is the caller's clock; a
 // driver whose database several machines share (postgres) uses the
 // database's clock instead, so that every machine agrees on when a lease
 // ends. The durations of requests (visibility timeouts, delays) arrive
-// rounded to whole seconds; SweepArgs' retentions arrive as configured.
+// rounded to whole seconds; the sweep's retentions arrive as configured.
 package driver
 
 import (
@@ -88,11 +89,13 @@ type Driver interface {
 	// group first: as many of one group as it can before the next. A
 	// message already received q.Spec.MaxReceiveCount times (with a DLQ) is
 	// moved to the DLQ, keeping its row, ID and counts, and an audit row
-	// says so, instead of being taken; the DLQ's long polls in other
-	// processes are woken where the database can. When it takes nothing it
-	// reports, in the same statement or transaction, when to look again
+	// says so, instead of being taken, and takes no place among the r.Max;
+	// the DLQ's long polls in other processes are woken where the database
+	// can. When it takes nothing it reports when to look again
 	// (ReceiveResult.NextVisible), or ErrQueueNotFound when the queue no
-	// longer exists.
+	// longer exists. It may take its messages in several short
+	// transactions (postgres: when some went to the DLQ), never holding
+	// one's locks into the next.
 	Receive(ctx context.Context, q *QueueRecord, r ReceiveArgs) (ReceiveResult, error)
 
 	// Delete deletes the message of each ref whose row and receive count
@@ -132,15 +135,43 @@ type Driver interface {
 	// first. It only reads.
 	Archived(ctx context.Context, queue string, limit int) ([]ArchivedRow, error)
 
-	// Sweep does, for every queue, what no receive does: leases that lapsed
-	// since the queue's last sweep are marked no longer leased and audited
-	// ("expired found"), and moved to the DLQ when their receive count has
-	// reached the redrive policy's; messages older than the queue's
-	// retention period are deleted (and audited); expired deduplication IDs
-	// are forgotten; audit and archive rows older than their retention,
-	// hours of the acked tally older than the audit's, and receiver rows
-	// not seen for a.ReceiverRetention are deleted.
-	Sweep(ctx context.Context, a SweepArgs) (SweepCounts, error)
+	// The sweep, in steps: package sqlmailbox runs them, each step one
+	// transaction that handles at most limit rows, with its policy (how
+	// many rows, how long between steps) written once there. A step that
+	// meets a row another transaction holds waits for it (postgres: in the
+	// order of the rows' keys, as every statement that locks messages),
+	// so no row is passed over; it rechecks the row once it holds it.
+
+	// SweepQueues lists every queue as a sweep sees it, with now (the
+	// caller's clock; postgres: the database's).
+	SweepQueues(ctx context.Context, now time.Time) ([]SweepQueue, error)
+	// SweepLapsed handles, in one transaction, up to limit of q's leases
+	// that lapsed (leased, deadline after q.SweptAt and at or before q.Now)
+	// and that no receive took again, past from in the order of priority
+	// (highest first), deadline and id: each is marked no longer leased
+	// and audited ("lease expired"), or moved to the DLQ and audited when
+	// its receive count reached q.MaxReceiveCount (with a DLQ). It returns
+	// what it did and where the next step starts (Done once every priority
+	// was looked at).
+	SweepLapsed(ctx context.Context, q *SweepQueue, from LapsedCursor, limit int) (LapsedStep, error)
+	// MarkSwept records that q's lapses up to q.Now were handled (never
+	// moving the mark back), in a transaction of its own.
+	MarkSwept(ctx context.Context, q *SweepQueue) error
+	// SweepRetention deletes, in one transaction, up to limit of q's
+	// oldest messages sent before q.Now - q.Retention, auditing each, and
+	// reports how many and whether more may be left (it met no message
+	// within the retention period).
+	SweepRetention(ctx context.Context, q *SweepQueue, limit int) (deleted int, more bool, err error)
+	// Trim deletes, in one transaction, up to limit rows of the table t
+	// older than age at now (the caller's clock; postgres: the database's),
+	// and reports how many; a short count means none is left.
+	Trim(ctx context.Context, t Table, now time.Time, age time.Duration, limit int) (int, error)
+	// TrimDedup forgets, in one transaction, the deduplication IDs that
+	// expired by now (the caller's clock; postgres: the database's) among
+	// the next limit IDs after from (in key order),
+	// and reports how many and where the next step starts (Done at the
+	// end): a pass over the table, limit IDs a step.
+	TrimDedup(ctx context.Context, now time.Time, from DedupCursor, limit int) (pruned int, next DedupCursor, err error)
 
 	// InFlight returns up to limit messages of q that a receive holds
 	// (leased, not nacked nor recorded as failed): lease deadline ahead,
@@ -414,32 +445,76 @@ func (s *LeaseStatsRow) Add(what string, count int, n int64) {
 	}
 }
 
-// QueueSweep is what Driver.Sweep found of one queue's lapsed leases.
-type QueueSweep struct {
-	Queue                           string
-	ExpiredFound, Recovered, Failed int
+// SweepQueue is a queue as a sweep sees it.
+type SweepQueue struct {
+	ID                int64
+	Name              string
+	DeadLetterQueueID int64 // 0 without a redrive policy
+	DeadLetterQueue   string
+	MaxReceiveCount   int
+	Retention         time.Duration
+	Priority          bool
+	// SweptAt is how far the queue's sweeps handled its lapsed leases:
+	// every deadline up to it.
+	SweptAt time.Time
+	// Now is the sweep's time for this queue: the caller's, or (postgres)
+	// the database's.
+	Now time.Time
 }
 
-// SweepArgs are Driver.Sweep's arguments.
-type SweepArgs struct {
-	Now               time.Time
-	AuditRetention    time.Duration
-	ArchiveRetention  time.Duration
-	ReceiverRetention time.Duration
+// LapsedCursor is where a step of SweepLapsed starts: the priority whose
+// leases it looks at and, once it has looked at some of them, the last
+// one's deadline and id.
+type LapsedCursor struct {
+	Priority int
+	Deadline time.Time // zero: from q.SweptAt
+	ID       int64
+	Done     bool
 }
 
-// SweepCounts are what Driver.Sweep found and did (sqlmailbox.SweepStats
-// says what each counts).
-type SweepCounts struct {
-	Queues                          int
-	ExpiredFound, Recovered, Failed int
-	RetentionDeleted                int
-	DeduplicationIDsPruned          int
-	AuditTrimmed, ArchiveTrimmed    int
-	ReceiversRemoved                int
-	// ByQueue lists the queues where it found lapsed leases.
-	ByQueue []QueueSweep
+// FirstLapsed is where a queue's SweepLapsed steps start.
+func FirstLapsed(q *SweepQueue) LapsedCursor {
+	if q.Priority {
+		return LapsedCursor{Priority: sqsloop.MaxPriority}
+	}
+	return LapsedCursor{}
 }
+
+// NextPriority is where the steps go on once the priority of c is done:
+// the next lower priority of a queue with priorities, else Done.
+func (c LapsedCursor) NextPriority(q *SweepQueue) LapsedCursor {
+	if !q.Priority || c.Priority == sqsloop.MinPriority {
+		return LapsedCursor{Done: true}
+	}
+	return LapsedCursor{Priority: c.Priority - 1}
+}
+
+// LapsedStep is what a step of SweepLapsed did.
+type LapsedStep struct {
+	// Recovered were marked no longer leased, Failed moved to the DLQ:
+	// both lapses found.
+	Recovered, Failed int
+	Next              LapsedCursor
+}
+
+// DedupCursor is where a step of TrimDedup starts: after the ID (of the
+// queue) it looked at last; the zero value starts at the beginning.
+type DedupCursor struct {
+	QueueID int64
+	ID      string
+	Done    bool
+}
+
+// Table is a table a sweep trims.
+type Table uint8
+
+// The tables Trim trims, and the time it reads of each row.
+const (
+	AuditTable    Table = iota // when the audited event happened
+	ArchiveTable               // when the archived message was acked
+	AckedTable                 // the start of the acked tally's hour
+	ReceiverTable              // when the receiver was last seen
+)
 
 // ReasonLeaseExpired is the Reason of a lease-expired audit row.
 const ReasonLeaseExpired = "the visibility timeout ended without an ack or a nack: visible again"

@@ -51,6 +51,10 @@ func Run(t *testing.T, env Env) {
 			env.Run(t, func(t *testing.T) { f(t, env) })
 		})
 	}
+	t.Run("Differential", func(t *testing.T) {
+		t.Parallel()
+		differential(t, env) // on the wall clock, outside Run: see differential
+	})
 }
 
 // ok fails t on err, else returns v: ok(t)(st.Sweep(ctx)).

@@ -1,4 +1,10 @@
-package storetest
+// Package jobbench measures what the middlewares on a jobstate.Store
+// (packages checkpoint and idempotency) add to one message's handling, on
+// any store: each store's test package runs Benchmark on its own store
+// (BenchmarkMemory, BenchmarkSQLite, BenchmarkPostgreSQL,
+// BenchmarkDynamoDB), so that the public conformance kit
+// (jobstate/storetest) imports only what it tests. Imported only by tests.
+package jobbench
 
 import (
 	"context"
@@ -50,9 +56,9 @@ func (c *counting) Delete(ctx context.Context, key, owner string) error {
 //   - idempotency: a new key (claim, then completion);
 //   - idempotency-duplicate: a completed key (a refused claim);
 //   - checkpoint-first: a first delivery that saves one checkpoint and is
-//     acked (save, then delete);
+//     acked (save, then the mark of the job done);
 //   - checkpoint-resumed: a redelivery that loads a checkpoint, saves one
-//     and is acked (load, save, delete).
+//     and is acked (read, save, mark).
 //
 // The keys are new in every run, so that a database may be shared.
 func Benchmark(b *testing.B, s jobstate.Store) {
