@@ -24,7 +24,7 @@
 #     (scripts/postgres.sh: the machine's binaries, Debian's package
 #     installed with apt-get, or a container), and its binaries for the
 #     tests that crash a server of their own;
-#   - Chromium for the lease page's browser test (scripts/install-chromium.sh:
+#   - Chromium for the browser tests of the lease page and the console (scripts/install-chromium.sh:
 #     CHROMIUM, one on the PATH or in /Applications, else Debian's, installed
 #     with apt-get).
 # It prints one line per thing missing, saying how to get it. Locally the
@@ -120,7 +120,7 @@ pg_plan
 missing+=(${PG_MISSING[@]+"${PG_MISSING[@]}"})
 chromium=$(chromium_find || true)
 if [ -z "$chromium" ] && ! machine_can_apt; then
-  missing+=("no Chromium (the lease page's browser test skips): $CHROMIUM_HOW_TO_GET")
+  missing+=("no Chromium (the browser tests of the lease page and the console skip): $CHROMIUM_HOW_TO_GET")
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   printf 'test.sh: %s\n' "${missing[@]}" >&2
@@ -153,7 +153,7 @@ if [ ${#apt[@]} -gt 0 ]; then
   echo "test.sh: installing Debian's ${apt[*]} (apt-get)" >&2
   machine_apt_install "${apt[@]}" || fail "apt-get install ${apt[*]} failed"
   if [ -z "$chromium" ]; then
-    chromium=$(chromium_find) || fail "no Chromium after apt-get (the lease page's browser test skips)"
+    chromium=$(chromium_find) || fail "no Chromium after apt-get (the browser tests of the lease page and the console skip)"
   fi
   if [ "$PG_HOW" = install ]; then
     pg_plan # finds the binaries now

@@ -8,7 +8,8 @@
 // output, a chunk of a streamed response, a call of its beat URL), stop a
 // handler that lost its lease, and drain on SIGTERM. The operator commands
 // send, peek, stats, redrive, purge, migrate and create-queue work on the
-// same queues. The queue is an SQS queue (--queue-url, or --queue with the
+// same queues, and console serves a web console of them (package
+// console). The queue is an SQS queue (--queue-url, or --queue with the
 // standard AWS chain and --endpoint for an emulator) or one in a database
 // (--mailbox sqlite:PATH|postgres://… with --queue). Every flag has an
 // environment variable: SQSLOOP_ and its name (--queue-url:
@@ -49,6 +50,7 @@ type cli struct {
 	Purge       purgeCmd       `cmd:"" help:"Delete every message of the queue."`
 	Migrate     migrateCmd     `cmd:"" help:"Create or upgrade the schema of a database mailbox (--mailbox)."`
 	CreateQueue createQueueCmd `cmd:"" name:"create-queue" help:"Create a queue and, with --max-receive-count, its dead-letter queue NAME-dlq."`
+	Console     consoleCmd     `cmd:"" help:"Serve a web console of the queues: browse and filter messages, redrive, delete or export all matching, see leases and workers."`
 }
 
 // Help is sqsloop's long help: what it is for, with examples.
@@ -71,6 +73,7 @@ Examples:
   sqsloop peek --mailbox sqlite:jobs.db --queue jobs --json
   sqsloop redrive --queue-url "$QUEUE_URL"
   sqsloop purge --queue-url "$QUEUE_URL" --yes
+  sqsloop console --mailbox sqlite:jobs.db    # a web console at http://127.0.0.1:8080
 
 Every flag can be set in the environment instead: SQSLOOP_ and the flag's name (--queue-url:
 SQSLOOP_QUEUE_URL, --concurrency: SQSLOOP_CONCURRENCY). AWS credentials and region come from the standard

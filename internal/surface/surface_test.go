@@ -71,6 +71,16 @@ import (
 //     Tolerance) and its Grant, and the checks every store makes before a
 //     call (ValidateTake, ValidatePause), which the stores in other
 //     packages (pgstate, sqlitestate, dynamostore) call as Memory does.
+//   - sqlmailbox's operator calls (issue 28), what the console and an
+//     operator's script need of a database that the Mailbox contract has no
+//     call for: QueueSummaries (there was no list of queues), Browse and
+//     CountMessages (a read that does not receive), MoveMessages and
+//     DeleteMessages (by key, a transaction a batch), MessageHistory,
+//     MessageFilter, StoredMessage, QueueSummary, MaxBrowse, and the audit
+//     kinds of the moves and deletions they record.
+//   - console: the handler (NewSQS, NewDatabase, Console with ServeHTTP and
+//     Close), its Options, Auth and Worker, SQSAPI (the client's calls it
+//     makes), and the defaults of its two durations.
 var bounds = map[string]int{
 	".":                    122,
 	"checkpoint":           16,
@@ -83,13 +93,14 @@ var bounds = map[string]int{
 	"jobstate/pgstate":     9,
 	"jobstate/sqlitestate": 8,
 	"jobstate/storetest":   4,
+	"console":              11,
 	"leasepage":            12,
 	"lifecycle":            26,
 	"mailboxtest":          17,
 	"memmailbox":           16,
 	"otelsqsloop":          20,
 	"producer":             34,
-	"sqlmailbox":           56,
+	"sqlmailbox":           68,
 	"sqlmailbox/postgres":  7,
 	"sqlmailbox/sqlite":    10,
 	"sqslambda":            18,
