@@ -30,7 +30,7 @@ type groupHeap []*group
 func (h *groupHeap) push(g *group) {
 	g.ridx, g.ready = len(*h), true
 	*h = append(*h, g)
-	h.up(g.ridx)
+	siftUp(*h, g.ridx)
 }
 
 // pop removes and returns the oldest group, nil when there is none.
@@ -51,8 +51,8 @@ func (h *groupHeap) remove(g *group) {
 	}
 	old[last] = nil
 	*h = old[:last]
-	if i != last && !h.down(i) {
-		h.up(i)
+	if i != last && !siftDown(*h, len(*h), i) {
+		siftUp(*h, i)
 	}
 	g.ridx, g.ready = -1, false
 }
@@ -62,38 +62,6 @@ func (h groupHeap) less(i, j int) bool { return h[i].msgs.head.order < h[j].msgs
 func (h groupHeap) swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].ridx, h[j].ridx = i, j
-}
-
-func (h groupHeap) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !h.less(i, p) {
-			return
-		}
-		h.swap(i, p)
-		i = p
-	}
-}
-
-// down sifts the group at i down and reports whether it moved.
-func (h groupHeap) down(i int) bool {
-	start := i
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			break
-		}
-		m := l
-		if r := l + 1; r < len(h) && h.less(r, l) {
-			m = r
-		}
-		if !h.less(m, i) {
-			break
-		}
-		h.swap(i, m)
-		i = m
-	}
-	return i > start
 }
 
 // dedupEntry remembers one deduplication ID of a FIFO queue.

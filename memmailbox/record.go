@@ -119,7 +119,7 @@ func (h timeHeap) peek() *record {
 func (h *timeHeap) push(r *record) bool {
 	r.hidx = len(*h)
 	*h = append(*h, r)
-	h.up(r.hidx)
+	siftUp(*h, r.hidx)
 	return r.hidx == 0
 }
 
@@ -145,8 +145,8 @@ func (h *timeHeap) remove(r *record) {
 
 // fix restores the heap after the due time of the record at i changed.
 func (h timeHeap) fix(i int) {
-	if !h.down(i) {
-		h.up(i)
+	if !siftDown(h, len(h), i) {
+		siftUp(h, i)
 	}
 }
 
@@ -158,36 +158,4 @@ func (h timeHeap) less(i, j int) bool {
 func (h timeHeap) swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].hidx, h[j].hidx = i, j
-}
-
-func (h timeHeap) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !h.less(i, p) {
-			return
-		}
-		h.swap(i, p)
-		i = p
-	}
-}
-
-// down sifts the record at i down and reports whether it moved.
-func (h timeHeap) down(i int) bool {
-	start := i
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			break
-		}
-		m := l
-		if r := l + 1; r < len(h) && h.less(r, l) {
-			m = r
-		}
-		if !h.less(m, i) {
-			break
-		}
-		h.swap(i, m)
-		i = m
-	}
-	return i > start
 }
