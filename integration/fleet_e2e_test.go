@@ -203,8 +203,16 @@ func noisyTenant(t *testing.T, h mailboxtest.Harness, a, limit int) {
 	if limit == 0 {
 		return // the figure for the report
 	}
-	if p99 := percentile(lat, 99); p99 >= time.Second {
-		t.Errorf("GroupLimit %d: the quiet tenants' pickup p99 is %v, want under 1s", limit, p99)
+	// Under 1 s in virtual time and in the acceptance run; on a server in
+	// CI, where a loaded machine slows every pickup, under 5 s (without the
+	// limit the quiet tenants wait about a minute: a broken limit still
+	// fails).
+	bound := time.Second
+	if !h.Features().VirtualTime && os.Getenv(fullFleetEnv) == "" {
+		bound = 5 * time.Second
+	}
+	if p99 := percentile(lat, 99); p99 >= bound {
+		t.Errorf("GroupLimit %d: the quiet tenants' pickup p99 is %v, want under %v", limit, p99, bound)
 	}
 	if aStarted >= a {
 		t.Errorf("A's %d jobs all started before the quiet tenants were done: A was not still draining", a)
