@@ -12,8 +12,9 @@
 // postgres.New with a pgx pool the program configured) and takes its
 // queues from it: [Store.CreateQueue] with a sqsloop.QueueSpec (and its
 // dead-letter queue), or [Store.Queue] by name. A [Mailbox] implements
-// sqsloop.Mailbox, sqsloop.AttributesReader and
-// sqsloop.DeadLetterQueueOpener. From configuration, a URL does the same:
+// sqsloop.Mailbox, sqsloop.BulkSender (up to 1,000 messages in one
+// transaction: package producer sends through it), sqsloop.AttributesReader
+// and sqsloop.DeadLetterQueueOpener. From configuration, a URL does the same:
 // [Open] opens the Store of sqlite:jobs.db or postgres://host/db, and
 // sqsloop.OpenMailbox the queue of sqlite:jobs.db?queue=jobs in a Store of
 // its own (each database package registers its schemes as it is

@@ -37,7 +37,9 @@ import (
 //     Observers; the handler contract every runtime and middleware names
 //     (Handler, Middleware, Permanent, ErrPermanent, NackAfter,
 //     ExponentialBackoff, the poison attributes, Lease and its context);
-//     the SQS limits and attribute names as constants.
+//     the SQS limits and attribute names as constants; BulkSender, its
+//     limits and its rule (ValidateSendBulk), a database mailbox's bulk
+//     send for the producer (issue 26).
 //   - heartbeat: Beat(ctx) for handlers, NewReader and NewWriter for work
 //     that reads or writes, New and NewContext for a test of a handler that
 //     beats, FromContext for instrumentation (leasepage).
@@ -58,7 +60,7 @@ import (
 //   - mailboxtest, jobstate/storetest: the conformance kits (Harness,
 //     Features, the scenarios' runner).
 var bounds = map[string]int{
-	".":                    117,
+	".":                    121,
 	"checkpoint":           15,
 	"consumer":             17,
 	"heartbeat":            9,
@@ -74,7 +76,7 @@ var bounds = map[string]int{
 	"memmailbox":           15,
 	"otelsqsloop":          20,
 	"producer":             34,
-	"sqlmailbox":           55,
+	"sqlmailbox":           56,
 	"sqlmailbox/postgres":  7,
 	"sqlmailbox/sqlite":    10,
 	"sqslambda":            18,
