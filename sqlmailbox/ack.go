@@ -58,11 +58,10 @@ func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error,
 	if err != nil {
 		return nil, m.fail(ctx, op, err)
 	}
-	missed, freed := false, false
+	missed := false
 	acked := make([]int, 0, len(deleted))
 	for j, ok := range deleted {
 		if ok {
-			freed = freed || m.q.Spec.FIFO
 			acked = append(acked, refs[j].ReceiveCount)
 			continue
 		}
@@ -73,8 +72,8 @@ func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error,
 		}
 	}
 	m.s.acks.acked(m.q.ID, now, acked)
-	if freed {
-		m.s.hub.wake(m.q.ID) // the next message of the group may be receivable
+	if m.q.Spec.FIFO && len(acked) > 0 {
+		m.s.hub.wake(m.q.ID, len(acked)) // the next message of each group may be receivable
 	}
 	if missed {
 		if err := m.exists(ctx, op); err != nil {
@@ -136,10 +135,15 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 	if err != nil {
 		return nil, m.fail(ctx, op, err)
 	}
-	missed := false
+	missed, changed := false, 0
 	for j, o := range outcomes {
 		i := at[j]
 		switch o {
+		case driver.Changed:
+			changed++
+			if t := cs[j].Timeout; t > 0 {
+				m.s.looks.sooner(m.q.ID, now.Add(t))
+			}
 		case driver.Stale:
 			missed = true
 			errs[i] = fmt.Errorf("sqlmailbox: ChangeVisibility entry %d: receipt handle superseded by a newer receive, its message deleted, or no longer in flight: %w",
@@ -155,7 +159,7 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 		}
 	}
 	if sooner {
-		m.s.hub.wake(m.q.ID)
+		m.s.hub.wake(m.q.ID, changed)
 	}
 	return errs, nil
 }

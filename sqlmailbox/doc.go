@@ -73,9 +73,17 @@
 // send, a nack or a shortened lease, a FIFO delete that frees a group, a
 // move to the dead-letter queue) wakes it at once when made through its
 // Store, and on PostgreSQL from any process (LISTEN/NOTIFY, at most one
-// NOTIFY per queue per 10 ms from each Store); a lease or delay ending
+// NOTIFY per queue per 2 ms from each Store); a lease or delay ending
 // wakes it when the database said it would; otherwise it looks again every
-// Config.PollInterval (SQLite 200 ms, for writers in other processes).
+// Config.PollInterval (SQLite 200 ms, for writers in other processes). A
+// change wakes as many of a queue's long polls as its messages need (the
+// oldest first), not every one: a message sent does not send 32 waiting
+// receives to the database of which one finds it. On PostgreSQL a receive
+// of a standard queue looks from a second before where the Store's last
+// receive began to take, so that index entries an old snapshot keeps
+// alive (an idle transaction, a long report) are not stepped over again
+// by every receive, and looks at the whole queue at least once a second
+// and before a long poll answers empty.
 //
 // # Beyond the Mailbox
 //

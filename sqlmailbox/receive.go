@@ -35,7 +35,10 @@ import (
 // from any process), or due (a lease or delay ending, as the database last
 // said); otherwise it looks at the database again every
 // Config.PollInterval, which is how it sees messages sent by other
-// processes on SQLite. It waits in its caller's goroutine, on one timer.
+// processes on SQLite. A change wakes as many waiting long polls as its
+// messages need, the oldest first; one woken whose look finds the messages
+// taken by another receive waits on. It waits in its caller's goroutine,
+// on one timer.
 //
 // A message already received the redrive policy's maxReceiveCount times is
 // moved to the dead-letter queue instead of being delivered (keeping its
@@ -86,47 +89,68 @@ func (m *Mailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*s
 			timer.Stop()
 		}
 	}()
+	w := m.s.hub.join(m.q.ID, req.MaxMessages)
+	defer m.s.hub.leave(w)
+	busy := false
 	for {
-		wake := m.s.hub.watch(m.q.ID)
+		m.s.hub.look(w)
 		start := time.Now()
+		last := !start.Before(deadline)
+		from, next := m.s.looks.plan(m.q.ID, start, last, busy)
 		m.renewReceiver(ctx, start, true)
 		res, err := m.s.d.Receive(ctx, &m.q, driver.ReceiveArgs{Now: start, Max: req.MaxMessages, Visibility: req.VisibilityTimeout,
-			Receiver: m.receiver.id, DeadLetterReason: m.deadLetter})
+			Receiver: m.receiver.id, DeadLetterReason: m.deadLetter, From: from, Next: next})
 		if err != nil {
+			m.s.looks.failed(m.q.ID)
 			if errors.Is(err, sqsloop.ErrQueueNotFound) {
 				return nil, m.notFound(op)
 			}
 			return nil, m.fail(ctx, op, err)
 		}
+		m.s.looks.took(m.q.ID, res.From)
+		if res.DeadLettered > 0 {
+			m.s.hub.wake(m.q.DeadLetterQueueID, res.DeadLettered)
+		}
 		if len(res.Rows) > 0 {
-			if res.DeadLettered > 0 {
-				m.s.hub.wake(m.q.DeadLetterQueueID)
-			}
+			m.s.looks.sooner(m.q.ID, start.Add(req.VisibilityTimeout))
 			return m.messages(res.Rows, start, req)
 		}
 		if res.DeadLettered > 0 {
 			// It moved what it found to the DLQ: look again at once, past
 			// them, even at the end of the wait (long polling never
 			// answers empty while a message is visible).
-			m.s.hub.wake(m.q.DeadLetterQueueID)
 			continue
 		}
+		if next {
+			m.s.looks.learned(m.q.ID, res.NextVisible)
+		}
+		busy = res.Busy
 		now := time.Now()
 		if !now.Before(deadline) {
+			if !last {
+				continue // the last look, a whole one
+			}
 			return nil, nil
 		}
 		m.s.startListening()
 		wait := min(deadline.Sub(now), m.s.cfg.PollInterval)
-		if next := res.NextVisible; !next.IsZero() && next.Sub(now) < wait {
-			wait = max(next.Sub(now), 0)
+		if res.Busy {
+			wait = min(wait, busyWait)
+		}
+		if m.s.hub.oldest(w) {
+			wait = min(wait, max(m.s.looks.fullDue(m.q.ID).Sub(now), time.Millisecond))
+		}
+		if next := m.s.looks.nextVisible(m.q.ID); next.After(start) && next.Sub(now) < wait {
+			wait = max(next.Sub(now), 0) // a deadline before start, the look saw passed
 		}
 		if timer == nil {
 			timer = time.NewTimer(wait)
 		} else {
 			timer.Reset(wait)
 		}
+		m.s.hub.wait(w)
 		select {
-		case <-wake:
+		case <-w.ch:
 		case <-timer.C:
 		case <-ctx.Done():
 			return nil, ctx.Err()

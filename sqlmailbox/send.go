@@ -94,7 +94,8 @@ func (m *Mailbox) send(ctx context.Context, msgs []sqsloop.OutgoingMessage, inva
 	if len(rows) == 0 {
 		return results, nil
 	}
-	out, err := m.s.d.Send(ctx, &m.q, time.Now(), rows)
+	now := time.Now()
+	out, err := m.s.d.Send(ctx, &m.q, now, rows)
 	if err != nil {
 		return nil, m.fail(ctx, op, err)
 	}
@@ -104,7 +105,12 @@ func (m *Mailbox) send(ctx context.Context, msgs []sqsloop.OutgoingMessage, inva
 			results[at[j]].SequenceNumber = sequenceNumber(o.Seq)
 		}
 	}
-	m.s.hub.wake(m.q.ID)
+	for _, r := range rows {
+		if r.Delay > 0 {
+			m.s.looks.sooner(m.q.ID, now.Add(r.Delay))
+		}
+	}
+	m.s.hub.wake(m.q.ID, len(rows))
 	return results, nil
 }
 

@@ -43,10 +43,13 @@
 // A change that makes a message receivable (a send, a nack, a FIFO ack
 // that frees a group, a move to the dead-letter queue) notifies the channel "sqsloop" (LISTEN/NOTIFY),
 // so a long poll in another process wakes at once; a Store sends at most
-// one such NOTIFY per queue per 10 ms, carried by the statement that made
+// one such NOTIFY per queue per 2 ms, carried by the statement that made
 // the change, and one at the window's end for the changes it held back
 // (a NOTIFY takes a lock of the whole server at commit and wakes every
-// listener: a burst of sends costs at most two per window, not one each). The Store
+// listener: a burst of sends costs at most two per window, not one each).
+// Its payload counts the messages, so that a listening Store wakes as many
+// long polls as they need, and names the Store, whose own listener leaves
+// it out. The Store
 // listens on one connection taken out of its pool. Leases follow the
 // server's clock (statement_timestamp()), so machines whose clocks differ
 // still agree on when a lease ends. The server going away is transient:

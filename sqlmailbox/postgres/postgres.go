@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -92,8 +91,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*sqlmailbox.Store, err
 // database: receives take messages with FOR UPDATE SKIP LOCKED, so two
 // never hold one message, no call deadlocks with another (see the package
 // doc), and a message made receivable anywhere (sent,
-// nacked, its FIFO group freed) wakes every waiting long poll
-// (LISTEN/NOTIFY, at most one NOTIFY per queue per 10 ms from each Store).
+// nacked, its FIFO group freed) wakes waiting long polls, as many as the
+// messages need (LISTEN/NOTIFY, at most one NOTIFY per queue per 2 ms from
+// each Store).
 // Leases follow the server's clock.
 //
 // Errors, at New rather than at the first call: Options.Validate's, or
@@ -157,16 +157,18 @@ type pgDriver struct {
 	ownPool bool   // Open made it: Close closes it
 	where   string // host:port/database, for errors
 	notes   *notifier
+	tag     string // this driver's, in the payloads of its NOTIFYs
 }
 
 func newDriver(pool *pgxpool.Pool, own bool) *pgDriver {
 	cc := pool.Config().ConnConfig
-	notify := func(ctx context.Context, queueID int64) error {
-		_, err := pool.Exec(ctx, qNotify, queueID)
+	notify := func(ctx context.Context, payload string) error {
+		_, err := pool.Exec(ctx, qNotify, payload)
 		return err
 	}
+	tag := newTag()
 	return &pgDriver{pool: pool, ownPool: own, where: fmt.Sprintf("%s:%d/%s", cc.Host, cc.Port, cc.Database),
-		notes: newNotifier(notify, notifyWindow)}
+		notes: newNotifier(notify, notifyWindow, tag), tag: tag}
 }
 
 func (d *pgDriver) Dialect() string                    { return "postgres" }
@@ -254,8 +256,9 @@ func (d *pgDriver) migrate(ctx context.Context, to int) (from int, err error) {
 // Listen listens on the channel every change that makes a message
 // receivable notifies, on a connection taken out of the pool for good
 // (acquired and hijacked: the pool's configuration and hooks made it), and
-// wakes the queue each notification names.
-func (d *pgDriver) Listen(ctx context.Context, ready func(), wake func(queueID int64)) error {
+// wakes the queue each notification of another Store names, for as many
+// messages as it says.
+func (d *pgDriver) Listen(ctx context.Context, ready func(), wake func(queueID int64, n int)) error {
 	pc, err := d.pool.Acquire(ctx)
 	if err != nil {
 		return d.classify(err)
@@ -271,8 +274,8 @@ func (d *pgDriver) Listen(ctx context.Context, ready func(), wake func(queueID i
 		if err != nil {
 			return d.classify(err)
 		}
-		if id, err := strconv.ParseInt(n.Payload, 10, 64); err == nil {
-			wake(id)
+		if id, msgs, tag, ok := parsePayload(n.Payload); ok && tag != d.tag {
+			wake(id, msgs)
 		}
 	}
 }
