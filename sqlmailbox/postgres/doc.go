@@ -54,6 +54,11 @@
 // server's clock (statement_timestamp()), so machines whose clocks differ
 // still agree on when a lease ends. The server going away is transient:
 // calls fail, the consumer retries, and the pool reconnects when it is back.
+// A session the server ends under a receive, an ack or a visibility change
+// (pg_terminate_backend, SQLSTATE 57P01; a connection lost before the
+// statement was sent) is not a failure of the call: it is sent again at
+// once on another connection of the pool, up to 3 times in all, as an SDK
+// sends a request again when its connection broke.
 //
 // SQL lives in queries.go, next to the schema's versions in migrations.go.
 package postgres

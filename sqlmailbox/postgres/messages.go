@@ -212,15 +212,20 @@ func (d *pgDriver) Receive(ctx context.Context, q *driver.QueueRecord, r driver.
 		var w window
 		var err error
 		if q.Spec.FIFO {
-			err = d.tx(ctx, func(tx pgx.Tx) error {
-				if _, err := tx.Exec(ctx, qLockFIFO, q.ID); err != nil {
+			err = d.classify(again(ctx, func() error {
+				return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+					if _, err := tx.Exec(ctx, qLockFIFO, q.ID); err != nil {
+						return err
+					}
+					w, err = takeWindow(ctx, tx, query, args)
 					return err
-				}
-				w, err = takeWindow(ctx, tx, query, args)
+				})
+			}))
+		} else {
+			err = again(ctx, func() (err error) {
+				w, err = takeWindow(ctx, d.pool, query, args)
 				return err
 			})
-		} else {
-			w, err = takeWindow(ctx, d.pool, query, args)
 			var pe *pgconn.PgError
 			if errors.As(err, &pe) && pe.Code == "55P03" && timedOut < maxLockTimeouts {
 				timedOut++ // it gave up a lock (receiveLockTimeout), taking nothing: again
@@ -325,7 +330,9 @@ func (d *pgDriver) next(ctx context.Context, q *driver.QueueRecord, from driver.
 	}
 	var exists bool
 	var next, now time.Time
-	if err := d.pool.QueryRow(ctx, qNext, q.ID, ask, lv, from.At, from.ID).Scan(&exists, &res.Busy, &next, &now); err != nil {
+	if err := again(ctx, func() error {
+		return d.pool.QueryRow(ctx, qNext, q.ID, ask, lv, from.At, from.ID).Scan(&exists, &res.Busy, &next, &now)
+	}); err != nil {
 		return err
 	}
 	if !exists {
@@ -365,18 +372,21 @@ func (d *pgDriver) Delete(ctx context.Context, q *driver.QueueRecord, _ time.Tim
 	if archive {
 		query, args = qDeleteArchive, append(args, q.Spec.Name)
 	}
-	rows, err := d.pool.Query(ctx, query, args...)
-	if err != nil {
-		return nil, d.classify(err)
-	}
-	gone := map[driver.Ref]bool{}
-	var ref driver.Ref
-	var notified any
-	_, err = pgx.ForEachRow(rows, []any{&ref.ID, &ref.ReceiveCount, &notified}, func() error {
-		gone[ref] = true
-		return nil
-	})
-	if err != nil {
+	var gone map[driver.Ref]bool
+	if err := again(ctx, func() error {
+		rows, err := d.pool.Query(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		gone = map[driver.Ref]bool{}
+		var ref driver.Ref
+		var notified any
+		_, err = pgx.ForEachRow(rows, []any{&ref.ID, &ref.ReceiveCount, &notified}, func() error {
+			gone[ref] = true
+			return nil
+		})
+		return err
+	}); err != nil {
 		return nil, d.classify(err)
 	}
 	if q.Spec.FIFO && carry == nil && len(gone) > 0 {
@@ -404,19 +414,22 @@ func (d *pgDriver) ChangeVisibility(ctx context.Context, q *driver.QueueRecord, 
 	if nack {
 		carry = d.notes.lead(q.ID, n)
 	}
-	rows, err := d.pool.Query(ctx, qChange, q.ID, ids, counts, secs, seconds(sqsloop.MaxVisibilityTimeout), carry)
-	if err != nil {
-		return nil, false, d.classify(err)
-	}
-	out := make([]driver.ChangeOutcome, 0, n)
-	var outcome int32
+	var out []driver.ChangeOutcome
 	var sooner bool
-	var notified any
-	_, err = pgx.ForEachRow(rows, []any{&outcome, &sooner, &notified}, func() error {
-		out = append(out, driver.ChangeOutcome(outcome))
-		return nil
-	})
-	if err != nil {
+	if err := again(ctx, func() error {
+		rows, err := d.pool.Query(ctx, qChange, q.ID, ids, counts, secs, seconds(sqsloop.MaxVisibilityTimeout), carry)
+		if err != nil {
+			return err
+		}
+		out = make([]driver.ChangeOutcome, 0, n)
+		var outcome int32
+		var notified any
+		_, err = pgx.ForEachRow(rows, []any{&outcome, &sooner, &notified}, func() error {
+			out = append(out, driver.ChangeOutcome(outcome))
+			return nil
+		})
+		return err
+	}); err != nil {
 		return nil, false, d.classify(err)
 	}
 	if len(out) != n {

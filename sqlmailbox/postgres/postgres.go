@@ -206,6 +206,47 @@ func (d *pgDriver) classify(err error) error {
 	return fmt.Errorf("%s: %w", d.where, err)
 }
 
+// connAttempts is how many times a receive, an ack or a visibility change
+// is sent when the server ended its session under it (see lostSession):
+// again at once, on another connection of the pool, up to 3 times in all,
+// as an SDK sends a request again over a new connection when the old one
+// broke, so that a session the server terminated (pg_terminate_backend,
+// an idle-session timeout, a pooler) costs the call a round trip, not
+// the caller's back-off (a consumer's receive loops wait 100 ms to 1 s
+// after a failed receive). Three: the pool may hand out another
+// connection the same storm ended before it notices.
+const connAttempts = 3
+
+// lostSession reports whether err says the statement was not applied
+// because the connection was lost: the server terminated the session
+// (admin_shutdown, 57P01, pg_terminate_backend; a session it ends sends
+// that and rolls back what was under way) or the connection failed before
+// anything was sent (pgconn.SafeToRetry).
+func lostSession(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "57P01"
+	}
+	return pgconn.SafeToRetry(err)
+}
+
+// again runs f, and again at once while it fails with a lost session, up
+// to connAttempts times in all, unless ctx ended. Only for calls that may
+// be repeated: one whose answer was lost after it committed (the session
+// ended between the commit and the answer, a moment) is applied twice,
+// which a receive (its messages stay hidden until their lease ends, as a
+// receive whose answer is lost on SQS), an ack (a second finds the
+// message gone: success on a standard queue, an expired handle on a FIFO
+// queue) and a visibility change (set again, or an expired handle) bear.
+func again(ctx context.Context, f func() error) error {
+	for i := 1; ; i++ {
+		err := f()
+		if err == nil || i == connAttempts || ctx.Err() != nil || !lostSession(err) {
+			return err
+		}
+	}
+}
+
 // tx runs f in a transaction.
 func (d *pgDriver) tx(ctx context.Context, f func(pgx.Tx) error) error {
 	return d.classify(pgx.BeginFunc(ctx, d.pool, f))
