@@ -137,7 +137,11 @@
 // what fsync reported written; sqlite.SyncNormal syncs at checkpoints only,
 // and a power loss may then undo the last moments' calls (sends lost, acks
 // undone: redelivered). On PostgreSQL, a commit is as durable as the
-// server's settings make it (fsync, synchronous_commit).
+// server's settings make it (fsync, synchronous_commit). A receive
+// commits without waiting for its WAL to reach the disk (its
+// transaction's synchronous_commit is off): a server crash may undo a
+// receive that returned, its messages visible again sooner (at least
+// once), never a send, an ack or a visibility change that returned.
 //
 // All methods are safe for concurrent use, by many goroutines and many
 // processes; a message is in flight to one receiver at a time. Where a

@@ -156,12 +156,21 @@ const (
 	// above), set for its statement alone (set_config's is_local: until
 	// the statement's transaction ends) before the scan locks a row.
 	receiveLockTimeout = "100ms"
-	locktimeout        = `(SELECT set_config('lock_timeout', '` + receiveLockTimeout + `', true)) IS NOT NULL`
+	locktimeout        = `(SELECT set_config('lock_timeout', '` + receiveLockTimeout + `', true)) IS NOT NULL AND ` + asyncCommit
+	// asyncCommit lets a receive's transaction commit without waiting for
+	// its WAL to reach the disk (synchronous_commit off, for that
+	// transaction alone), which saves the pickup a flush: a server crash
+	// may then undo a receive that returned, so that its messages are
+	// visible again sooner, their receive counts one lower and their
+	// handles stale, as when a receive's answer is lost (at least once);
+	// an ack or a visibility change of them commits after it and flushes
+	// it first. Sends, acks and visibility changes wait for their flush.
+	asyncCommit = `(SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL`
 	// qLockFIFO serializes a FIFO queue's receives (not its sends: an
 	// insert's foreign-key check takes a KEY SHARE lock, which NO KEY
 	// UPDATE does not conflict with). It is the first lock a FIFO receive
-	// takes, before any message.
-	qLockFIFO = `SELECT 1 FROM sqsloop_queues WHERE id = $1 FOR NO KEY UPDATE`
+	// takes, before any message, and commits asynchronously (asyncCommit).
+	qLockFIFO = `SELECT 1 FROM sqsloop_queues WHERE id = $1 AND ` + asyncCommit + ` FOR NO KEY UPDATE`
 	// qPickFIFO: of the oldest 1,000 messages of the groups with nothing in
 	// flight, those with only visible messages before them in their group,
 	// a group at a time, the group whose next message has the highest
