@@ -3,6 +3,7 @@ package sqlmailbox
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
@@ -27,6 +28,11 @@ import (
 // A FIFO delete frees its message group: the group's next message reaches
 // the queue's waiting long polls at once (in other processes too, on
 // PostgreSQL).
+//
+// Deletes of one Mailbox that come while another's is on the wire wait for
+// it and then go together, in one statement of up to 100 handles, each
+// with its own results; a handle named by two of them deletes once, for
+// the first.
 //
 // Entry errors: a handle this queue never issued (made up, altered, or of
 // another queue: its signature does not hold) wraps
@@ -54,7 +60,21 @@ func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error,
 	}
 	now := time.Now()
 	m.renewReceiver(ctx, now, false)
-	deleted, err := m.s.d.Delete(ctx, &m.q, now, refs, m.s.cfg.Archive)
+	deleted, err := m.deletes.do(ctx, refs, len(refs), func(ctx context.Context, ins [][]driver.Ref) ([][]bool, error) {
+		all := refs
+		if len(ins) > 1 {
+			all = slices.Concat(ins...)
+		}
+		deleted, err := m.s.d.Delete(ctx, &m.q, now, all, m.s.cfg.Archive)
+		if err != nil {
+			return nil, err
+		}
+		outs := make([][]bool, len(ins))
+		for i, in := range ins {
+			outs[i], deleted = deleted[:len(in):len(in)], deleted[len(in):]
+		}
+		return outs, nil
+	})
 	if err != nil {
 		return nil, m.fail(ctx, op, err)
 	}

@@ -104,7 +104,7 @@ func (l *looks) took(queueID int64, from driver.Position) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	q := l.queue(queueID)
-	if from.At.After(q.from.At) || (from.At.Equal(q.from.At) && from.ID > q.from.ID) {
+	if q.from.Before(from) {
 		q.from = from
 	}
 }

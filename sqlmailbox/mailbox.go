@@ -28,6 +28,12 @@ type Mailbox struct {
 	done      chan struct{} // closed by Close
 	closeOnce sync.Once
 
+	looking struct { // the togethers of its receives' looks, by visibility timeout
+		mu           sync.Mutex
+		byVisibility map[time.Duration]*together[driver.ReceiveArgs, taken]
+	}
+	deletes together[[]driver.Ref, []bool] // its acks
+
 	receiver struct {
 		mu         sync.Mutex
 		id         string

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,12 +25,12 @@ const (
 	receiveFIFO
 )
 
-// receiveQueries[kind][dlq][max] is the window of the kind of queue
-// (qWindowStandard, qWindowFIFO) with its pick, the take (takeLive, or with
-// a dead-letter queue, dlq 1, takeOrDeadLetter) and its limits for max
-// messages in place, so that each statement is planned once per
-// connection (see qPickStandard).
-var receiveQueries = func() (qs [3][2][sqsloop.MaxBatchSize + 1]string) {
+// receiveTemplates[kind][dlq] is the window of the kind of queue
+// (qWindowStandard, qWindowFIFO) with its pick and the take (takeLive, or
+// with a dead-letter queue, dlq 1, takeOrDeadLetter) in place, its limit
+// ({max}) still to be put in: receiveQuery does, so that each statement
+// is planned once per connection and size (see qPickStandard).
+var receiveTemplates = func() (qs [3][2]string) {
 	for kind, pick := range []string{qPickStandard, qPickPriority, qPickFIFO} {
 		window := qWindowStandard
 		if kind == receiveFIFO {
@@ -38,15 +39,27 @@ var receiveQueries = func() (qs [3][2][sqsloop.MaxBatchSize + 1]string) {
 		for dlq, take := range []string{strings.Replace(takeLive, "{live}", "", 1),
 			strings.Replace(takeOrDeadLetter, "{live}", "p.receive_count < $8 AND ", 1)} {
 			q := strings.NewReplacer("{pick}", pick, "{take}", take).Replace(window)
-			q = strings.NewReplacer("{live}", [2]string{"true", "receive_count < $8"}[dlq], "{locktimeout}", locktimeout,
+			qs[kind][dlq] = strings.NewReplacer("{live}", [2]string{"true", "receive_count < $8"}[dlq], "{locktimeout}", locktimeout,
 				"{now}", "coalesce($5::timestamptz, statement_timestamp())").Replace(q)
-			for max := 1; max <= sqsloop.MaxBatchSize; max++ {
-				qs[kind][dlq][max] = strings.ReplaceAll(q, "{max}", strconv.Itoa(max))
-			}
 		}
 	}
 	return qs
 }()
+
+// receiveQueries holds the receive statements made, by kind, dlq and max.
+var receiveQueries sync.Map // [3]int{kind, dlq, max} → string
+
+// receiveQuery returns the receive statement of the kind of queue, with or
+// without a dead-letter queue, for max messages (1–100).
+func receiveQuery(kind, dlq, max int) string {
+	key := [3]int{kind, dlq, max}
+	if q, ok := receiveQueries.Load(key); ok {
+		return q.(string)
+	}
+	q := strings.ReplaceAll(receiveTemplates[kind][dlq], "{max}", strconv.Itoa(max))
+	receiveQueries.Store(key, q)
+	return q
+}
 
 // maxLockTimeouts bounds how many times in a row a receive's window is run
 // again after it gave up a lock (see receiveLockTimeout): a moment's wait
@@ -208,7 +221,7 @@ func (d *pgDriver) Receive(ctx context.Context, q *driver.QueueRecord, r driver.
 	for timedOut := 0; len(res.Rows) < r.Max; {
 		need := r.Max - len(res.Rows)
 		args[3], args[4] = skip, at
-		query := receiveQueries[kind][dlq][need]
+		query := receiveQuery(kind, dlq, need)
 		var w window
 		var err error
 		if q.Spec.FIFO {

@@ -281,10 +281,14 @@ type SendOutcome struct {
 	Seq int64
 }
 
+// MaxReceive is the most messages one Driver.Receive takes: the receives
+// of several callers of a Mailbox together, 100.
+const MaxReceive = 100
+
 // ReceiveArgs are Driver.Receive's arguments.
 type ReceiveArgs struct {
 	Now        time.Time
-	Max        int           // 1–10
+	Max        int           // 1–MaxReceive: the receives of several callers together (a FIFO queue's: 1–10)
 	Visibility time.Duration // whole seconds, 0–12 h
 	Receiver   string        // receiver ID of the receiving Mailbox
 	// DeadLetterReason is the Reason of the audit row of a message moved to
@@ -312,6 +316,11 @@ type Position struct {
 
 // IsZero reports whether p is before every message.
 func (p Position) IsZero() bool { return p.At.IsZero() && p.ID == 0 }
+
+// Before reports whether p is before q in a queue's order of delivery.
+func (p Position) Before(q Position) bool {
+	return p.At.Before(q.At) || (p.At.Equal(q.At) && p.ID < q.ID)
+}
 
 // ReceiveResult is what Driver.Receive took.
 type ReceiveResult struct {
