@@ -34,3 +34,15 @@ const (
 	// may carry: 10 (the SDK's SendMessage doc). ValidateSend enforces it.
 	MaxMessageAttributes = 10
 )
+
+// Limits of a bulk send (BulkSender.SendBulk), which SQS has not: ours,
+// so that one call stays one statement of bounded size on a database.
+const (
+	// MaxBulkSize is the most messages one SendBulk call takes: 1,000.
+	MaxBulkSize = 1000
+
+	// MaxBulkBytes is the most bytes one SendBulk call may take, summed
+	// over its messages as MaxMessageSize counts them: 16 MiB
+	// (16,777,216 bytes). Each message is still at most MaxMessageSize.
+	MaxBulkBytes = 16 << 20
+)

@@ -147,3 +147,25 @@ type Mailbox interface {
 	// idempotent. It does not delete the queue or its messages.
 	Close() error
 }
+
+// BulkSender is implemented by a Mailbox that can store many messages in
+// one call: one statement and one commit on a database (sqlmailbox), where
+// Send's batches of 10 would each pay a commit. Package producer sends
+// through it when more than one batch of messages is ready; SQS has no such
+// call, so sqsmailbox and memmailbox do not implement it.
+//
+// It is an optional interface of the root, beside AttributesReader and
+// DeadLetterQueueOpener, rather than producer's: it is a capability of a
+// Mailbox, whose request rule (ValidateSendBulk) every implementation
+// checks with the same text, and a mailbox package implements it without
+// importing the producer.
+type BulkSender interface {
+	// SendBulk enqueues 1–MaxBulkSize (1,000) messages, at most
+	// MaxBulkBytes (16 MiB) together, atomically: when it returns a nil
+	// error every valid entry is stored (and its result says so), when it
+	// fails none is. Everything else is Send's: the rules each message
+	// must pass (ValidateSendBulk, then the queue's own), one result per
+	// message in order, entry errors, and the errors of the call as a
+	// whole. Safe for concurrent use; it keeps no reference to msgs.
+	SendBulk(ctx context.Context, msgs []OutgoingMessage) ([]SendResult, error)
+}

@@ -201,7 +201,7 @@ func ValidateSend(msgs []OutgoingMessage) (entries []error, err error) {
 	entries = make([]error, len(msgs))
 	total := 0
 	for i, m := range msgs {
-		size, err := checkMessage(i, m)
+		size, err := checkMessage(false, i, m)
 		if err != nil {
 			entries[i] = err
 			continue
@@ -211,6 +211,33 @@ func ValidateSend(msgs []OutgoingMessage) (entries []error, err error) {
 	if total > MaxMessageSize {
 		return nil, invalid("Send: msgs: must take at most %d bytes together, bodies and message attributes of the valid entries (SQS BatchRequestTooLong), got %d",
 			MaxMessageSize, total)
+	}
+	return entries, nil
+}
+
+// ValidateSendBulk checks a SendBulk call (BulkSender) as ValidateSend
+// checks a Send, with the bulk's limits instead of SQS's batch limits:
+// 1–MaxBulkSize (1,000) messages, at most MaxBulkBytes (16 MiB) together;
+// each message is checked as ValidateSend checks it (at most
+// MaxMessageSize alone), and its error names it "SendBulk: msgs[i]…".
+// Errors wrap ErrInvalidArgument.
+func ValidateSendBulk(msgs []OutgoingMessage) (entries []error, err error) {
+	if n := len(msgs); n < 1 || n > MaxBulkSize {
+		return nil, invalid("SendBulk: msgs: must hold between 1 and %d entries (MaxBulkSize), got %d", MaxBulkSize, n)
+	}
+	entries = make([]error, len(msgs))
+	total := 0
+	for i, m := range msgs {
+		size, err := checkMessage(true, i, m)
+		if err != nil {
+			entries[i] = err
+			continue
+		}
+		total += size
+	}
+	if total > MaxBulkBytes {
+		return nil, invalid("SendBulk: msgs: must take at most %d bytes together (MaxBulkBytes), bodies and message attributes of the valid entries, got %d",
+			MaxBulkBytes, total)
 	}
 	return entries, nil
 }
@@ -249,17 +276,18 @@ func limit(d time.Duration) string {
 	return s
 }
 
-// checkMessage returns every problem of msgs[i], joined, and else its size
-// in bytes: body plus the names, data types and values of its attributes.
-func checkMessage(i int, m OutgoingMessage) (int, error) {
+// checkMessage returns every problem of msgs[i] of a Send (of a SendBulk
+// when bulk), joined, and else its size in bytes: body plus the names, data
+// types and values of its attributes.
+func checkMessage(bulk bool, i int, m OutgoingMessage) (int, error) {
 	var errs []error
 	if m.Body == "" {
-		errs = append(errs, invalid("%s: must not be empty (SQS takes 1 byte to 1 MiB)", field{i: i, name: ".Body"}))
+		errs = append(errs, invalid("%s: must not be empty (SQS takes 1 byte to 1 MiB)", field{bulk: bulk, i: i, name: ".Body"}))
 	} else if at, ok := validText(m.Body); !ok {
-		errs = append(errs, invalid("%s: must hold only characters SQS accepts (%s), got %s", field{i: i, name: ".Body"}, sqsChars, badChar(m.Body, at)))
+		errs = append(errs, invalid("%s: must hold only characters SQS accepts (%s), got %s", field{bulk: bulk, i: i, name: ".Body"}, sqsChars, badChar(m.Body, at)))
 	}
 	if n := len(m.MessageAttributes); n > MaxMessageAttributes {
-		errs = append(errs, invalid("%s: must hold at most %d attributes, got %d", field{i: i, name: ".MessageAttributes"}, MaxMessageAttributes, n))
+		errs = append(errs, invalid("%s: must hold at most %d attributes, got %d", field{bulk: bulk, i: i, name: ".MessageAttributes"}, MaxMessageAttributes, n))
 	}
 	size := m.Size()
 	var buf [MaxMessageAttributes]string
@@ -269,17 +297,17 @@ func checkMessage(i int, m OutgoingMessage) (int, error) {
 	}
 	slices.Sort(names) // the same problems in the same order, every time
 	for _, name := range names {
-		errs = appendAttr(errs, i, name, m.MessageAttributes[name])
+		errs = appendAttr(errs, bulk, i, name, m.MessageAttributes[name])
 	}
 	if size > MaxMessageSize {
 		errs = append(errs, invalid("%s: must take at most %d bytes, body and message attributes together (SQS message size limit), got %d",
-			field{i: i}, MaxMessageSize, size))
+			field{bulk: bulk, i: i}, MaxMessageSize, size))
 	}
 	if outside(m.Delay, MaxDelay) {
-		errs = append(errs, durationError(field{i: i, name: ".Delay"}.String(), m.Delay, MaxDelay, "SQS DelaySeconds 0–900"))
+		errs = append(errs, durationError(field{bulk: bulk, i: i, name: ".Delay"}.String(), m.Delay, MaxDelay, "SQS DelaySeconds 0–900"))
 	}
-	errs = appendID(errs, field{i: i, name: ".MessageGroupID"}, m.MessageGroupID, "SQS MessageGroupId")
-	errs = appendID(errs, field{i: i, name: ".DeduplicationID"}, m.DeduplicationID, "SQS MessageDeduplicationId")
+	errs = appendID(errs, field{bulk: bulk, i: i, name: ".MessageGroupID"}, m.MessageGroupID, "SQS MessageGroupId")
+	errs = appendID(errs, field{bulk: bulk, i: i, name: ".DeduplicationID"}, m.DeduplicationID, "SQS MessageDeduplicationId")
 	if len(errs) > 0 {
 		return 0, errors.Join(errs...)
 	}
@@ -290,6 +318,7 @@ func checkMessage(i int, m OutgoingMessage) (int, error) {
 // "Send: msgs[2].MessageAttributes["trace"].DataType". It is formatted only
 // when a problem is reported, so a valid message costs no formatting.
 type field struct {
+	bulk   bool // of a SendBulk
 	i      int
 	inAttr bool   // the field belongs to message attribute attr
 	attr   string // name of that attribute
@@ -298,10 +327,14 @@ type field struct {
 
 // String formats f.
 func (f field) String() string {
-	if f.inAttr {
-		return fmt.Sprintf("Send: msgs[%d].MessageAttributes[%s]%s", f.i, quote(f.attr), f.name)
+	call := "Send"
+	if f.bulk {
+		call = "SendBulk"
 	}
-	return fmt.Sprintf("Send: msgs[%d]%s", f.i, f.name)
+	if f.inAttr {
+		return fmt.Sprintf("%s: msgs[%d].MessageAttributes[%s]%s", call, f.i, quote(f.attr), f.name)
+	}
+	return fmt.Sprintf("%s: msgs[%d]%s", call, f.i, f.name)
 }
 
 // appendID appends the problem of a MessageGroupID or DeduplicationID, if
@@ -322,8 +355,8 @@ func appendID(errs []error, where field, id, sqs string) []error {
 }
 
 // appendAttr appends the problems of message attribute name, a, of msgs[i].
-func appendAttr(errs []error, i int, name string, a MessageAttribute) []error {
-	at := func(f string) field { return field{i: i, inAttr: true, attr: name, name: f} }
+func appendAttr(errs []error, bulk bool, i int, name string, a MessageAttribute) []error {
+	at := func(f string) field { return field{bulk: bulk, i: i, inAttr: true, attr: name, name: f} }
 	errs = appendAttrName(errs, at(""), name)
 	base, label, dotted := strings.Cut(a.DataType, ".")
 	if len(a.DataType) > maxAttrNameLength || (dotted && label == "") ||

@@ -2,6 +2,7 @@ package sqsloop_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -351,5 +352,44 @@ func TestWantsMessageAttribute(t *testing.T) {
 		if got := r.WantsMessageAttribute(tc.name); got != tc.want {
 			t.Errorf("names %q: WantsMessageAttribute(%q) = %v, want %v", tc.names, tc.name, got, tc.want)
 		}
+	}
+}
+
+// A bulk send takes 1–1,000 messages of 16 MiB together, each checked as
+// Send checks it and named as a SendBulk entry; a message over 1 MiB fails
+// alone.
+func TestValidateSendBulk(t *testing.T) {
+	msgs := make([]sqsloop.OutgoingMessage, sqsloop.MaxBulkSize)
+	for i := range msgs {
+		msgs[i].Body = "x"
+	}
+	msgs[999].Delay = -1
+	entries, err := sqsloop.ValidateSendBulk(msgs)
+	if err != nil || entries[0] != nil || entries[999] == nil {
+		t.Fatalf("1,000 messages, the last invalid: %v, %v", entries[999], err)
+	}
+	if want := "sqsloop: invalid argument: SendBulk: msgs[999].Delay: must be between 0 and 15m (SQS DelaySeconds 0–900), got -1ns"; entries[999].Error() != want {
+		t.Errorf("entry 999: %v, want %q", entries[999], want)
+	}
+	for _, n := range []int{0, sqsloop.MaxBulkSize + 1} {
+		_, err := sqsloop.ValidateSendBulk(make([]sqsloop.OutgoingMessage, n))
+		want := fmt.Sprintf("sqsloop: invalid argument: SendBulk: msgs: must hold between 1 and 1000 entries (MaxBulkSize), got %d", n)
+		if !errors.Is(err, sqsloop.ErrInvalidArgument) || err.Error() != want {
+			t.Errorf("%d messages: %v, want %q", n, err, want)
+		}
+	}
+	mib := strings.Repeat("x", sqsloop.MaxMessageSize)
+	big := make([]sqsloop.OutgoingMessage, 17)
+	for i := range big {
+		big[i].Body = mib
+	}
+	big[16].Body += "x" // over 1 MiB: fails alone, and does not count
+	if entries, err := sqsloop.ValidateSendBulk(big); err != nil || entries[15] != nil || !errors.Is(entries[16], sqsloop.ErrInvalidArgument) {
+		t.Fatalf("16 MiB and a message over 1 MiB: %v, %v", entries[16], err)
+	}
+	big[16].Body = "x"
+	want := "sqsloop: invalid argument: SendBulk: msgs: must take at most 16777216 bytes together (MaxBulkBytes), bodies and message attributes of the valid entries, got 16777217"
+	if _, err := sqsloop.ValidateSendBulk(big); !errors.Is(err, sqsloop.ErrInvalidArgument) || err.Error() != want {
+		t.Errorf("16 MiB + 1 byte: %v, want %q", err, want)
 	}
 }

@@ -23,6 +23,7 @@ var scenarios = []scenario{
 	{"TestPartialBatchFailurePerEntry", testPartialBatchFailurePerEntry},
 	{"TestBatchEntriesNamingOneMessage", testBatchEntriesNamingOneMessage},
 	{"TestBatchLimits", testBatchLimits},
+	{"TestSendBulk", testSendBulk},
 	{"TestRequestRulesAreSqsloops", testRequestRulesAreSqsloops},
 	{"TestLongPollingReturnsEarly", testLongPollingReturnsEarly},
 	{"TestVisibilityChangeWakesLongPoll", testVisibilityChangeWakesLongPoll},

@@ -139,3 +139,47 @@ func testBatchLimits(t *testing.T, h Harness) {
 	}
 	AckAll(ctx, t, mb, msgs...)
 }
+
+// testSendBulk: a Mailbox that is a sqsloop.BulkSender stores a bulk of up
+// to 1,000 messages as Send stores a batch: each valid entry with its own
+// message ID, an invalid one failing alone with the rule's error
+// (sqsloop.ValidateSendBulk's), and a bulk over the limits refused whole.
+// It skips for a Mailbox that is not one (SQS has no such call).
+func testSendBulk(t *testing.T, h Harness) {
+	ctx := t.Context()
+	q, cleanup := h.NewQueue(ctx, t, QueueOptions{})
+	defer cleanup()
+	bulk, ok := q.Mailbox.(sqsloop.BulkSender)
+	if !ok {
+		t.Skip("the Mailbox is not a sqsloop.BulkSender")
+	}
+	out := make([]sqsloop.OutgoingMessage, 25)
+	for i := range out {
+		out[i].Body = fmt.Sprintf("bulk %02d", i)
+	}
+	out[7].Body = "bad \x00 body"
+	res, err := bulk.SendBulk(ctx, out)
+	if err != nil || len(res) != len(out) {
+		t.Fatalf("SendBulk of 25 with one invalid = %d results, %v; want 25 results", len(res), err)
+	}
+	want, _ := sqsloop.ValidateSendBulk(out)
+	sameRule(t, "SendBulk entry 7", res[7].Err, want[7])
+	ids := map[string]string{}
+	for i, r := range res {
+		if i != 7 && (r.Err != nil || r.MessageID == "") {
+			t.Fatalf("SendBulk entry %d = %+v, want sent", i, r)
+		}
+		ids[r.MessageID] = out[i].Body
+	}
+	got := ReceiveN(ctx, t, q.Mailbox, 24, patience, longLease)
+	for _, m := range got {
+		if ids[m.ID] != m.Body {
+			t.Errorf("received %s %q, which SendBulk did not report sent with that ID", m.ID, m.Body)
+		}
+	}
+	AckAll(ctx, t, q.Mailbox, got...)
+	_, err = bulk.SendBulk(ctx, make([]sqsloop.OutgoingMessage, sqsloop.MaxBulkSize+1))
+	_, rule := sqsloop.ValidateSendBulk(make([]sqsloop.OutgoingMessage, sqsloop.MaxBulkSize+1))
+	sameRule(t, "SendBulk of 1,001", err, rule)
+	ExpectNone(ctx, t, q.Mailbox, settle)
+}

@@ -30,7 +30,7 @@ func (p *Producer) dispatch() {
 		}
 		p.q.dueRetries(now)
 		for p.calls < p.cfg.MaxCalls {
-			batch := p.q.take(now, p.cfg.Linger, p.closing, p.calls > 0, p.lastReturn)
+			batch, many := p.q.take(now, p.cfg.Linger, p.closing, p.calls > 0, p.lastReturn, p.bulk != nil)
 			if batch == nil {
 				break
 			}
@@ -42,7 +42,7 @@ func (p *Producer) dispatch() {
 				}
 			}
 			p.calls++
-			go p.send(batch)
+			go p.send(batch, many)
 		}
 		if p.closing && p.pending == 0 && p.calls == 0 {
 			p.mu.Unlock()
@@ -64,14 +64,21 @@ func (p *Producer) dispatch() {
 	}
 }
 
-// send makes one SendMessageBatch call for batch and settles its messages.
-func (p *Producer) send(batch []*item) {
+// send makes one SendMessageBatch call for batch (a SendBulk call when
+// many) and settles its messages.
+func (p *Producer) send(batch []*item, many bool) {
 	msgs := make([]sqsloop.OutgoingMessage, len(batch))
 	for i, it := range batch {
 		msgs[i] = it.msg
 	}
 	ctx, cancel := context.WithTimeout(p.callCtx, CallTimeout)
-	results, err := p.mb.Send(ctx, msgs)
+	var results []sqsloop.SendResult
+	var err error
+	if many {
+		results, err = p.bulk.SendBulk(ctx, msgs)
+	} else {
+		results, err = p.mb.Send(ctx, msgs)
+	}
 	cancel()
 
 	p.mu.Lock()

@@ -8,6 +8,13 @@
 //
 //	results, err := p.SendAll(ctx, msgs) // 500 messages: 50 calls
 //
+// To a Mailbox that can store many messages in one call
+// (sqsloop.BulkSender: sqlmailbox's, one statement and one commit on a
+// database), whatever is ready once more than one batch of 10 is goes in
+// one SendBulk call instead, up to 1,000 messages and 16 MiB
+// (sqsloop.MaxBulkSize, MaxBulkBytes): a backlog costs a commit per
+// thousand messages, not per ten. Fewer go through Send.
+//
 // Send and Enqueue from many goroutines (a server's request handlers, each
 // sending one) are coalesced the same way, within a short linger window
 // (Config.Linger, 5 ms; while calls are on the wire, until all have

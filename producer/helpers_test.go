@@ -87,3 +87,61 @@ func drain(t *testing.T, q sqsloop.Mailbox) []*sqsloop.Message {
 func (s *scripted) QueueAttributes(ctx context.Context) (sqsloop.QueueAttributes, error) {
 	return s.Mailbox.(sqsloop.AttributesReader).QueueAttributes(ctx)
 }
+
+// bulky is a scripted Mailbox that is also a sqsloop.BulkSender: each
+// SendBulk call goes through bulkScript (when set), which may answer
+// instead, else it is stored through the queue's Send, 10 at a time (as a
+// database stores it in one transaction); it records every bulk call's
+// size.
+type bulky struct {
+	*scripted
+	bulks      []int // entries of each SendBulk call
+	bulkScript func(n int, msgs []sqsloop.OutgoingMessage) (res []sqsloop.SendResult, err error, answered bool)
+}
+
+func (b *bulky) SendBulk(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error) {
+	invalid, err := sqsloop.ValidateSendBulk(msgs)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	b.bulks = append(b.bulks, len(msgs))
+	n, script := len(b.bulks), b.bulkScript
+	b.mu.Unlock()
+	if script != nil {
+		if res, err, ok := script(n, msgs); ok {
+			return res, err
+		}
+	}
+	res := make([]sqsloop.SendResult, len(msgs))
+	for i := range msgs {
+		res[i].Err = invalid[i]
+	}
+	for lo := 0; lo < len(msgs); lo += sqsloop.MaxBatchSize {
+		hi := min(lo+sqsloop.MaxBatchSize, len(msgs))
+		var idx []int
+		var batch []sqsloop.OutgoingMessage
+		for i := lo; i < hi; i++ {
+			if invalid[i] == nil {
+				idx, batch = append(idx, i), append(batch, msgs[i])
+			}
+		}
+		if len(batch) == 0 {
+			continue
+		}
+		out, err := b.scripted.Mailbox.Send(ctx, batch)
+		if err != nil {
+			return nil, err
+		}
+		for j, r := range out {
+			res[idx[j]] = r
+		}
+	}
+	return res, nil
+}
+
+func (b *bulky) bulkCalls() []int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]int(nil), b.bulks...)
+}

@@ -43,8 +43,9 @@ type Result struct {
 // Build it with New and Close it when done. All methods are safe for
 // concurrent use.
 type Producer struct {
-	mb  sqsloop.Mailbox
-	cfg Config
+	mb   sqsloop.Mailbox
+	bulk sqsloop.BulkSender // mb, when it is one
+	cfg  Config
 
 	wake    chan struct{} // buffered 1: something for the dispatcher to do
 	stopped chan struct{} // closed when the dispatcher has returned
@@ -75,8 +76,9 @@ type Stats struct {
 	// returned an error (invalid, refused, out of attempts, context ended,
 	// closed).
 	Sent, Failed int64
-	// Calls is how many SendMessageBatch calls were made, and Entries how
-	// many entries they carried in all (Entries/Calls is the mean batch).
+	// Calls is how many SendMessageBatch calls (and SendBulk calls, to a
+	// sqsloop.BulkSender) were made, and Entries how many entries they
+	// carried in all (Entries/Calls is the mean batch).
 	Calls, Entries int64
 	// Retries is how many entries were sent again after a transient
 	// failure; Splits how many whole calls refused as malformed were split
@@ -103,8 +105,10 @@ func New(mb sqsloop.Mailbox, cfg Config) (*Producer, error) {
 		return nil, err
 	}
 	callCtx, abort := context.WithCancel(context.Background())
+	bulk, _ := mb.(sqsloop.BulkSender)
 	return &Producer{
 		mb:      mb,
+		bulk:    bulk,
 		cfg:     cfg.withDefaults(),
 		wake:    make(chan struct{}, 1),
 		stopped: make(chan struct{}),

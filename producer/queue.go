@@ -142,15 +142,21 @@ func (q *queue) due(linger time.Duration, busy bool, lastReturn time.Time) (time
 
 // take returns the next batch to send: up to 10 ready messages (one alone,
 // if it must go alone) of at most 1 MiB in all, the oldest first; nil when
-// none is due (see due), unless flush.
-func (q *queue) take(now time.Time, linger time.Duration, flush, busy bool, lastReturn time.Time) []*item {
+// none is due (see due), unless flush. With bulk (the Mailbox is a
+// sqsloop.BulkSender) and more than one batch ready, it takes up to
+// sqsloop.MaxBulkSize messages of sqsloop.MaxBulkBytes in all instead, and
+// reports so (many).
+func (q *queue) take(now time.Time, linger time.Duration, flush, busy bool, lastReturn time.Time, bulk bool) (batch []*item, many bool) {
 	at, ok := q.due(linger, busy, lastReturn)
 	if !ok || (!flush && now.Before(at)) {
-		return nil
+		return nil, false
 	}
-	var batch []*item
+	most, mostBytes := sqsloop.MaxBatchSize, sqsloop.MaxMessageSize
+	if bulk && q.moreThanABatch() {
+		most, mostBytes, many = sqsloop.MaxBulkSize, sqsloop.MaxBulkBytes, true
+	}
 	size := 0
-	for len(q.ready) > 0 && len(batch) < sqsloop.MaxBatchSize {
+	for len(q.ready) > 0 && len(batch) < most {
 		it := q.ready[0]
 		switch {
 		case it.dead:
@@ -159,15 +165,36 @@ func (q *queue) take(now time.Time, linger time.Duration, flush, busy bool, last
 		case it.alone:
 			if len(batch) == 0 {
 				batch = append(batch, q.pop())
+				many = false
 			}
-			return batch
-		case size+it.size > sqsloop.MaxMessageSize:
-			return batch // SQS caps a whole batch at 1 MiB: the rest go next
+			return batch, many
+		case size+it.size > mostBytes:
+			return batch, many // SQS caps a whole batch at 1 MiB (a bulk at 16 MiB): the rest go next
 		}
 		batch = append(batch, q.pop())
 		size += it.size
 	}
-	return batch
+	return batch, many
+}
+
+// moreThanABatch reports whether the live messages at the front of the
+// ready list, up to the first that must go alone, are more than one Send
+// takes (10 messages, 1 MiB).
+func (q *queue) moreThanABatch() bool {
+	n, size := 0, 0
+	for _, it := range q.ready {
+		switch {
+		case it.dead:
+			continue
+		case it.alone:
+			return false
+		}
+		n, size = n+1, size+it.size
+		if n > sqsloop.MaxBatchSize || size > sqsloop.MaxMessageSize {
+			return true
+		}
+	}
+	return false
 }
 
 // dueRetries makes the retries due by now ready, to go at once (those of

@@ -109,3 +109,63 @@ func TestSendAllReportsEachFailure(t *testing.T) {
 		}
 	})
 }
+
+// To a Mailbox that is a sqsloop.BulkSender, SendAll's messages go in
+// SendBulk calls of more than 10 and up to 1,000, whatever is ready once
+// more than a batch of 10 is: 2,500 messages in a handful of calls where
+// Send's batches would be 250; a message the queue refuses fails alone, and
+// a bulk call that fails transiently is tried again. Fewer than a batch
+// ready go through Send.
+func TestSendAllInBulk(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueue(t, sqsloop.QueueSpec{MaxMessageSize: 1024})
+		mb := &bulky{scripted: &scripted{Mailbox: q}}
+		mb.bulkScript = func(n int, msgs []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error, bool) {
+			time.Sleep(9 * time.Millisecond)
+			if n == 1 {
+				return nil, errors.New("connection reset"), true // transient: all of them again
+			}
+			return nil, nil, false
+		}
+		p := mustNew(t, mb, producer.Config{})
+		msgs := make([]sqsloop.OutgoingMessage, 2500)
+		for i := range msgs {
+			msgs[i] = sqsloop.OutgoingMessage{Body: fmt.Sprint("m", i)}
+		}
+		msgs[1234].Body = fmt.Sprintf("%02000d", 7) // over the queue's MaxMessageSize
+		res, err := p.SendAll(context.Background(), msgs)
+		var be *producer.BatchError
+		if !errors.As(err, &be) || be.Failed != 1 || !errors.Is(be.Errs[1234], sqsloop.ErrInvalidArgument) {
+			t.Fatalf("SendAll: %v, want message 1234 alone refused", err)
+		}
+		if _, err := p.Send(context.Background(), sqsloop.OutgoingMessage{Body: "alone"}); err != nil {
+			t.Fatal(err)
+		}
+		closeOK(t, p)
+		bulks, entries := mb.bulkCalls(), 0
+		for _, n := range bulks {
+			entries += n
+			if n <= sqsloop.MaxBatchSize || n > sqsloop.MaxBulkSize {
+				t.Errorf("a SendBulk call of %d messages, want 11 to 1,000", n)
+			}
+		}
+		if len(bulks) == 0 || len(bulks) > 25 || entries != 2500+bulks[0] {
+			t.Errorf("SendBulk calls of %v: want at most 25, with 2,500 entries and those of the first (it failed and went again)", bulks)
+		}
+		if got := mb.sendCalls(); len(got) != 1 || got[0] != 1 {
+			t.Errorf("Send calls of %v, want one of 1 (the message sent alone)", got)
+		}
+		ids := map[string]bool{}
+		for _, m := range drain(t, q) {
+			ids[m.ID] = true
+		}
+		if len(ids) != 2500 {
+			t.Errorf("the queue holds %d messages, want 2,500 (2,499 and the one sent alone)", len(ids))
+		}
+		for i, r := range res {
+			if i != 1234 && !ids[r.MessageID] {
+				t.Errorf("result %d: ID %q, not in the queue", i, r.MessageID)
+			}
+		}
+	})
+}

@@ -3,6 +3,7 @@ package sqlmailbox
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
@@ -27,6 +28,11 @@ import (
 // A FIFO delete frees its message group: the group's next message reaches
 // the queue's waiting long polls at once (in other processes too, on
 // PostgreSQL).
+//
+// Deletes of one Mailbox that come while another's is on the wire wait for
+// it and then go together, in one statement of up to 100 handles, each
+// with its own results; a handle named by two of them deletes once, for
+// the first.
 //
 // Entry errors: a handle this queue never issued (made up, altered, or of
 // another queue: its signature does not hold) wraps
@@ -54,15 +60,28 @@ func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error,
 	}
 	now := time.Now()
 	m.renewReceiver(ctx, now, false)
-	deleted, err := m.s.d.Delete(ctx, &m.q, now, refs, m.s.cfg.Archive)
+	deleted, err := m.deletes.do(ctx, refs, len(refs), func(ctx context.Context, ins [][]driver.Ref) ([][]bool, error) {
+		all := refs
+		if len(ins) > 1 {
+			all = slices.Concat(ins...)
+		}
+		deleted, err := m.s.d.Delete(ctx, &m.q, now, all, m.s.cfg.Archive)
+		if err != nil {
+			return nil, err
+		}
+		outs := make([][]bool, len(ins))
+		for i, in := range ins {
+			outs[i], deleted = deleted[:len(in):len(in)], deleted[len(in):]
+		}
+		return outs, nil
+	})
 	if err != nil {
 		return nil, m.fail(ctx, op, err)
 	}
-	missed, freed := false, false
+	missed := false
 	acked := make([]int, 0, len(deleted))
 	for j, ok := range deleted {
 		if ok {
-			freed = freed || m.q.Spec.FIFO
 			acked = append(acked, refs[j].ReceiveCount)
 			continue
 		}
@@ -73,8 +92,8 @@ func (m *Mailbox) Delete(ctx context.Context, receiptHandles []string) ([]error,
 		}
 	}
 	m.s.acks.acked(m.q.ID, now, acked)
-	if freed {
-		m.s.hub.wake(m.q.ID) // the next message of the group may be receivable
+	if m.q.Spec.FIFO && len(acked) > 0 {
+		m.s.hub.wake(m.q.ID, len(acked)) // the next message of each group may be receivable
 	}
 	if missed {
 		if err := m.exists(ctx, op); err != nil {
@@ -136,10 +155,15 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 	if err != nil {
 		return nil, m.fail(ctx, op, err)
 	}
-	missed := false
+	missed, changed := false, 0
 	for j, o := range outcomes {
 		i := at[j]
 		switch o {
+		case driver.Changed:
+			changed++
+			if t := cs[j].Timeout; t > 0 {
+				m.s.looks.sooner(m.q.ID, now.Add(t))
+			}
 		case driver.Stale:
 			missed = true
 			errs[i] = fmt.Errorf("sqlmailbox: ChangeVisibility entry %d: receipt handle superseded by a newer receive, its message deleted, or no longer in flight: %w",
@@ -155,7 +179,7 @@ func (m *Mailbox) ChangeVisibility(ctx context.Context, changes []sqsloop.Visibi
 		}
 	}
 	if sooner {
-		m.s.hub.wake(m.q.ID)
+		m.s.hub.wake(m.q.ID, changed)
 	}
 	return errs, nil
 }

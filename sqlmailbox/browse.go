@@ -259,7 +259,7 @@ func (s *Store) MoveMessages(ctx context.Context, from, to string, seqs []int64,
 		return nil, s.callError(ctx, "move messages from", from, err)
 	}
 	if len(moved) > 0 {
-		s.hub.wake(dst.ID)
+		s.hub.wake(dst.ID, len(moved))
 	}
 	return moved, nil
 }
@@ -286,7 +286,7 @@ func (s *Store) DeleteMessages(ctx context.Context, queue string, seqs []int64, 
 		return nil, s.callError(ctx, "delete messages of", queue, err)
 	}
 	if len(deleted) > 0 && q.Spec.FIFO {
-		s.hub.wake(q.ID) // a group's next message may be receivable
+		s.hub.wake(q.ID, len(deleted)) // a group's next message may be receivable
 	}
 	return deleted, nil
 }

@@ -75,7 +75,8 @@ type Config struct {
 	// which it cannot hear; postgres: 2 s, a safety net under
 	// LISTEN/NOTIFY). A message made receivable through the same Store
 	// wakes a long poll at once, and on postgres one made receivable by any
-	// process.
+	// process. On postgres the oldest long poll of a queue looks at least
+	// every second whatever PollInterval says (see the package doc).
 	PollInterval time.Duration
 }
 

@@ -12,8 +12,9 @@
 // postgres.New with a pgx pool the program configured) and takes its
 // queues from it: [Store.CreateQueue] with a sqsloop.QueueSpec (and its
 // dead-letter queue), or [Store.Queue] by name. A [Mailbox] implements
-// sqsloop.Mailbox, sqsloop.AttributesReader and
-// sqsloop.DeadLetterQueueOpener. From configuration, a URL does the same:
+// sqsloop.Mailbox, sqsloop.BulkSender (up to 1,000 messages in one
+// transaction: package producer sends through it), sqsloop.AttributesReader
+// and sqsloop.DeadLetterQueueOpener. From configuration, a URL does the same:
 // [Open] opens the Store of sqlite:jobs.db or postgres://host/db, and
 // sqsloop.OpenMailbox the queue of sqlite:jobs.db?queue=jobs in a Store of
 // its own (each database package registers its schemes as it is
@@ -72,9 +73,17 @@
 // send, a nack or a shortened lease, a FIFO delete that frees a group, a
 // move to the dead-letter queue) wakes it at once when made through its
 // Store, and on PostgreSQL from any process (LISTEN/NOTIFY, at most one
-// NOTIFY per queue per 10 ms from each Store); a lease or delay ending
+// NOTIFY per queue per 2 ms from each Store); a lease or delay ending
 // wakes it when the database said it would; otherwise it looks again every
-// Config.PollInterval (SQLite 200 ms, for writers in other processes).
+// Config.PollInterval (SQLite 200 ms, for writers in other processes). A
+// change wakes as many of a queue's long polls as its messages need (the
+// oldest first), not every one: a message sent does not send 32 waiting
+// receives to the database of which one finds it. On PostgreSQL a receive
+// of a standard queue looks from a second before where the Store's last
+// receive began to take, so that index entries an old snapshot keeps
+// alive (an idle transaction, a long report) are not stepped over again
+// by every receive, and looks at the whole queue at least once a second
+// and before a long poll answers empty.
 //
 // # Beyond the Mailbox
 //
@@ -128,7 +137,11 @@
 // what fsync reported written; sqlite.SyncNormal syncs at checkpoints only,
 // and a power loss may then undo the last moments' calls (sends lost, acks
 // undone: redelivered). On PostgreSQL, a commit is as durable as the
-// server's settings make it (fsync, synchronous_commit).
+// server's settings make it (fsync, synchronous_commit). A receive
+// commits without waiting for its WAL to reach the disk (its
+// transaction's synchronous_commit is off): a server crash may undo a
+// receive that returned, its messages visible again sooner (at least
+// once), never a send, an ack or a visibility change that returned.
 //
 // All methods are safe for concurrent use, by many goroutines and many
 // processes; a message is in flight to one receiver at a time. Where a

@@ -13,8 +13,8 @@ import (
 )
 
 // Mailbox is one queue of a Store: it implements sqsloop.Mailbox,
-// sqsloop.AttributesReader and sqsloop.DeadLetterQueueOpener. Several
-// Mailboxes, in several processes, may serve one queue; a message is in
+// sqsloop.BulkSender, sqsloop.AttributesReader and
+// sqsloop.DeadLetterQueueOpener. Several Mailboxes, in several processes, may serve one queue; a message is in
 // flight to at most one receiver at a time. All methods are safe for
 // concurrent use. A long poll waits in its caller's goroutine; the first
 // one of a Store on PostgreSQL starts the Store's listener (one goroutine,
@@ -27,6 +27,12 @@ type Mailbox struct {
 
 	done      chan struct{} // closed by Close
 	closeOnce sync.Once
+
+	looking struct { // the togethers of its receives' looks, by visibility timeout
+		mu           sync.Mutex
+		byVisibility map[time.Duration]*together[driver.ReceiveArgs, taken]
+	}
+	deletes together[[]driver.Ref, []bool] // its acks
 
 	receiver struct {
 		mu         sync.Mutex
@@ -41,6 +47,7 @@ var (
 	_ sqsloop.Mailbox               = (*Mailbox)(nil)
 	_ sqsloop.AttributesReader      = (*Mailbox)(nil)
 	_ sqsloop.DeadLetterQueueOpener = (*Mailbox)(nil)
+	_ sqsloop.BulkSender            = (*Mailbox)(nil)
 )
 
 func (s *Store) mailbox(q driver.QueueRecord) *Mailbox {

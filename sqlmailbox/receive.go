@@ -35,7 +35,15 @@ import (
 // from any process), or due (a lease or delay ending, as the database last
 // said); otherwise it looks at the database again every
 // Config.PollInterval, which is how it sees messages sent by other
-// processes on SQLite. It waits in its caller's goroutine, on one timer.
+// processes on SQLite. A change wakes as many waiting long polls as its
+// messages need, the oldest first; one woken whose look finds the messages
+// taken by another receive waits on. It waits in its caller's goroutine,
+// on one timer. Receives of one Mailbox with one visibility timeout that
+// look at the database while another's look is on the wire wait for it
+// and then look together, in one statement (up to 100 messages), each
+// taking its share in the order they came (not on a FIFO queue, whose
+// message groups a share could split): a consumer's 32 receive loops cost
+// a statement per hundred messages, not per ten, when they come at once.
 //
 // A message already received the redrive policy's maxReceiveCount times is
 // moved to the dead-letter queue instead of being delivered (keeping its
@@ -76,7 +84,9 @@ func (m *Mailbox) Receive(ctx context.Context, req sqsloop.ReceiveRequest) ([]*s
 // there; on a FIFO queue it is Receive. The receive's query reads past
 // those groups' visible messages in the order of delivery (the index has
 // no group), so a skipped group's backlog costs each receive a scan of
-// it, not a receive and a visibility change of each message. Errors:
+// it, not a receive and a visibility change of each message. A receive
+// that skips looks at the database alone, not together with the Mailbox's
+// other receives (their shares would skip different groups). Errors:
 // Receive's, and sqsloop.ValidateSkip's for skip. Safe for concurrent use.
 func (m *Mailbox) ReceiveSkipping(ctx context.Context, req sqsloop.ReceiveRequest, skip []string) ([]*sqsloop.Message, error) {
 	const op = "receive from"
@@ -104,47 +114,68 @@ func (m *Mailbox) ReceiveSkipping(ctx context.Context, req sqsloop.ReceiveReques
 			timer.Stop()
 		}
 	}()
+	w := m.s.hub.join(m.q.ID, req.MaxMessages)
+	defer m.s.hub.leave(w)
+	busy := false
 	for {
-		wake := m.s.hub.watch(m.q.ID)
+		m.s.hub.look(w)
 		start := time.Now()
+		last := !start.Before(deadline)
+		from, next := m.s.looks.plan(m.q.ID, start, last, busy)
 		m.renewReceiver(ctx, start, true)
-		res, err := m.s.d.Receive(ctx, &m.q, driver.ReceiveArgs{Now: start, Max: req.MaxMessages, Visibility: req.VisibilityTimeout,
-			Receiver: m.receiver.id, DeadLetterReason: m.deadLetter, SkipGroups: skip})
+		res, answered, err := m.take(ctx, driver.ReceiveArgs{Now: start, Max: req.MaxMessages, Visibility: req.VisibilityTimeout,
+			Receiver: m.receiver.id, DeadLetterReason: m.deadLetter, From: from, Next: next, SkipGroups: skip})
 		if err != nil {
+			m.s.looks.failed(m.q.ID)
 			if errors.Is(err, sqsloop.ErrQueueNotFound) {
 				return nil, m.notFound(op)
 			}
 			return nil, m.fail(ctx, op, err)
 		}
+		m.s.looks.took(m.q.ID, res.From)
+		if res.DeadLettered > 0 {
+			m.s.hub.wake(m.q.DeadLetterQueueID, res.DeadLettered)
+		}
 		if len(res.Rows) > 0 {
-			if res.DeadLettered > 0 {
-				m.s.hub.wake(m.q.DeadLetterQueueID)
-			}
+			m.s.looks.sooner(m.q.ID, start.Add(req.VisibilityTimeout))
 			return m.messages(res.Rows, start, req)
 		}
 		if res.DeadLettered > 0 {
 			// It moved what it found to the DLQ: look again at once, past
 			// them, even at the end of the wait (long polling never
 			// answers empty while a message is visible).
-			m.s.hub.wake(m.q.DeadLetterQueueID)
 			continue
 		}
+		if next && answered {
+			m.s.looks.learned(m.q.ID, res.NextVisible)
+		}
+		busy = res.Busy
 		now := time.Now()
 		if !now.Before(deadline) {
+			if !last {
+				continue // the last look, a whole one
+			}
 			return nil, nil
 		}
 		m.s.startListening()
 		wait := min(deadline.Sub(now), m.s.cfg.PollInterval)
-		if next := res.NextVisible; !next.IsZero() && next.Sub(now) < wait {
-			wait = max(next.Sub(now), 0)
+		if res.Busy {
+			wait = min(wait, busyWait)
+		}
+		if m.s.hub.oldest(w) {
+			wait = min(wait, max(m.s.looks.fullDue(m.q.ID).Sub(now), time.Millisecond))
+		}
+		if next := m.s.looks.nextVisible(m.q.ID); next.After(start) && next.Sub(now) < wait {
+			wait = max(next.Sub(now), 0) // a deadline before start, the look saw passed
 		}
 		if timer == nil {
 			timer = time.NewTimer(wait)
 		} else {
 			timer.Reset(wait)
 		}
+		m.s.hub.wait(w)
 		select {
-		case <-wake:
+		case <-w.ch:
 		case <-timer.C:
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -154,6 +185,68 @@ func (m *Mailbox) ReceiveSkipping(ctx context.Context, req sqsloop.ReceiveReques
 			return nil, m.check(op)
 		}
 	}
+}
+
+// take runs a receive's look at the database, together with the looks of
+// m's other receives of the same visibility timeout that come while one is
+// on the wire (see together): one statement takes what they all ask for,
+// and each gets its share, in the order they came (but on a FIFO queue,
+// where a share could split a message group between two receivers, and
+// for a receive that skips groups, each look is its own). answered reports that res.Busy and res.NextVisible
+// are the look's own: its statement took nothing and moved nothing.
+func (m *Mailbox) take(ctx context.Context, args driver.ReceiveArgs) (res driver.ReceiveResult, answered bool, err error) {
+	if m.q.Spec.FIFO || len(args.SkipGroups) > 0 {
+		res, err = m.s.d.Receive(ctx, &m.q, args)
+		return res, len(res.Rows) == 0 && res.DeadLettered == 0, err
+	}
+	out, err := m.takes(args.Visibility).do(ctx, args, args.Max, func(ctx context.Context, ins []driver.ReceiveArgs) ([]taken, error) {
+		all := ins[0]
+		for _, in := range ins[1:] {
+			all.Max += in.Max
+			all.Next = all.Next || in.Next
+			if in.From.Before(all.From) {
+				all.From = in.From // the earliest place any of them looks from
+			}
+		}
+		res, err := m.s.d.Receive(ctx, &m.q, all)
+		if err != nil {
+			return nil, err
+		}
+		outs := make([]taken, len(ins))
+		rows := res.Rows
+		for i, in := range ins {
+			k := min(in.Max, len(rows))
+			outs[i].res = driver.ReceiveResult{Rows: rows[:k:k], From: res.From}
+			rows = rows[k:]
+			if len(res.Rows) == 0 && res.DeadLettered == 0 {
+				outs[i].res.Busy, outs[i].res.NextVisible, outs[i].answered = res.Busy, res.NextVisible, true
+			}
+		}
+		outs[0].res.DeadLettered = res.DeadLettered
+		return outs, nil
+	})
+	return out.res, out.answered, err
+}
+
+// taken is one receive's share of a look take ran.
+type taken struct {
+	res      driver.ReceiveResult
+	answered bool
+}
+
+// takes returns the together of m's looks with visibility timeout vis.
+func (m *Mailbox) takes(vis time.Duration) *together[driver.ReceiveArgs, taken] {
+	m.looking.mu.Lock()
+	defer m.looking.mu.Unlock()
+	if m.looking.byVisibility == nil {
+		m.looking.byVisibility = make(map[time.Duration]*together[driver.ReceiveArgs, taken])
+	}
+	t := m.looking.byVisibility[vis]
+	if t == nil {
+		t = new(together[driver.ReceiveArgs, taken])
+		m.looking.byVisibility[vis] = t
+	}
+	return t
 }
 
 // messages turns received rows into messages, receivedAt being the

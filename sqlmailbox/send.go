@@ -39,14 +39,40 @@ import (
 // sqsloop.ErrMailboxClosed, ctx's error, or the database's (then nothing
 // was stored). Safe for concurrent use; it keeps no reference to msgs.
 func (m *Mailbox) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error) {
-	const op = "send to"
-	if err := m.check(op); err != nil {
+	if err := m.check("send to"); err != nil {
 		return nil, err
 	}
 	invalid, err := sqsloop.ValidateSend(msgs)
 	if err != nil {
 		return nil, err
 	}
+	return m.send(ctx, msgs, invalid)
+}
+
+// SendBulk stores 1–1,000 messages (sqsloop.MaxBulkSize), at most 16 MiB
+// together (sqsloop.MaxBulkBytes), in one transaction, as Send stores 10:
+// on PostgreSQL one statement for a standard queue (a FIFO queue's four:
+// see Send), where Send's batches of 10 would each be a statement and a
+// commit. It implements sqsloop.BulkSender; package producer uses it when
+// more than one batch is ready. Its rules, results and errors are Send's,
+// with sqsloop.ValidateSendBulk's limits and texts instead of
+// sqsloop.ValidateSend's. Safe for concurrent use; it keeps no reference
+// to msgs.
+func (m *Mailbox) SendBulk(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error) {
+	if err := m.check("send to"); err != nil {
+		return nil, err
+	}
+	invalid, err := sqsloop.ValidateSendBulk(msgs)
+	if err != nil {
+		return nil, err
+	}
+	return m.send(ctx, msgs, invalid)
+}
+
+// send stores the messages of msgs that passed the request rules (invalid[i]
+// nil) and the queue's own, in one transaction, and returns their results.
+func (m *Mailbox) send(ctx context.Context, msgs []sqsloop.OutgoingMessage, invalid []error) ([]sqsloop.SendResult, error) {
+	const op = "send to"
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -68,7 +94,8 @@ func (m *Mailbox) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]s
 	if len(rows) == 0 {
 		return results, nil
 	}
-	out, err := m.s.d.Send(ctx, &m.q, time.Now(), rows)
+	now := time.Now()
+	out, err := m.s.d.Send(ctx, &m.q, now, rows)
 	if err != nil {
 		return nil, m.fail(ctx, op, err)
 	}
@@ -78,7 +105,12 @@ func (m *Mailbox) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]s
 			results[at[j]].SequenceNumber = sequenceNumber(o.Seq)
 		}
 	}
-	m.s.hub.wake(m.q.ID)
+	for _, r := range rows {
+		if r.Delay > 0 {
+			m.s.looks.sooner(m.q.ID, now.Add(r.Delay))
+		}
+	}
+	m.s.hub.wake(m.q.ID, len(rows))
 	return results, nil
 }
 

@@ -21,12 +21,13 @@ import (
 // (postgres), the one goroutine that listens for them; Close stops it and
 // waits for it. Safe for concurrent use.
 type Store struct {
-	d    driver.Driver
-	cfg  Config
-	hub  hub
-	acks tally
-	host string
-	pid  int
+	d     driver.Driver
+	cfg   Config
+	hub   hub
+	looks looks
+	acks  tally
+	host  string
+	pid   int
 
 	mu          sync.Mutex
 	closed      bool

@@ -41,7 +41,9 @@ import (
 //     a consumer's busy groups; memmailbox's and sqlmailbox's
 //     ReceiveSkipping),
 //     ExponentialBackoff, the poison attributes, Lease and its context);
-//     the SQS limits and attribute names as constants.
+//     the SQS limits and attribute names as constants; BulkSender, its
+//     limits and its rule (ValidateSendBulk), a database mailbox's bulk
+//     send for the producer (issue 26; sqlmailbox.Mailbox.SendBulk).
 //   - heartbeat: Beat(ctx) for handlers, NewReader and NewWriter for work
 //     that reads or writes, New and NewContext for a test of a handler that
 //     beats, FromContext for instrumentation (leasepage).
@@ -82,7 +84,7 @@ import (
 //     Close), its Options, Auth and Worker, SQSAPI (the client's calls it
 //     makes), and the defaults of its two durations.
 var bounds = map[string]int{
-	".":                    122,
+	".":                    126,
 	"checkpoint":           16,
 	"consumer":             22,
 	"ecsprotect":           9,
@@ -100,7 +102,7 @@ var bounds = map[string]int{
 	"memmailbox":           16,
 	"otelsqsloop":          20,
 	"producer":             34,
-	"sqlmailbox":           68,
+	"sqlmailbox":           69,
 	"sqlmailbox/postgres":  7,
 	"sqlmailbox/sqlite":    10,
 	"sqslambda":            18,

@@ -3,12 +3,16 @@ package postgres_test
 import (
 	"fmt"
 	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/sqsloop/sqsloop"
 	"github.com/sqsloop/sqsloop/internal/harness/sqlharness"
 	"github.com/sqsloop/sqsloop/mailboxtest"
+	"github.com/sqsloop/sqsloop/producer"
 )
 
 // BenchmarkReceive measures one Receive of 10 messages from a queue of
@@ -86,4 +90,46 @@ func BenchmarkSendParallel(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "sends/s")
+}
+
+// BenchmarkProducer measures what 16 senders get through one
+// producer.Producer (its defaults) into one queue, in messages committed a
+// second: each sender a SendAll of 128 messages of 256 bytes at a time
+// (the public job-queue benchmark's producer batches), or a Send of one at
+// a time. Run it against a server with fsync on (PG_FSYNC=on): a commit's
+// flush is what the sends wait for.
+func BenchmarkProducer(b *testing.B) {
+	ctx := b.Context()
+	h := sqlharness.NewPostgres(b)
+	body := strings.Repeat("x", 256)
+	for _, each := range []int{128, 1} {
+		b.Run(fmt.Sprintf("16 senders of %d", each), func(b *testing.B) {
+			q, cleanup := h.NewQueue(ctx, b, mailboxtest.QueueOptions{})
+			defer cleanup()
+			p, err := producer.New(q.Mailbox, producer.Config{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.Close(ctx)
+			msgs := make([]sqsloop.OutgoingMessage, each)
+			for i := range msgs {
+				msgs[i].Body = body
+			}
+			var sent atomic.Int64
+			start := time.Now()
+			var wg sync.WaitGroup
+			for range 16 {
+				wg.Go(func() {
+					for sent.Add(int64(each)) <= int64(b.N) {
+						if _, err := p.SendAll(ctx, msgs); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "sends/s")
+		})
+	}
 }

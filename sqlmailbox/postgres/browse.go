@@ -177,7 +177,7 @@ func (d *pgDriver) CountMatching(ctx context.Context, q *driver.QueueRecord, _ t
 func (d *pgDriver) Move(ctx context.Context, from, to *driver.QueueRecord, _ time.Time, ids []int64, a driver.AuditRow) ([]int64, error) {
 	moved, err := d.changeRows(ctx, qMoveRows, from.ID, ids, a, to.ID, to.Spec.Priority)
 	if err == nil && len(moved) > 0 {
-		err = d.classify(d.notes.notify(ctx, to.ID))
+		err = d.classify(d.notes.notify(ctx, to.ID, len(moved)))
 	}
 	return moved, err
 }
@@ -185,7 +185,7 @@ func (d *pgDriver) Move(ctx context.Context, from, to *driver.QueueRecord, _ tim
 func (d *pgDriver) DeleteRows(ctx context.Context, q *driver.QueueRecord, _ time.Time, ids []int64, a driver.AuditRow) ([]int64, error) {
 	deleted, err := d.changeRows(ctx, qDeleteRows, q.ID, ids, a)
 	if err == nil && len(deleted) > 0 && q.Spec.FIFO {
-		err = d.classify(d.notes.notify(ctx, q.ID)) // a group's next message may be receivable
+		err = d.classify(d.notes.notify(ctx, q.ID, len(deleted))) // a group's next message may be receivable
 	}
 	return deleted, err
 }

@@ -43,14 +43,22 @@
 // A change that makes a message receivable (a send, a nack, a FIFO ack
 // that frees a group, a move to the dead-letter queue) notifies the channel "sqsloop" (LISTEN/NOTIFY),
 // so a long poll in another process wakes at once; a Store sends at most
-// one such NOTIFY per queue per 10 ms, carried by the statement that made
+// one such NOTIFY per queue per 2 ms, carried by the statement that made
 // the change, and one at the window's end for the changes it held back
 // (a NOTIFY takes a lock of the whole server at commit and wakes every
-// listener: a burst of sends costs at most two per window, not one each). The Store
+// listener: a burst of sends costs at most two per window, not one each).
+// Its payload counts the messages, so that a listening Store wakes as many
+// long polls as they need, and names the Store, whose own listener leaves
+// it out. The Store
 // listens on one connection taken out of its pool. Leases follow the
 // server's clock (statement_timestamp()), so machines whose clocks differ
 // still agree on when a lease ends. The server going away is transient:
 // calls fail, the consumer retries, and the pool reconnects when it is back.
+// A session the server ends under a receive, an ack or a visibility change
+// (pg_terminate_backend, SQLSTATE 57P01; a connection lost before the
+// statement was sent) is not a failure of the call: it is sent again at
+// once on another connection of the pool, up to 3 times in all, as an SDK
+// sends a request again when its connection broke.
 //
 // SQL lives in queries.go, next to the schema's versions in migrations.go.
 package postgres

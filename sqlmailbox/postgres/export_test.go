@@ -14,3 +14,6 @@ func MigrateTo(ctx context.Context, pool *pgxpool.Pool, to int) error {
 	_, err := d.migrate(ctx, to)
 	return err
 }
+
+// NotifyWindow is notifyWindow, for the test that counts NOTIFYs.
+const NotifyWindow = notifyWindow

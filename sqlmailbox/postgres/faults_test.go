@@ -415,3 +415,46 @@ func TestPermissionErrorsAreAccessDenied(t *testing.T) {
 	_, err = mb.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 1})
 	denied("Receive without the privilege", err)
 }
+
+// A session the server terminates (pg_terminate_backend) under a receive,
+// an ack or a visibility change costs the call a round trip on another
+// connection, not an error: here every session of the Store's pool is
+// terminated before each call, which then succeeds.
+func TestTerminatedSessionsAreRetriedAtOnce(t *testing.T) {
+	ctx := t.Context()
+	dsn := sqlharness.FreshDatabase(t)
+	st, err := postgres.Open(ctx, dsn, postgres.Options{MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	mb, err := st.CreateQueue(ctx, sqsloop.QueueSpec{Name: "terminated"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mb.Close()
+	mailboxtest.SendBodies(ctx, t, mb, "a", "b")
+	terminate := func() {
+		t.Helper()
+		var n int
+		query(t, dsn, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`, &n)
+		if n == 0 {
+			t.Fatal("no session of the Store to terminate")
+		}
+	}
+	terminate()
+	msgs, err := mb.Receive(ctx, sqsloop.ReceiveRequest{MaxMessages: 2, VisibilityTimeout: time.Minute})
+	if err != nil || len(msgs) != 2 {
+		t.Fatalf("Receive after its sessions were terminated: %d messages, %v; want both", len(msgs), err)
+	}
+	terminate()
+	if errs, err := mb.ChangeVisibility(ctx, []sqsloop.VisibilityChange{{ReceiptHandle: msgs[0].ReceiptHandle, Timeout: time.Hour}}); err != nil || errs[0] != nil {
+		t.Fatalf("ChangeVisibility after its sessions were terminated: %v, %v", errs, err)
+	}
+	terminate()
+	if errs, err := mb.Delete(ctx, []string{msgs[0].ReceiptHandle, msgs[1].ReceiptHandle}); err != nil || errs[0] != nil || errs[1] != nil {
+		t.Fatalf("Delete after its sessions were terminated: %v, %v", errs, err)
+	}
+	mailboxtest.ExpectNone(ctx, t, mb, 0)
+}

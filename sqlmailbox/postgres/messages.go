@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,32 +25,47 @@ const (
 	receiveFIFO
 )
 
-// receiveQueries[kind][dlq][skip][max] is the window of the kind of queue
+// receiveTemplates[kind][dlq][skip] is the window of the kind of queue
 // (qWindowStandard, qWindowFIFO) with its pick (passing over the groups of
-// its last parameter with skip 1: standard picks only), the take
-// (takeLive, or with a dead-letter queue, dlq 1, takeOrDeadLetter) and its
-// limits for max messages in place, so that each statement is planned once
-// per connection (see qPickStandard).
-var receiveQueries = func() (qs [3][2][2][sqsloop.MaxBatchSize + 1]string) {
+// its last parameter with skip 1: standard picks only) and the take
+// (takeLive, or with a dead-letter queue, dlq 1, takeOrDeadLetter) in
+// place, its limit ({max}) still to be put in: receiveQuery does, so that
+// each statement is planned once per connection and size (see
+// qPickStandard).
+var receiveTemplates = func() (qs [3][2][2]string) {
 	for kind, pick := range []string{qPickStandard, qPickPriority, qPickFIFO} {
 		window := qWindowStandard
 		if kind == receiveFIFO {
 			window = qWindowFIFO
 		}
 		for dlq, take := range []string{strings.Replace(takeLive, "{live}", "", 1),
-			strings.Replace(takeOrDeadLetter, "{live}", "p.receive_count < $6 AND ", 1)} {
-			for skip, sg := range []string{"", strings.Replace(skipGroups, "{n}", [2]string{"$6", "$11"}[dlq], 1)} {
+			strings.Replace(takeOrDeadLetter, "{live}", "p.receive_count < $8 AND ", 1)} {
+			for skip, sg := range []string{"", strings.Replace(skipGroups, "{n}", [2]string{"$8", "$13"}[dlq], 1)} {
 				q := strings.NewReplacer("{pick}", strings.Replace(pick, "{skip}", sg, 1), "{take}", take).Replace(window)
-				q = strings.NewReplacer("{live}", [2]string{"true", "receive_count < $6"}[dlq], "{locktimeout}", locktimeout,
+				qs[kind][dlq][skip] = strings.NewReplacer("{live}", [2]string{"true", "receive_count < $8"}[dlq], "{locktimeout}", locktimeout,
 					"{now}", "coalesce($5::timestamptz, statement_timestamp())").Replace(q)
-				for max := 1; max <= sqsloop.MaxBatchSize; max++ {
-					qs[kind][dlq][skip][max] = strings.ReplaceAll(q, "{max}", strconv.Itoa(max))
-				}
 			}
 		}
 	}
 	return qs
 }()
+
+// receiveQueries holds the receive statements made, by kind, dlq, skip
+// and max.
+var receiveQueries sync.Map // [4]int{kind, dlq, skip, max} → string
+
+// receiveQuery returns the receive statement of the kind of queue, with or
+// without a dead-letter queue, passing over some groups or not, for max
+// messages (1–100).
+func receiveQuery(kind, dlq, skip, max int) string {
+	key := [4]int{kind, dlq, skip, max}
+	if q, ok := receiveQueries.Load(key); ok {
+		return q.(string)
+	}
+	q := strings.ReplaceAll(receiveTemplates[kind][dlq][skip], "{max}", strconv.Itoa(max))
+	receiveQueries.Store(key, q)
+	return q
+}
 
 // maxLockTimeouts bounds how many times in a row a receive's window is run
 // again after it gave up a lock (see receiveLockTimeout): a moment's wait
@@ -67,7 +83,7 @@ var levels = [2][]int16{{0}, func() (ps []int16) {
 
 func (d *pgDriver) Send(ctx context.Context, q *driver.QueueRecord, _ time.Time, msgs []driver.NewMessage) ([]driver.SendOutcome, error) {
 	out := make([]driver.SendOutcome, len(msgs))
-	carry := d.notes.lead(q.ID)
+	carry := d.notes.lead(q.ID, len(msgs))
 	var err error
 	if q.Spec.FIFO {
 		err = d.sendFIFO(ctx, q, msgs, out, carry)
@@ -77,14 +93,14 @@ func (d *pgDriver) Send(ctx context.Context, q *driver.QueueRecord, _ time.Time,
 	if err != nil {
 		return nil, err
 	}
-	if !carry {
-		d.notes.follow(q.ID)
+	if carry == nil {
+		d.notes.follow(q.ID, len(msgs))
 	}
 	return out, nil
 }
 
 // sendStandard stores a standard queue's batch in one statement.
-func (d *pgDriver) sendStandard(ctx context.Context, q *driver.QueueRecord, msgs []driver.NewMessage, out []driver.SendOutcome, carry bool) error {
+func (d *pgDriver) sendStandard(ctx context.Context, q *driver.QueueRecord, msgs []driver.NewMessage, out []driver.SendOutcome, carry *string) error {
 	n := len(msgs)
 	ids, bodies, groups := make([]string, n), make([]string, n), make([]string, n)
 	attrs, delays, prios := make([][]byte, n), make([]int32, n), make([]int16, n)
@@ -101,7 +117,7 @@ func (d *pgDriver) sendStandard(ctx context.Context, q *driver.QueueRecord, msgs
 // deduplicated against the window (and the batch: the first message of an
 // ID is stored, the others are its duplicates), in four statements
 // whatever the batch's size (see qClaimDedup).
-func (d *pgDriver) sendFIFO(ctx context.Context, q *driver.QueueRecord, msgs []driver.NewMessage, out []driver.SendOutcome, carry bool) error {
+func (d *pgDriver) sendFIFO(ctx context.Context, q *driver.QueueRecord, msgs []driver.NewMessage, out []driver.SendOutcome, carry *string) error {
 	first := make(map[string]int, len(msgs)) // deduplication ID -> its first message
 	var dedups, firstIDs []string
 	for i, m := range msgs {
@@ -180,10 +196,10 @@ func (d *pgDriver) sendFIFO(ctx context.Context, q *driver.QueueRecord, msgs []d
 			h.Duplicate = !claimed[m.DedupID] || first[m.DedupID] != i
 			out[i] = h
 		}
-		if !carry {
+		if carry == nil {
 			return nil
 		}
-		_, err = tx.Exec(ctx, qNotify, q.ID)
+		_, err = tx.Exec(ctx, qNotify, *carry)
 		return err
 	})
 }
@@ -196,7 +212,11 @@ func (d *pgDriver) Receive(ctx context.Context, q *driver.QueueRecord, r driver.
 	case q.Spec.Priority:
 		kind = receivePriority
 	}
-	args := []any{q.ID, seconds(r.Visibility), r.Receiver, nil, nil}
+	from := r.From
+	if kind != receiveStandard || from.IsZero() {
+		from = driver.Position{At: minTime} // the whole queue
+	}
+	args := []any{q.ID, seconds(r.Visibility), r.Receiver, nil, nil, from.At, from.ID}
 	if q.DeadLetterQueueID != 0 {
 		dlq = 1
 		args = append(args, q.Spec.MaxReceiveCount, q.DeadLetterQueueID, q.Spec.Name, r.DeadLetterReason, string(sqlmailbox.AuditDeadLettered))
@@ -212,19 +232,24 @@ func (d *pgDriver) Receive(ctx context.Context, q *driver.QueueRecord, r driver.
 	for timedOut := 0; len(res.Rows) < r.Max; {
 		need := r.Max - len(res.Rows)
 		args[3], args[4] = skip, at
-		query := receiveQueries[kind][dlq][skipping][need]
+		query := receiveQuery(kind, dlq, skipping, need)
 		var w window
 		var err error
 		if q.Spec.FIFO {
-			err = d.tx(ctx, func(tx pgx.Tx) error {
-				if _, err := tx.Exec(ctx, qLockFIFO, q.ID); err != nil {
+			err = d.classify(again(ctx, func() error {
+				return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+					if _, err := tx.Exec(ctx, qLockFIFO, q.ID); err != nil {
+						return err
+					}
+					w, err = takeWindow(ctx, tx, query, args)
 					return err
-				}
-				w, err = takeWindow(ctx, tx, query, args)
+				})
+			}))
+		} else {
+			err = again(ctx, func() (err error) {
+				w, err = takeWindow(ctx, d.pool, query, args)
 				return err
 			})
-		} else {
-			w, err = takeWindow(ctx, d.pool, query, args)
 			var pe *pgconn.PgError
 			if errors.As(err, &pe) && pe.Code == "55P03" && timedOut < maxLockTimeouts {
 				timedOut++ // it gave up a lock (receiveLockTimeout), taking nothing: again
@@ -239,6 +264,9 @@ func (d *pgDriver) Receive(ctx context.Context, q *driver.QueueRecord, r driver.
 		res.DeadLettered += w.dead
 		if at == nil && len(w.rows)+w.dead > 0 {
 			at = &w.at
+			if kind == receiveStandard && skipping == 0 {
+				res.From = w.first
+			}
 		}
 		for _, row := range w.rows { // taken with a lease of 0 s, it is visible again: not for this receive
 			skip = append(skip, row.ID)
@@ -249,15 +277,27 @@ func (d *pgDriver) Receive(ctx context.Context, q *driver.QueueRecord, r driver.
 		// Some went to the DLQ: their places go to the next window.
 	}
 	if res.DeadLettered > 0 {
-		if err := d.classify(d.notes.notify(ctx, q.DeadLetterQueueID)); err != nil {
+		if err := d.classify(d.notes.notify(ctx, q.DeadLetterQueueID, res.DeadLettered)); err != nil {
 			return res, err
 		}
 	}
 	if len(res.Rows) > 0 || res.DeadLettered > 0 {
 		return res, nil
 	}
-	return res, d.classify(d.next(ctx, q, skipping == 1, &res))
+	if err := d.classify(d.next(ctx, q, from, r.Next, &res)); err != nil {
+		return res, err
+	}
+	if skipping == 1 {
+		// The visible messages qNext saw may be the skipped groups': the
+		// long poll waits for a wake-up or the next deadline.
+		res.Busy = false
+	}
+	return res, nil
 }
+
+// minTime is before every visibility deadline: the place of a look at the
+// whole queue.
+var minTime = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // querier is a pool or a transaction.
 type querier interface {
@@ -267,9 +307,10 @@ type querier interface {
 
 // window is what one window of a receive did.
 type window struct {
-	rows []driver.ReceivedRow // taken, in the pick's order
-	dead int                  // moved to the DLQ
-	at   time.Time            // the window's time
+	rows  []driver.ReceivedRow // taken, in the pick's order
+	dead  int                  // moved to the DLQ
+	at    time.Time            // the window's time
+	first driver.Position      // the place of the first message taken or moved, in the pick's order
 }
 
 // takeWindow runs a receive window (qWindow) and reads its rows.
@@ -281,11 +322,13 @@ func takeWindow(ctx context.Context, db querier, query string, args []any) (wind
 	}
 	defer rows.Close()
 	var order []int64
+	firstN := int64(-1)
 	for rows.Next() {
 		var row driver.ReceivedRow
 		var kind int16
 		var n int64
-		if err := rows.Scan(&kind, &n, &row.ID, &row.MessageID, &row.Body, &row.Attributes, &row.GroupID, &row.DedupID,
+		var was time.Time
+		if err := rows.Scan(&kind, &n, &was, &row.ID, &row.MessageID, &row.Body, &row.Attributes, &row.GroupID, &row.DedupID,
 			&row.SentAt, &row.FirstReceivedAt, &row.ReceiveCount, &w.at); err != nil {
 			return w, err
 		}
@@ -294,6 +337,11 @@ func takeWindow(ctx context.Context, db querier, query string, args []any) (wind
 			w.rows, order = append(w.rows, row), append(order, n)
 		case 1:
 			w.dead++
+		default:
+			continue
+		}
+		if firstN < 0 || n < firstN {
+			firstN, w.first = n, driver.Position{At: was, ID: row.ID}
 		}
 	}
 	rows.Close()
@@ -304,20 +352,19 @@ func takeWindow(ctx context.Context, db querier, query string, args []any) (wind
 	return w, nil
 }
 
-// next sets res.NextVisible after a receive that took nothing and moved
-// nothing (skipped: passing over some groups), as qNext says, or fails
-// with ErrQueueNotFound when the queue is gone.
-func (d *pgDriver) next(ctx context.Context, q *driver.QueueRecord, skipped bool, res *driver.ReceiveResult) error {
+// next sets res.Busy and, when asked, res.NextVisible after a receive that
+// looked from from and took nothing and moved nothing, as qNext says, or
+// fails with ErrQueueNotFound when the queue is gone.
+func (d *pgDriver) next(ctx context.Context, q *driver.QueueRecord, from driver.Position, ask bool, res *driver.ReceiveResult) error {
 	lv := levels[0]
 	if q.Spec.Priority {
 		lv = levels[1]
 	}
 	var exists bool
 	var next, now time.Time
-	// A receive that passed over some groups does not look again at once
-	// for visible messages: they may be the groups'. It waits for the next
-	// deadline, or a NOTIFY.
-	if err := d.pool.QueryRow(ctx, qNext, q.ID, !q.Spec.FIFO && !skipped, lv).Scan(&exists, &next, &now); err != nil {
+	if err := again(ctx, func() error {
+		return d.pool.QueryRow(ctx, qNext, q.ID, ask, lv, from.At, from.ID).Scan(&exists, &res.Busy, &next, &now)
+	}); err != nil {
 		return err
 	}
 	if !exists {
@@ -349,27 +396,33 @@ func (d *pgDriver) Delete(ctx context.Context, q *driver.QueueRecord, _ time.Tim
 	for i, r := range refs {
 		ids[i], counts[i] = r.ID, int32(r.ReceiveCount)
 	}
-	carry := q.Spec.FIFO && d.notes.lead(q.ID) // a FIFO delete may free its group
+	var carry *string
+	if q.Spec.FIFO {
+		carry = d.notes.lead(q.ID, len(refs)) // a FIFO delete may free its group
+	}
 	query, args := qDelete, []any{q.ID, ids, counts, q.Spec.FIFO, carry}
 	if archive {
 		query, args = qDeleteArchive, append(args, q.Spec.Name)
 	}
-	rows, err := d.pool.Query(ctx, query, args...)
-	if err != nil {
+	var gone map[driver.Ref]bool
+	if err := again(ctx, func() error {
+		rows, err := d.pool.Query(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		gone = map[driver.Ref]bool{}
+		var ref driver.Ref
+		var notified any
+		_, err = pgx.ForEachRow(rows, []any{&ref.ID, &ref.ReceiveCount, &notified}, func() error {
+			gone[ref] = true
+			return nil
+		})
+		return err
+	}); err != nil {
 		return nil, d.classify(err)
 	}
-	gone := map[driver.Ref]bool{}
-	var ref driver.Ref
-	var notified any
-	_, err = pgx.ForEachRow(rows, []any{&ref.ID, &ref.ReceiveCount, &notified}, func() error {
-		gone[ref] = true
-		return nil
-	})
-	if err != nil {
-		return nil, d.classify(err)
-	}
-	if q.Spec.FIFO && !carry && len(gone) > 0 {
-		d.notes.follow(q.ID)
+	if q.Spec.FIFO && carry == nil && len(gone) > 0 {
+		d.notes.follow(q.ID, len(gone))
 	}
 	deleted := make([]bool, len(refs))
 	for i, r := range refs {
@@ -389,27 +442,33 @@ func (d *pgDriver) ChangeVisibility(ctx context.Context, q *driver.QueueRecord, 
 	}
 	// Extensions, the common batch, make nothing sooner: only a batch with
 	// a nack takes the notifier's turn; a shortened lease follows.
-	carry := nack && d.notes.lead(q.ID)
-	rows, err := d.pool.Query(ctx, qChange, q.ID, ids, counts, secs, seconds(sqsloop.MaxVisibilityTimeout), carry)
-	if err != nil {
-		return nil, false, d.classify(err)
+	var carry *string
+	if nack {
+		carry = d.notes.lead(q.ID, n)
 	}
-	out := make([]driver.ChangeOutcome, 0, n)
-	var outcome int32
+	var out []driver.ChangeOutcome
 	var sooner bool
-	var notified any
-	_, err = pgx.ForEachRow(rows, []any{&outcome, &sooner, &notified}, func() error {
-		out = append(out, driver.ChangeOutcome(outcome))
-		return nil
-	})
-	if err != nil {
+	if err := again(ctx, func() error {
+		rows, err := d.pool.Query(ctx, qChange, q.ID, ids, counts, secs, seconds(sqsloop.MaxVisibilityTimeout), carry)
+		if err != nil {
+			return err
+		}
+		out = make([]driver.ChangeOutcome, 0, n)
+		var outcome int32
+		var notified any
+		_, err = pgx.ForEachRow(rows, []any{&outcome, &sooner, &notified}, func() error {
+			out = append(out, driver.ChangeOutcome(outcome))
+			return nil
+		})
+		return err
+	}); err != nil {
 		return nil, false, d.classify(err)
 	}
 	if len(out) != n {
 		return nil, false, errors.New("postgres: ChangeVisibility: the server answered for a different number of entries")
 	}
-	if sooner && !carry {
-		d.notes.follow(q.ID)
+	if sooner && carry == nil {
+		d.notes.follow(q.ID, n)
 	}
 	return out, sooner, nil
 }

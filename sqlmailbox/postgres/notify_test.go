@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -176,7 +177,7 @@ func openFIFO(t *testing.T, st *sqlmailbox.Store, name string) *sqlmailbox.Mailb
 // 20 s long polls; it gets every one within 20 s (a wake-up lost while it
 // waited would cost it a whole poll), and the NOTIFYs its database sent
 // for the queue, counted by a listener of the test's own, are fewer than
-// the sends: at most two per 10 ms window of the burst.
+// the sends: at most two per window (postgres.NotifyWindow) of the burst.
 func TestNotifyBurstLimitedWithoutLosingAWakeUp(t *testing.T) {
 	ctx := t.Context()
 	dsn := sqlharness.PGDSN(t)
@@ -235,13 +236,13 @@ func TestNotifyBurstLimitedWithoutLosingAWakeUp(t *testing.T) {
 		n, err := listener.WaitForNotification(wctx)
 		cancel()
 		if err != nil {
-			break // none within 100 ms: the notifier's held NOTIFYs (10 ms) are all in
+			break // none within 100 ms: the notifier's held NOTIFYs are all in
 		}
-		if n.Payload == queueID {
+		if strings.HasPrefix(n.Payload, queueID+" ") {
 			notes++
 		}
 	}
-	most := 2*int(burst/(10*time.Millisecond)) + 2
+	most := 2*int(burst/postgres.NotifyWindow) + 2
 	t.Logf("%d sends in %v: %d NOTIFYs for the queue (at most %d allowed)", senders*each, burst.Round(time.Millisecond), notes, most)
 	if notes == 0 || notes > most || notes >= senders*each {
 		t.Errorf("%d NOTIFYs for %d sends in %v: want 1 to %d", notes, senders*each, burst.Round(time.Millisecond), min(most, senders*each-1))
@@ -310,4 +311,51 @@ func TestLongPollSeesALeaseTakenWhileItLooked(t *testing.T) {
 			len(r.msgs), r.err, r.elapsed.Round(time.Millisecond))
 	}
 	t.Logf("the long poll got the message %v after it began (the other lease lapsed about 1.5 s after)", r.elapsed.Round(time.Millisecond))
+}
+
+// A receive looks from a second before where the last one of its Store
+// began to take, not from the queue's start; a send that commits later
+// than that lands before it, and a whole look finds it within a second.
+// Here the test's own transaction inserts a message, waits 1.5 s while the
+// Store (which looks at the database only every minute) receives a later
+// one, then commits: a 20 s long poll of that Store gets it before its end.
+func TestLongPollFindsASendThatCommittedLate(t *testing.T) {
+	ctx := t.Context()
+	dsn := sqlharness.PGDSN(t)
+	name := sqlharness.QueueName(t)
+	mb := openQueue(t, openStore(t, dsn, sqlmailbox.Config{PollInterval: time.Minute}), name)
+	mailboxtest.SendBodies(ctx, t, mb, "first")
+	mailboxtest.ReceiveN(ctx, t, mb, 1, time.Second, time.Minute)
+
+	late, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer late.Close(context.Background())
+	tx, err := late.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, `INSERT INTO sqsloop_messages (queue_id, message_id, body, sent_at, visible_at)
+		SELECT id, 'late', 'late', statement_timestamp(), statement_timestamp() FROM sqsloop_queues WHERE name = $1`, name); err != nil {
+		t.Fatal(err)
+	}
+	if err := sqlharness.Sleep(ctx, 1500*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	mailboxtest.SendBodies(ctx, t, mb, "second")
+	if got := mailboxtest.ReceiveN(ctx, t, mb, 1, time.Second, time.Minute); got[0].Body != "second" {
+		t.Fatalf("received %q, want the message sent second", got[0].Body)
+	}
+	got := longPoll(ctx, mb)
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if r.err != nil || len(r.msgs) != 1 || r.msgs[0].Body != "late" || r.elapsed >= 10*time.Second {
+		t.Fatalf("20 s long poll after a send committed 1.5 s after its statement began: %d messages, %v, after %v; want it within about a second",
+			len(r.msgs), r.err, r.elapsed.Round(time.Millisecond))
+	}
+	t.Logf("the long poll got the late message %v after it began", r.elapsed.Round(time.Millisecond))
 }

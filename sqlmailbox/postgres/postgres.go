@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -92,8 +91,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*sqlmailbox.Store, err
 // database: receives take messages with FOR UPDATE SKIP LOCKED, so two
 // never hold one message, no call deadlocks with another (see the package
 // doc), and a message made receivable anywhere (sent,
-// nacked, its FIFO group freed) wakes every waiting long poll
-// (LISTEN/NOTIFY, at most one NOTIFY per queue per 10 ms from each Store).
+// nacked, its FIFO group freed) wakes waiting long polls, as many as the
+// messages need (LISTEN/NOTIFY, at most one NOTIFY per queue per 2 ms from
+// each Store).
 // Leases follow the server's clock.
 //
 // Errors, at New rather than at the first call: Options.Validate's, or
@@ -157,16 +157,18 @@ type pgDriver struct {
 	ownPool bool   // Open made it: Close closes it
 	where   string // host:port/database, for errors
 	notes   *notifier
+	tag     string // this driver's, in the payloads of its NOTIFYs
 }
 
 func newDriver(pool *pgxpool.Pool, own bool) *pgDriver {
 	cc := pool.Config().ConnConfig
-	notify := func(ctx context.Context, queueID int64) error {
-		_, err := pool.Exec(ctx, qNotify, queueID)
+	notify := func(ctx context.Context, payload string) error {
+		_, err := pool.Exec(ctx, qNotify, payload)
 		return err
 	}
+	tag := newTag()
 	return &pgDriver{pool: pool, ownPool: own, where: fmt.Sprintf("%s:%d/%s", cc.Host, cc.Port, cc.Database),
-		notes: newNotifier(notify, notifyWindow)}
+		notes: newNotifier(notify, notifyWindow, tag), tag: tag}
 }
 
 func (d *pgDriver) Dialect() string                    { return "postgres" }
@@ -202,6 +204,47 @@ func (d *pgDriver) classify(err error) error {
 		}
 	}
 	return fmt.Errorf("%s: %w", d.where, err)
+}
+
+// connAttempts is how many times a receive, an ack or a visibility change
+// is sent when the server ended its session under it (see lostSession):
+// again at once, on another connection of the pool, up to 3 times in all,
+// as an SDK sends a request again over a new connection when the old one
+// broke, so that a session the server terminated (pg_terminate_backend,
+// an idle-session timeout, a pooler) costs the call a round trip, not
+// the caller's back-off (a consumer's receive loops wait 100 ms to 1 s
+// after a failed receive). Three: the pool may hand out another
+// connection the same storm ended before it notices.
+const connAttempts = 3
+
+// lostSession reports whether err says the statement was not applied
+// because the connection was lost: the server terminated the session
+// (admin_shutdown, 57P01, pg_terminate_backend; a session it ends sends
+// that and rolls back what was under way) or the connection failed before
+// anything was sent (pgconn.SafeToRetry).
+func lostSession(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "57P01"
+	}
+	return pgconn.SafeToRetry(err)
+}
+
+// again runs f, and again at once while it fails with a lost session, up
+// to connAttempts times in all, unless ctx ended. Only for calls that may
+// be repeated: one whose answer was lost after it committed (the session
+// ended between the commit and the answer, a moment) is applied twice,
+// which a receive (its messages stay hidden until their lease ends, as a
+// receive whose answer is lost on SQS), an ack (a second finds the
+// message gone: success on a standard queue, an expired handle on a FIFO
+// queue) and a visibility change (set again, or an expired handle) bear.
+func again(ctx context.Context, f func() error) error {
+	for i := 1; ; i++ {
+		err := f()
+		if err == nil || i == connAttempts || ctx.Err() != nil || !lostSession(err) {
+			return err
+		}
+	}
 }
 
 // tx runs f in a transaction.
@@ -254,8 +297,9 @@ func (d *pgDriver) migrate(ctx context.Context, to int) (from int, err error) {
 // Listen listens on the channel every change that makes a message
 // receivable notifies, on a connection taken out of the pool for good
 // (acquired and hijacked: the pool's configuration and hooks made it), and
-// wakes the queue each notification names.
-func (d *pgDriver) Listen(ctx context.Context, ready func(), wake func(queueID int64)) error {
+// wakes the queue each notification of another Store names, for as many
+// messages as it says.
+func (d *pgDriver) Listen(ctx context.Context, ready func(), wake func(queueID int64, n int)) error {
 	pc, err := d.pool.Acquire(ctx)
 	if err != nil {
 		return d.classify(err)
@@ -271,8 +315,8 @@ func (d *pgDriver) Listen(ctx context.Context, ready func(), wake func(queueID i
 		if err != nil {
 			return d.classify(err)
 		}
-		if id, err := strconv.ParseInt(n.Payload, 10, 64); err == nil {
-			wake(id)
+		if id, msgs, tag, ok := parsePayload(n.Payload); ok && tag != d.tag {
+			wake(id, msgs)
 		}
 	}
 }

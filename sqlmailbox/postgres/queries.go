@@ -8,7 +8,7 @@ package postgres
 // modifying CTEs run to completion whether or not the query reads them
 // (PostgreSQL's rule), so the audit and archive inserts ride along, and so
 // does the NOTIFY that wakes other processes' long polls, when the
-// notifier lets the statement carry it ($carry: CASE WHEN ... THEN
+// notifier lets the statement carry it (its payload, or NULL: CASE WHEN ... THEN
 // pg_notify(...) END; a notification is sent at commit).
 const (
 	// qLock takes the advisory lock Migrate holds (its key is "sqsloop" in
@@ -19,10 +19,11 @@ const (
 	qSchemaVersion = `SELECT coalesce(max(version), 0) FROM sqsloop_schema`
 	qSetVersion    = `WITH d AS (DELETE FROM sqsloop_schema) INSERT INTO sqsloop_schema (version) VALUES ($1)`
 
-	// channel is the LISTEN/NOTIFY channel; the payload is the queue's ID.
+	// channel is the LISTEN/NOTIFY channel; the payload names the queue,
+	// its messages and the Store (see notify.go).
 	channel = "sqsloop"
 	qListen = `LISTEN ` + channel
-	qNotify = `SELECT pg_notify('` + channel + `', $1::bigint::text)`
+	qNotify = `SELECT pg_notify('` + channel + `', $1::text)`
 
 	qInsertQueue = `INSERT INTO sqsloop_queues
 	(name, fifo, content_based_dedup, visibility_timeout, delay, retention, max_message_size, max_receive_count, dlq_id, key, priority)
@@ -44,7 +45,7 @@ const (
 
 	// qSend stores a standard queue's batch in the order given, and wakes
 	// the queue's long polls in every process when it carries the NOTIFY
-	// ($7).
+	// ($7, its payload).
 	qSend = `WITH ins AS (
 		INSERT INTO sqsloop_messages (queue_id, message_id, body, attributes, group_id, priority, sent_at, visible_at)
 		SELECT $1, u.mid, u.body, u.attrs, u.grp, u.prio, statement_timestamp(), statement_timestamp() + u.delay * interval '1 second'
@@ -53,7 +54,7 @@ const (
 		ORDER BY u.n
 		RETURNING 1
 	)
-	SELECT (SELECT count(*) FROM ins), CASE WHEN $7 THEN pg_notify('` + channel + `', $1::bigint::text) END`
+	SELECT (SELECT count(*) FROM ins), CASE WHEN $7::text IS NOT NULL THEN pg_notify('` + channel + `', $7) END`
 	// A FIFO send, in one transaction: qClaimDedup claims the batch's
 	// deduplication IDs ($2, each once, with the message ID of its first
 	// message, $3) for $4 seconds (DeduplicationWindow), in key order (the
@@ -123,24 +124,31 @@ const (
 	// prepares each statement once per connection; a plan costs about as
 	// much as the receive itself).
 	//
-	// qPickStandard: the oldest visible messages of a standard queue, by
-	// the receive's index, but those the same receive took already ($4:
-	// taken with a 0 s lease, a message is visible again at once), skipping
+	// qPickStandard: the oldest visible messages of a standard queue at or
+	// after ($6, $7) in the receive's index (driver.ReceiveArgs.From: where
+	// a receive of the Store last began to take; '-infinity' for the
+	// whole queue), but those the same receive took already ($4: taken
+	// with a 0 s lease, a message is visible again at once), skipping
 	// those another receive has locked. All messages of a queue without
 	// priorities have priority 0, so the index's range is one queue's
-	// visible messages.
-	qPickStandard = `SELECT id, receive_count, row_number() OVER () AS n FROM (
-			SELECT id, receive_count FROM sqsloop_messages
-			WHERE queue_id = $1 AND priority = 0 AND visible_at <= {now} AND id <> ALL($4::bigint[]) {skip}AND {locktimeout}
+	// visible messages. was is each one's place before the receive.
+	qPickStandard = `SELECT id, receive_count, was, row_number() OVER () AS n FROM (
+			SELECT id, receive_count, visible_at AS was FROM sqsloop_messages
+			WHERE queue_id = $1 AND priority = 0 AND (visible_at, id) >= ($6::timestamptz, $7::bigint) AND visible_at <= {now}
+				AND id <> ALL($4::bigint[]) {skip}AND {locktimeout}
 			ORDER BY visible_at, id LIMIT {max}
 			FOR UPDATE SKIP LOCKED
 		) s`
 	// qPickPriority: the highest priority first, then the oldest
 	// deadline; the index gives that order, and the scan reads past the
-	// messages of higher priorities that are in flight or delayed.
-	qPickPriority = `SELECT id, receive_count, row_number() OVER () AS n FROM (
-			SELECT id, receive_count FROM sqsloop_messages
-			WHERE queue_id = $1 AND visible_at <= {now} AND id <> ALL($4::bigint[]) {skip}AND {locktimeout}
+	// messages of higher priorities that are in flight or delayed. A send
+	// of a higher priority lands before any place in that order, so it
+	// looks at the whole queue: ($6, $7), unused, keep the parameters of
+	// every pick alike.
+	qPickPriority = `SELECT id, receive_count, was, row_number() OVER () AS n FROM (
+			SELECT id, receive_count, visible_at AS was FROM sqsloop_messages
+			WHERE queue_id = $1 AND visible_at <= {now} AND id <> ALL($4::bigint[]) AND ($6::timestamptz, $7::bigint) IS NOT NULL {skip}
+				AND {locktimeout}
 			ORDER BY priority DESC, visible_at, id LIMIT {max}
 			FOR UPDATE SKIP LOCKED
 		) s`
@@ -153,12 +161,21 @@ const (
 	// above), set for its statement alone (set_config's is_local: until
 	// the statement's transaction ends) before the scan locks a row.
 	receiveLockTimeout = "100ms"
-	locktimeout        = `(SELECT set_config('lock_timeout', '` + receiveLockTimeout + `', true)) IS NOT NULL`
+	locktimeout        = `(SELECT set_config('lock_timeout', '` + receiveLockTimeout + `', true)) IS NOT NULL AND ` + asyncCommit
+	// asyncCommit lets a receive's transaction commit without waiting for
+	// its WAL to reach the disk (synchronous_commit off, for that
+	// transaction alone), which saves the pickup a flush: a server crash
+	// may then undo a receive that returned, so that its messages are
+	// visible again sooner, their receive counts one lower and their
+	// handles stale, as when a receive's answer is lost (at least once);
+	// an ack or a visibility change of them commits after it and flushes
+	// it first. Sends, acks and visibility changes wait for their flush.
+	asyncCommit = `(SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL`
 	// qLockFIFO serializes a FIFO queue's receives (not its sends: an
 	// insert's foreign-key check takes a KEY SHARE lock, which NO KEY
 	// UPDATE does not conflict with). It is the first lock a FIFO receive
-	// takes, before any message.
-	qLockFIFO = `SELECT 1 FROM sqsloop_queues WHERE id = $1 FOR NO KEY UPDATE`
+	// takes, before any message, and commits asynchronously (asyncCommit).
+	qLockFIFO = `SELECT 1 FROM sqsloop_queues WHERE id = $1 AND ` + asyncCommit + ` FOR NO KEY UPDATE`
 	// qPickFIFO: of the oldest 1,000 messages of the groups with nothing in
 	// flight, those with only visible messages before them in their group,
 	// a group at a time, the group whose next message has the highest
@@ -168,7 +185,8 @@ const (
 	// within one. It picks {max} messages to deliver ({live}) and,
 	// before and among them, those to move to the DLQ, which take no place
 	// in the batch; it returns their ids only, which qWindowFIFO locks in
-	// id order. ($4, unused, keeps the parameters of every pick alike.)
+	// id order. ($4, $6 and $7, unused, keep the parameters of every pick
+	// alike.)
 	qPickFIFO = `SELECT id FROM (
 			SELECT id, head, prio,
 				count(*) FILTER (WHERE {live}) OVER (ORDER BY prio DESC, head, id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
@@ -184,7 +202,7 @@ const (
 					)
 					ORDER BY id LIMIT 1000
 				) prefix
-			) runs WHERE ok AND cardinality($4::bigint[]) >= 0
+			) runs WHERE ok AND cardinality($4::bigint[]) >= 0 AND ($6::timestamptz, $7::bigint) IS NOT NULL
 		) p WHERE before < {max} ORDER BY prio DESC, head, id`
 
 	// qWindowStandard is one window of a standard queue's receive: what the
@@ -197,23 +215,24 @@ const (
 	qWindowFIFO = `WITH cand AS MATERIALIZED (
 		SELECT id, row_number() OVER () AS n FROM ({pick}) c
 	), locked AS MATERIALIZED (
-		SELECT m.id, m.receive_count FROM sqsloop_messages m
+		SELECT m.id, m.receive_count, m.visible_at AS was FROM sqsloop_messages m
 		WHERE m.queue_id = $1 AND m.id IN (SELECT id FROM cand)
 		ORDER BY m.id FOR UPDATE
 	), missed AS MATERIALIZED (
 		SELECT id FROM cand WHERE id NOT IN (SELECT id FROM locked)
 	), picked AS MATERIALIZED (
-		SELECT l.id, l.receive_count, c.n FROM locked l JOIN cand c ON c.id = l.id
+		SELECT l.id, l.receive_count, l.was, c.n FROM locked l JOIN cand c ON c.id = l.id
 	){take}`
 	// takeLive takes every picked message: one more receive count, a lease
 	// of $2 seconds, its receive time, its first receive time if it had
 	// none, no extension yet, and the receiving Mailbox's receiver ID ($3)
 	// as its holder. Each row returned says what became of a candidate:
 	// kind 0 taken (with n, its place in the pick's order: the update
-	// returns them in no set order), 2 missed (only its id); each ends with
-	// the window's time ({now}: the statement's, or for a receive's later
-	// windows the first one's, $5, so that one receive takes all its
-	// messages at one time, whatever it took them in).
+	// returns them in no set order, and was, its place in the receive's
+	// index before), 2 missed (only its id); each ends with the window's
+	// time ({now}: the statement's, or for a receive's later windows the
+	// first one's, $5, so that one receive takes all its messages at one
+	// time, whatever it took them in).
 	takeLive = `, taken AS (
 		UPDATE sqsloop_messages m
 		SET receive_count = m.receive_count + 1, visible_at = {now} + $2::integer * interval '1 second',
@@ -221,42 +240,43 @@ const (
 			extended_at = NULL, leased = true, leased_by = $3
 		FROM picked p
 		WHERE {live}m.queue_id = $1 AND m.id = p.id
-		RETURNING p.n, m.id, m.message_id, m.body, m.attributes, m.group_id, m.dedup_id, m.sent_at, m.first_received_at, m.receive_count
+		RETURNING p.n, p.was, m.id, m.message_id, m.body, m.attributes, m.group_id, m.dedup_id, m.sent_at, m.first_received_at, m.receive_count
 	)
 	SELECT 0, *, {now} FROM taken
 	UNION ALL
-	SELECT 2, 0, id, '', '', NULL, '', '', 'epoch', 'epoch', 0, {now} FROM missed`
+	SELECT 2, 0, 'epoch', id, '', '', NULL, '', '', 'epoch', 'epoch', 0, {now} FROM missed`
 	// takeOrDeadLetter is takeLive for a queue with a dead-letter queue:
-	// the picked messages received maxReceiveCount ($6) times already are
-	// moved to the DLQ ($7) instead, keeping their rows, and audited (the
-	// queue's name $8, reason $9, kind $10); each returns a row of kind 1
-	// (only n set).
+	// the picked messages received maxReceiveCount ($8) times already are
+	// moved to the DLQ ($9) instead, keeping their rows, and audited (the
+	// queue's name $10, reason $11, kind $12); each returns a row of kind 1
+	// (n, was and id set).
 	takeOrDeadLetter = `, dead AS (
-		UPDATE sqsloop_messages m SET queue_id = $7, visible_at = {now}, leased = false, leased_by = NULL
+		UPDATE sqsloop_messages m SET queue_id = $9, visible_at = {now}, leased = false, leased_by = NULL
 		FROM picked p
-		WHERE p.receive_count >= $6 AND m.queue_id = $1 AND m.id = p.id
-		RETURNING p.n, m.message_id, m.receive_count
+		WHERE p.receive_count >= $8 AND m.queue_id = $1 AND m.id = p.id
+		RETURNING p.n, p.was, m.id, m.message_id, m.receive_count
 	), audit AS (
 		INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)
-		SELECT $8, message_id, receive_count, $10, $9, {now} FROM dead
+		SELECT $10, message_id, receive_count, $12, $11, {now} FROM dead
 		RETURNING 1
 	)` + takeLive + `
 	UNION ALL
-	SELECT 1, n, 0, '', '', NULL, '', '', 'epoch', 'epoch', 0, {now} FROM dead`
+	SELECT 1, n, was, id, '', '', NULL, '', '', 'epoch', 'epoch', 0, {now} FROM dead`
 	// qNext says, after a receive that took nothing, whether the queue
-	// exists, when to look again and the server's now: on a standard queue
-	// ($2) with visible messages (another receive was taking them: their
-	// new deadlines are known once it commits) 10 ms later, else the
-	// earliest future visibility deadline of the queue's messages ('epoch'
-	// for none). It reads the receive's index one priority level at a
-	// time ($3: {0} on a queue without priorities), so each look is a
-	// range of it, however many messages are in flight.
+	// exists, whether visible messages are there at or after ($4, $5)
+	// (where the receive looked from: other transactions held them), when
+	// the earliest future visibility deadline of the queue's messages is
+	// when $2 asks ('epoch' for none, or when not asked), and the server's
+	// now. It reads the receive's index one priority level at a time ($3:
+	// {0} on a queue without priorities), so each look is a range of it,
+	// however many messages are in flight.
 	qNext = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = $1),
-		CASE WHEN $2 AND EXISTS (SELECT 1 FROM unnest($3::smallint[]) l(p) WHERE EXISTS (
-				SELECT 1 FROM sqsloop_messages WHERE queue_id = $1 AND priority = l.p AND visible_at <= statement_timestamp()))
-			THEN statement_timestamp() + interval '10 milliseconds'
-			ELSE coalesce((SELECT min((SELECT min(visible_at) FROM sqsloop_messages
-				WHERE queue_id = $1 AND priority = l.p AND visible_at > statement_timestamp())) FROM unnest($3::smallint[]) l(p)), 'epoch') END,
+		EXISTS (SELECT 1 FROM unnest($3::smallint[]) l(p) WHERE EXISTS (
+			SELECT 1 FROM sqsloop_messages WHERE queue_id = $1 AND priority = l.p AND (visible_at, id) >= ($4::timestamptz, $5::bigint)
+				AND visible_at <= statement_timestamp())),
+		CASE WHEN $2 THEN coalesce((SELECT min((SELECT min(visible_at) FROM sqsloop_messages
+				WHERE queue_id = $1 AND priority = l.p AND visible_at > statement_timestamp())) FROM unnest($3::smallint[]) l(p)), 'epoch')
+			ELSE 'epoch' END,
 		statement_timestamp()`
 
 	qExists = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = $1)`
@@ -273,7 +293,7 @@ const (
 	// if it deleted something.
 	qDelete = `WITH l AS MATERIALIZED (` + qDeleting + `)
 	DELETE FROM sqsloop_messages m USING l WHERE m.queue_id = $1 AND m.id = l.id
-	RETURNING m.id, m.receive_count, CASE WHEN $5 THEN pg_notify('` + channel + `', $1::bigint::text) END`
+	RETURNING m.id, m.receive_count, CASE WHEN $5::text IS NOT NULL THEN pg_notify('` + channel + `', $5) END`
 	// qDeleteArchive is qDelete copying the deleted messages to the
 	// archive table, under the queue's name $6 (Config.Archive).
 	qDeleteArchive = `WITH l AS MATERIALIZED (` + qDeleting + `), d AS (
@@ -284,7 +304,7 @@ const (
 		SELECT $6, message_id, body, attributes, group_id, receive_count, sent_at, statement_timestamp() FROM d
 		RETURNING 1
 	)
-	SELECT id, receive_count, CASE WHEN $5 THEN pg_notify('` + channel + `', $1::bigint::text) END FROM d`
+	SELECT id, receive_count, CASE WHEN $5::text IS NOT NULL THEN pg_notify('` + channel + `', $5) END FROM d`
 	// qDeleting locks, in id order, the messages a delete deletes: the keys
 	// bound the scan ($2 with = ANY: an index scan of the primary key
 	// however the table's statistics stand), the pairs pick the receives,
@@ -339,7 +359,7 @@ const (
 		SELECT EXISTS (SELECT 1 FROM last WHERE statement_timestamp() + last.secs * interval '1 second' < last.was) AS sooner
 	)
 	SELECT CASE WHEN r.inflight AND r.within THEN 0 WHEN r.inflight THEN 2 ELSE 1 END, s.sooner,
-		CASE WHEN $6 AND s.sooner THEN pg_notify('` + channel + `', $1::bigint::text) END
+		CASE WHEN $6::text IS NOT NULL AND s.sooner THEN pg_notify('` + channel + `', $6) END
 	FROM r, s ORDER BY r.n`
 
 	qRecordFailure = `WITH u AS (

@@ -47,7 +47,7 @@ func (d *pgDriver) SweepLapsed(ctx context.Context, q *driver.SweepQueue, from d
 		st.Next = from.NextPriority(q)
 	}
 	if st.Failed > 0 {
-		return st, d.classify(d.notes.notify(ctx, q.DeadLetterQueueID))
+		return st, d.classify(d.notes.notify(ctx, q.DeadLetterQueueID, st.Failed))
 	}
 	return st, nil
 }

@@ -198,7 +198,7 @@ var nextQueries = [2]string{strings.Replace(qNext, "{levels}", "(0)", 1),
 	strings.Replace(qNext, "{levels}", "("+strings.ReplaceAll(allLevels, ", ", "), (")+")", 1)}
 
 // takeQueries[n] is qTake for n messages.
-var takeQueries = func() (qs [sqsloop.MaxBatchSize + 1]string) {
+var takeQueries = func() (qs [driver.MaxReceive + 1]string) {
 	for n := 1; n < len(qs); n++ {
 		ids := make([]string, n)
 		for i := range ids {

@@ -91,9 +91,13 @@ type Driver interface {
 	// moved to the DLQ, keeping its row, ID and counts, and an audit row
 	// says so, instead of being taken, and takes no place among the r.Max;
 	// the DLQ's long polls in other processes are woken where the database
-	// can. When it takes nothing it reports when to look again
-	// (ReceiveResult.NextVisible), or ErrQueueNotFound when the queue no
-	// longer exists. It may take its messages in several short
+	// can. It looks at the messages at or after r.From (where the driver
+	// uses positions; see ReceiveArgs.From). When it takes nothing it
+	// reports whether visible messages were held by others
+	// (ReceiveResult.Busy) and, when r.Next asks, when to look again
+	// (NextVisible), or ErrQueueNotFound when the queue no longer exists.
+	// A receive that fails may have held messages while it ran; they are
+	// visible again. It may take its messages in several short
 	// transactions (postgres: when some went to the DLQ), never holding
 	// one's locks into the next.
 	Receive(ctx context.Context, q *QueueRecord, r ReceiveArgs) (ReceiveResult, error)
@@ -207,11 +211,14 @@ type Driver interface {
 // first long poll until Close, again after a failure (its long polls fall
 // back to polling every poll interval meanwhile).
 type Notifier interface {
-	// Listen calls wake with a queue's ID each time a message of that queue
-	// may have turned visible, until ctx ends (it then returns ctx's error)
-	// or the connection fails (it returns that error). It calls ready once
-	// it listens: a wake-up sent from then on reaches it.
-	Listen(ctx context.Context, ready func(), wake func(queueID int64)) error
+	// Listen calls wake with a queue's ID and how many of its messages may
+	// have turned visible (-1 when not known) each time another Store
+	// announces some, until ctx ends (it then returns ctx's error) or the
+	// connection fails (it returns that error); the driver's own
+	// announcements it leaves out (its Store wakes its long polls itself).
+	// It calls ready once it listens: a wake-up sent from then on reaches
+	// it.
+	Listen(ctx context.Context, ready func(), wake func(queueID int64, n int)) error
 }
 
 // open is sqlmailbox's constructor of a Store, set by SetOpen.
@@ -274,21 +281,51 @@ type SendOutcome struct {
 	Seq int64
 }
 
+// MaxReceive is the most messages one Driver.Receive takes: the receives
+// of several callers of a Mailbox together, 100.
+const MaxReceive = 100
+
 // ReceiveArgs are Driver.Receive's arguments.
 type ReceiveArgs struct {
 	Now        time.Time
-	Max        int           // 1–10
+	Max        int           // 1–MaxReceive: the receives of several callers together (a FIFO queue's: 1–10)
 	Visibility time.Duration // whole seconds, 0–12 h
 	Receiver   string        // receiver ID of the receiving Mailbox
 	// DeadLetterReason is the Reason of the audit row of a message moved to
 	// the DLQ: DeadLetterReason of the queue's redrive policy, made once per
 	// Mailbox.
 	DeadLetterReason string
+	// From, when not zero, is where the receive may begin to look in the
+	// queue's order of delivery (a Position a receive reported): a driver
+	// that keeps that order in an index (postgres, on a standard queue
+	// without priorities) skips what lies before it there (index entries
+	// of messages taken, acked or still in flight, which an old snapshot
+	// keeps alive). Zero: the whole queue.
+	From Position
+	// Next asks, when the receive takes nothing, for
+	// ReceiveResult.NextVisible.
+	Next bool
 	// SkipGroups, on a standard queue, are message groups none of whose
-	// messages the receive takes (sqsloop.GroupSkipper), and whose visible
-	// messages do not count as visible for NextVisible; ignored on a FIFO
+	// messages the receive takes (sqsloop.GroupSkipper); their visible
+	// messages do not make the queue Busy, and the receive reports no
+	// From (it passed over messages it did not take). Ignored on a FIFO
 	// queue. At most sqsloop.MaxSkipGroups, none empty.
 	SkipGroups []string
+}
+
+// Position is a place in a standard queue's order of delivery: a
+// visibility deadline, then a row key. Zero is before every message.
+type Position struct {
+	At time.Time
+	ID int64
+}
+
+// IsZero reports whether p is before every message.
+func (p Position) IsZero() bool { return p.At.IsZero() && p.ID == 0 }
+
+// Before reports whether p is before q in a queue's order of delivery.
+func (p Position) Before(q Position) bool {
+	return p.At.Before(q.At) || (p.At.Equal(q.At) && p.ID < q.ID)
 }
 
 // ReceiveResult is what Driver.Receive took.
@@ -296,11 +333,21 @@ type ReceiveResult struct {
 	Rows []ReceivedRow
 	// DeadLettered counts the messages moved to the DLQ instead.
 	DeadLettered int
-	// NextVisible is, when Rows is empty, when a message may next be
-	// visible, on the caller's clock: the earliest visibility deadline
-	// after the receive, or soon after it when the receive skipped visible
-	// messages other receives were taking (their new deadlines are then
-	// known); zero when no message is hidden (or when Rows is not empty).
+	// From is where the next receive may begin to look (ReceiveArgs.From):
+	// the place the first message this one took (or moved to the DLQ) had
+	// before it was taken, when the driver uses positions; zero otherwise.
+	// Every message before it that was visible and not being taken by
+	// another receive at the time was taken.
+	From Position
+	// Busy reports, when Rows is empty, that visible messages were there
+	// (at or after ReceiveArgs.From) that other transactions held (other
+	// receives taking them, an ack, a sweep): they are taken, or visible
+	// again, once those end.
+	Busy bool
+	// NextVisible is, when Rows is empty and ReceiveArgs.Next asked for
+	// it, when a message may next be visible, on the caller's clock: the
+	// earliest visibility deadline after the receive; zero when no message
+	// is hidden (or when Rows is not empty, or it was not asked for).
 	NextVisible time.Time
 }
 
