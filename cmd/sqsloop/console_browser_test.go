@@ -289,8 +289,8 @@ func do(t *testing.T, tab context.Context, steps ...chromedp.Action[chromedp.Voi
 // redriveInBrowser does what an operator does: opens the queue list, the
 // DLQ (on SQS the console looks at it), filters on tier=gold, checks the
 // count (want; -1: any), selects all matching, asks for a redrive to the
-// source at 500/s, confirms it after the dry run, and follows the job page
-// until the action ends. With killAt, it kills the console (SIGKILL) once
+// source at 500/s (100/s with killAt), confirms it after the dry run, and
+// follows the job page until the action ends. With killAt, it kills the console (SIGKILL) once
 // the page shows that many moved. With shot, it saves a screenshot of the
 // DLQ's page there. It returns the action as the page last showed it.
 func redriveInBrowser(t *testing.T, tab context.Context, base, source, dlq string, want, killAt int, con *proc, shot string) jobView {
@@ -330,7 +330,13 @@ func redriveInBrowser(t *testing.T, tab context.Context, base, source, dlq strin
 		}
 		t.Logf("screenshot: %s", shot)
 	}
-	do(t, tab, chromedp.SetValue(`#rate`, "500"), chromedp.Click(`#review`), chromedp.WaitVisible(`#confirm`))
+	// 500/s, but 100/s for a run to kill halfway: at 500/s a PostgreSQL
+	// redrive of 622 ends in 1.2 s, between two of the page's updates.
+	rate := "500"
+	if killAt > 0 {
+		rate = "100"
+	}
+	do(t, tab, chromedp.SetValue(`#rate`, rate), chromedp.Click(`#review`), chromedp.WaitVisible(`#confirm`))
 	planned, err := chromedp.Run(tab, chromedp.Text(`#planned`))
 	if err != nil || (want >= 0 && planned != num(want)) {
 		t.Fatalf("the dry run plans %q (%v), want %s", planned, err, num(want))
