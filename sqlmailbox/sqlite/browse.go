@@ -239,26 +239,7 @@ func keysJSON(ids []int64) string {
 }
 
 func (d *sqliteDriver) MessageAudit(ctx context.Context, messageID string, limit int) ([]driver.AuditRow, error) {
-	var out []driver.AuditRow
-	err := d.read(ctx, func(tx *sql.Tx) error {
-		out = nil
-		rows, err := tx.QueryContext(ctx, qMessageAudit, messageID, limit)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var r driver.AuditRow
-			var at int64
-			if err := rows.Scan(&r.Queue, &r.MessageID, &r.ReceiveCount, &r.Kind, &r.Reason, &at); err != nil {
-				return err
-			}
-			r.At = fromMicros(at)
-			out = append(out, r)
-		}
-		return rows.Err()
-	})
-	return out, err
+	return d.auditRows(ctx, qMessageAudit, messageID, limit)
 }
 
 var _ driver.Browser = (*sqliteDriver)(nil)

@@ -207,9 +207,17 @@ func (d *sqliteDriver) TrimDedup(ctx context.Context, now time.Time, from driver
 }
 
 func (d *sqliteDriver) Audit(ctx context.Context, queue string, limit int) ([]driver.AuditRow, error) {
+	return d.auditRows(ctx, qAuditList, queue, limit)
+}
+
+// auditRows reads the audit rows a query (qAuditList, qMessageAudit)
+// returns, in its order, in a read transaction (from scratch when the
+// read is tried again).
+func (d *sqliteDriver) auditRows(ctx context.Context, query string, args ...any) ([]driver.AuditRow, error) {
 	var out []driver.AuditRow
 	err := d.read(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, qAuditList, queue, limit)
+		out = nil
+		rows, err := tx.QueryContext(ctx, query, args...)
 		if err != nil {
 			return err
 		}
