@@ -26,14 +26,11 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -42,12 +39,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/benchmarks/pgdb"
 	"github.com/sqsloop/sqsloop/sqlmailbox/postgres"
 )
 
@@ -113,7 +110,7 @@ func queueName(fifo bool) string {
 }
 
 func run(ctx context.Context, o options) error {
-	db, drop, err := freshDatabase(ctx, o.dsn)
+	db, drop, err := pgdb.Fresh(ctx, o.dsn, "pgfleet_")
 	if err != nil {
 		return err
 	}
@@ -335,32 +332,6 @@ func countDeadlocks(path string, offset int64) (int, error) {
 		}
 	}
 	return n, sc.Err()
-}
-
-// freshDatabase creates a database on the server of dsn and returns its
-// DSN and a func that drops it.
-func freshDatabase(ctx context.Context, dsn string) (string, func(), error) {
-	var r [4]byte
-	_, _ = rand.Read(r[:])
-	name := "pgfleet_" + hex.EncodeToString(r[:])
-	admin := func(sql string) error {
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			return err
-		}
-		defer conn.Close(ctx)
-		_, err = conn.Exec(ctx, sql)
-		return err
-	}
-	if err := admin("CREATE DATABASE " + name); err != nil {
-		return "", nil, err
-	}
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "", nil, fmt.Errorf("-dsn: want a postgres:// URL: %w", err)
-	}
-	u.Path = "/" + name
-	return u.String(), func() { _ = admin("DROP DATABASE " + name + " WITH (FORCE)") }, nil
 }
 
 // loadAverage returns the machine's load average over the last minute, or

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/sqsloop/sqsloop/benchmarks/pgdb"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -84,7 +85,7 @@ var (
 // workers until they find it empty.
 func (b bench) runBare(ctx context.Context, l bareLoop, n int) (result, error) {
 	progress("%s: filling %d", l.name, n)
-	db, drop, err := freshDatabase(ctx, b.dsn)
+	db, drop, err := pgdb.Fresh(ctx, b.dsn, "riverbench_")
 	if err != nil {
 		return result{}, err
 	}

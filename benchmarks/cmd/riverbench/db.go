@@ -2,42 +2,13 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sqsloop/sqsloop/benchmarks/cputime"
 )
-
-// freshDatabase creates a database on the server of dsn and returns its
-// DSN and a func that drops it.
-func freshDatabase(ctx context.Context, dsn string) (string, func(), error) {
-	var r [4]byte
-	_, _ = rand.Read(r[:])
-	name := "riverbench_" + hex.EncodeToString(r[:])
-	admin := func(sql string) error {
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			return err
-		}
-		defer conn.Close(ctx)
-		_, err = conn.Exec(ctx, sql)
-		return err
-	}
-	if err := admin("CREATE DATABASE " + name); err != nil {
-		return "", nil, err
-	}
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "", nil, fmt.Errorf("-dsn: want a postgres:// URL: %w", err)
-	}
-	u.Path = "/" + name
-	return u.String(), func() { _ = admin("DROP DATABASE " + name + " WITH (FORCE)") }, nil
-}
 
 // bench is what every run of one invocation shares.
 type bench struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
+	"github.com/sqsloop/sqsloop/benchmarks/pgdb"
 )
 
 // jobArgs is the job River runs: work (bench.work) and nothing else.
@@ -40,7 +41,7 @@ type riverClient struct {
 // MaxWorkers b.concurrency; cooldown 0 keeps River's FetchCooldown default
 // (100 ms).
 func (b bench) newRiver(ctx context.Context, n int, cooldown time.Duration) (*riverClient, error) {
-	db, drop, err := freshDatabase(ctx, b.dsn)
+	db, drop, err := pgdb.Fresh(ctx, b.dsn, "riverbench_")
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sqsloop/sqsloop"
+	"github.com/sqsloop/sqsloop/benchmarks/pgdb"
 	"github.com/sqsloop/sqsloop/consumer"
 	"github.com/sqsloop/sqsloop/sqlmailbox"
 	"github.com/sqsloop/sqsloop/sqlmailbox/postgres"
@@ -59,7 +60,7 @@ func openStore(ctx context.Context, dsn, dialect string) (st *sqlmailbox.Store, 
 		}
 		return st, where, func() { st.Close(); os.RemoveAll(dir) }, nil
 	}
-	where, drop, err := freshDatabase(ctx, dsn)
+	where, drop, err := pgdb.Fresh(ctx, dsn, "riverbench_")
 	if err != nil {
 		return nil, "", nil, err
 	}
