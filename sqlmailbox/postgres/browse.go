@@ -210,17 +210,7 @@ func (d *pgDriver) changeRows(ctx context.Context, query string, queue int64, id
 }
 
 func (d *pgDriver) MessageAudit(ctx context.Context, messageID string, limit int) ([]driver.AuditRow, error) {
-	rows, err := d.pool.Query(ctx, qMessageAudit, messageID, limit)
-	if err != nil {
-		return nil, d.classify(err)
-	}
-	var out []driver.AuditRow
-	var r driver.AuditRow
-	_, err = pgx.ForEachRow(rows, []any{&r.Queue, &r.MessageID, &r.ReceiveCount, &r.Kind, &r.Reason, &r.At}, func() error {
-		out = append(out, r)
-		return nil
-	})
-	return out, d.classify(err)
+	return d.auditRows(ctx, qMessageAudit, messageID, limit)
 }
 
 var _ driver.Browser = (*pgDriver)(nil)

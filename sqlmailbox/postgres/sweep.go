@@ -81,7 +81,13 @@ func (d *pgDriver) TrimDedup(ctx context.Context, _ time.Time, from driver.Dedup
 }
 
 func (d *pgDriver) Audit(ctx context.Context, queue string, limit int) ([]driver.AuditRow, error) {
-	rows, err := d.pool.Query(ctx, qAuditList, queue, limit)
+	return d.auditRows(ctx, qAuditList, queue, limit)
+}
+
+// auditRows reads the audit rows a query (qAuditList, qMessageAudit)
+// returns, in its order.
+func (d *pgDriver) auditRows(ctx context.Context, query string, args ...any) ([]driver.AuditRow, error) {
+	rows, err := d.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, d.classify(err)
 	}
