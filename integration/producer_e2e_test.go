@@ -43,6 +43,25 @@ func (f *faultySender) QueueAttributes(ctx context.Context) (sqsloop.QueueAttrib
 }
 
 func (f *faultySender) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error) {
+	return f.sendWithFaults(ctx, msgs, f.Mailbox.Send)
+}
+
+// faultyBulkSender is a faultySender whose Mailbox is a sqsloop.BulkSender:
+// its SendBulk calls meet the same faults as Send's, so that the
+// producer's bulk path is what the database mailboxes' tests run.
+type faultyBulkSender struct {
+	*faultySender
+	bulk sqsloop.BulkSender
+}
+
+func (f *faultyBulkSender) SendBulk(ctx context.Context, msgs []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error) {
+	return f.sendWithFaults(ctx, msgs, f.bulk.SendBulk)
+}
+
+// sendWithFaults makes one send call (Send or SendBulk) through call with
+// the faults of faultySender injected.
+func (f *faultySender) sendWithFaults(ctx context.Context, msgs []sqsloop.OutgoingMessage,
+	call func(context.Context, []sqsloop.OutgoingMessage) ([]sqsloop.SendResult, error)) ([]sqsloop.SendResult, error) {
 	f.log.mu.Lock()
 	f.log.calls++
 	f.log.mu.Unlock()
@@ -62,7 +81,7 @@ func (f *faultySender) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage)
 		f.send.before.Add(1)
 		return nil, &injectedError{op: "send", where: "before the call"}
 	case faultAfter:
-		res, err := f.Mailbox.Send(ctx, msgs)
+		res, err := call(ctx, msgs)
 		if err != nil {
 			return nil, err
 		}
@@ -86,7 +105,7 @@ func (f *faultySender) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage)
 	if len(pass) == 0 {
 		return out, nil
 	}
-	res, err := f.Mailbox.Send(ctx, pass)
+	res, err := call(ctx, pass)
 	if err != nil {
 		return nil, err
 	}
@@ -98,15 +117,33 @@ func (f *faultySender) Send(ctx context.Context, msgs []sqsloop.OutgoingMessage)
 }
 
 // newProducer returns a producer (of cfg) sending to mb through a
-// faultySender failing rate of calls and entries (0: none, only counting).
+// faultySender failing rate of calls and entries (0: none, only counting),
+// a faultyBulkSender when mb is a sqsloop.BulkSender.
 func newProducer(t *testing.T, mb sqsloop.Mailbox, rate float64, seed uint64, cfg producer.Config) (*producer.Producer, *faultySender) {
 	t.Helper()
 	fs := &faultySender{faultyMailbox: newFaultyMailbox(mb, rate, seed), log: newSendLog()}
-	p, err := producer.New(fs, cfg)
+	var sender sqsloop.Mailbox = fs
+	if bulk, ok := mb.(sqsloop.BulkSender); ok {
+		sender = &faultyBulkSender{faultySender: fs, bulk: bulk}
+	}
+	return startProducer(t, sender, cfg), fs
+}
+
+// newBatchProducer is newProducer sending through Send alone
+// (SendMessageBatch), whatever mb is: a test of SQS's batch limits.
+func newBatchProducer(t *testing.T, mb sqsloop.Mailbox, cfg producer.Config) (*producer.Producer, *faultySender) {
+	t.Helper()
+	fs := &faultySender{faultyMailbox: newFaultyMailbox(mb, 0, 1), log: newSendLog()}
+	return startProducer(t, fs, cfg), fs
+}
+
+func startProducer(t *testing.T, mb sqsloop.Mailbox, cfg producer.Config) *producer.Producer {
+	t.Helper()
+	p, err := producer.New(mb, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p, fs
+	return p
 }
 
 // drainBodies receives and deletes everything mb holds, until a long poll
@@ -356,8 +393,9 @@ func TestE2EProducerFIFOOrderUnderFaults(t *testing.T) {
 }
 
 // Sizes on the wire: a message over 1 MiB is refused before any call,
-// naming its size; three of 400 KiB (1.2 MiB in all) go in two calls and
-// all arrive. The linger is the longest, 1 s, so that the three are
+// naming its size; three of 400 KiB (1.2 MiB in all) go in two
+// SendMessageBatch calls and all arrive (through Send on every mailbox: a
+// database's bulk path takes them in one). The linger is the longest, 1 s, so that the three are
 // pending together however slowly the test enqueues them on a loaded
 // machine (with 5 ms, one may go alone before the next is enqueued).
 func TestE2EProducerSizeLimits(t *testing.T) {
@@ -366,7 +404,7 @@ func TestE2EProducerSizeLimits(t *testing.T) {
 		ctx := t.Context()
 		q, cleanup := h.NewQueue(ctx, t, mailboxtest.QueueOptions{})
 		defer cleanup()
-		p, counted := newProducer(t, q.Mailbox, 0, 1, producer.Config{Linger: producer.MaxLinger})
+		p, counted := newBatchProducer(t, q.Mailbox, producer.Config{Linger: producer.MaxLinger})
 		log := counted.log
 		_, err := p.Send(ctx, sqsloop.OutgoingMessage{Body: strings.Repeat("x", sqsloop.MaxMessageSize+1)})
 		if !errors.Is(err, sqsloop.ErrInvalidArgument) || !strings.Contains(err.Error(), "got 1048577") {
