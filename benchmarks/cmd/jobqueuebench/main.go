@@ -42,7 +42,14 @@
 // PRODUCER_PACING, PRODUCER_BATCH_MAX, PRODUCER_BATCH_MS,
 // PRODUCER_RATE_CONTROL_FILE, TARGET_DEPTH, WORKER_COUNT, JOB_PAYLOAD_BYTES,
 // JOB_WORK_MS, SAMPLE_EVERY_S, BENCH_INSTANCE_ID; MAX_CONNECTIONS sizes the
-// pool (20, as River's adapter).
+// pool (20, as River's adapter). PRODUCER_MAX_ATTEMPTS is ours: how many
+// times the producer tries a message (producer.Config.MaxAttempts; 0, the
+// default, is the producer's 10, about 20 s of retries). While the
+// database is down a send waits through its retries and the pacing's credit
+// grows, so the jobs of an outage go out at once when it ends; River's and
+// pgmq's adapters drop a batch whose insert failed. PRODUCER_MAX_ATTEMPTS=1
+// gives their workload: a send that fails is counted in send_failures and
+// not tried again.
 package main
 
 import (
@@ -82,7 +89,7 @@ type settings struct {
 	dsn, scenario, mode, pacing, rateFile string
 	rate, batchMax, batchMS, targetDepth  int
 	workers, payload, workMS, sampleEvery int
-	instance, maxConns                    int
+	instance, maxConns, maxAttempts       int
 }
 
 func readSettings() (settings, error) {
@@ -109,6 +116,7 @@ func readSettings() (settings, error) {
 		{"SAMPLE_EVERY_S", 5, 1, &s.sampleEvery},
 		{"BENCH_INSTANCE_ID", 0, 0, &s.instance},
 		{"MAX_CONNECTIONS", 20, 1, &s.maxConns},
+		{"PRODUCER_MAX_ATTEMPTS", 0, 0, &s.maxAttempts},
 	} {
 		v, err := strconv.Atoi(env(f.key, strconv.Itoa(f.def)))
 		if err != nil || v < f.min {
@@ -191,7 +199,7 @@ func run(ctx context.Context, s settings) error {
 	if err != nil {
 		return err
 	}
-	p, err := producer.New(mb, producer.Config{})
+	p, err := producer.New(mb, producer.Config{MaxAttempts: s.maxAttempts})
 	if err != nil {
 		return err
 	}
