@@ -82,8 +82,10 @@
 // of a standard queue looks from a second before where the Store's last
 // receive began to take, so that index entries an old snapshot keeps
 // alive (an idle transaction, a long report) are not stepped over again
-// by every receive, and looks at the whole queue at least once a second
-// and before a long poll answers empty.
+// by every receive, and looks at the whole queue before a long poll
+// answers empty and at least once a second, or every 100 times as long as
+// the last whole look took (30 s at most) while such a snapshot makes
+// whole looks slow, so that they take about 1 % of the database's time.
 //
 // # Beyond the Mailbox
 //

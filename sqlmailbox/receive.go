@@ -132,6 +132,9 @@ func (m *Mailbox) ReceiveSkipping(ctx context.Context, req sqsloop.ReceiveReques
 			}
 			return nil, m.fail(ctx, op, err)
 		}
+		if from.IsZero() {
+			m.s.looks.lookedWhole(m.q.ID, time.Since(start))
+		}
 		m.s.looks.took(m.q.ID, res.From)
 		if res.DeadLettered > 0 {
 			m.s.hub.wake(m.q.DeadLetterQueueID, res.DeadLettered)
