@@ -43,13 +43,12 @@
 // PRODUCER_RATE_CONTROL_FILE, TARGET_DEPTH, WORKER_COUNT, JOB_PAYLOAD_BYTES,
 // JOB_WORK_MS, SAMPLE_EVERY_S, BENCH_INSTANCE_ID; MAX_CONNECTIONS sizes the
 // pool (20, as River's adapter). PRODUCER_MAX_ATTEMPTS is ours: how many
-// times the producer tries a message (producer.Config.MaxAttempts; 0, the
-// default, is the producer's 10, about 20 s of retries). While the
-// database is down a send waits through its retries and the pacing's credit
-// grows, so the jobs of an outage go out at once when it ends; River's and
-// pgmq's adapters drop a batch whose insert failed. PRODUCER_MAX_ATTEMPTS=1
-// gives their workload: a send that fails is counted in send_failures and
-// not tried again.
+// times the producer tries a message (producer.Config.MaxAttempts), 1 by
+// default, the workload of the harness's River and pgmq adapters, which
+// drop a batch whose insert failed (counted here in send_failures); 0 is
+// the producer's own 10, about 20 s of retries, with which a send waits
+// through a database outage while the pacing's credit grows, and the jobs
+// of the outage go out at once when it ends.
 package main
 
 import (
@@ -116,7 +115,7 @@ func readSettings() (settings, error) {
 		{"SAMPLE_EVERY_S", 5, 1, &s.sampleEvery},
 		{"BENCH_INSTANCE_ID", 0, 0, &s.instance},
 		{"MAX_CONNECTIONS", 20, 1, &s.maxConns},
-		{"PRODUCER_MAX_ATTEMPTS", 0, 0, &s.maxAttempts},
+		{"PRODUCER_MAX_ATTEMPTS", 1, 0, &s.maxAttempts},
 	} {
 		v, err := strconv.Atoi(env(f.key, strconv.Itoa(f.def)))
 		if err != nil || v < f.min {
