@@ -15,16 +15,19 @@ import (
 
 // The operator's half (driver.Browser): its SQL, apart from queries.go's
 // because no receive, ack or sweep runs it. A message is held when
-// visible_at > statement_timestamp() AND receive_count > 0 (as countsOf
+// visible_at > statement_timestamp() AND receive_count > 0 (as qCounts
 // counts in flight). The attributes column holds JSON text in a bytea.
 const (
 	// qSummaries reads each queue's counts, oldest send time and groups
-	// in flight, in one snapshot and one scan of each queue's messages.
-	qSummaries = `SELECT q.name, c.* FROM sqsloop_queues q CROSS JOIN LATERAL (
-		SELECT ` + countsOf + `, coalesce(min(sent_at), 'epoch'),
-		count(DISTINCT group_id) FILTER (WHERE visible_at > statement_timestamp() AND receive_count > 0 AND group_id <> '')
-		FROM sqsloop_messages WHERE queue_id = q.id
-	) c ORDER BY q.name`
+	// in flight, in one snapshot.
+	qSummaries = `SELECT q.name,
+	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = q.id AND visible_at <= statement_timestamp()),
+	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = q.id AND visible_at > statement_timestamp() AND receive_count > 0),
+	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = q.id AND visible_at > statement_timestamp() AND receive_count = 0),
+	coalesce((SELECT min(sent_at) FROM sqsloop_messages WHERE queue_id = q.id), 'epoch'),
+	(SELECT count(DISTINCT group_id) FROM sqsloop_messages
+		WHERE queue_id = q.id AND visible_at > statement_timestamp() AND receive_count > 0 AND group_id <> '')
+	FROM sqsloop_queues q ORDER BY q.name`
 	// qBrowse reads queue $1's messages after key $2 matching {filter},
 	// in key order, $3 at most.
 	qBrowse = `SELECT id, message_id, body, attributes, group_id, dedup_id, priority, receive_count, sent_at,

@@ -280,18 +280,10 @@ const (
 		statement_timestamp()`
 
 	qExists = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = $1)`
-	// qCounts reads queue $1's counts (countsOf) in one scan of its
-	// messages, and whether the queue exists.
-	qCounts = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = $1), ` + countsOf + `
-	FROM sqsloop_messages WHERE queue_id = $1`
-	// countsOf counts, of the messages scanned, those visible, in flight
-	// (held: a receive gave them a deadline still ahead) and delayed (never
-	// received, visible later), each message once: one pass over the
-	// queue's rows, whose dead versions an old snapshot keeps for every
-	// pass to step over.
-	countsOf = `count(*) FILTER (WHERE visible_at <= statement_timestamp()),
-	count(*) FILTER (WHERE visible_at > statement_timestamp() AND receive_count > 0),
-	count(*) FILTER (WHERE visible_at > statement_timestamp() AND receive_count = 0)`
+	qCounts = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = $1),
+	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = $1 AND visible_at <= statement_timestamp()),
+	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = $1 AND visible_at > statement_timestamp() AND receive_count > 0),
+	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = $1 AND visible_at > statement_timestamp() AND receive_count = 0)`
 
 	// qDelete deletes the messages of the refs ($2 ids, $3 receive
 	// counts) whose receive is the message's (qDeleting), locked in id
