@@ -81,6 +81,14 @@ var levels = [2][]int16{{0}, func() (ps []int16) {
 	return ps
 }()}
 
+// levelsOf returns the priority levels of q's messages.
+func levelsOf(q *driver.QueueRecord) []int16 {
+	if q.Spec.Priority {
+		return levels[1]
+	}
+	return levels[0]
+}
+
 func (d *pgDriver) Send(ctx context.Context, q *driver.QueueRecord, _ time.Time, msgs []driver.NewMessage) ([]driver.SendOutcome, error) {
 	out := make([]driver.SendOutcome, len(msgs))
 	carry := d.notes.lead(q.ID, len(msgs))
@@ -356,10 +364,7 @@ func takeWindow(ctx context.Context, db querier, query string, args []any) (wind
 // looked from from and took nothing and moved nothing, as qNext says, or
 // fails with ErrQueueNotFound when the queue is gone.
 func (d *pgDriver) next(ctx context.Context, q *driver.QueueRecord, from driver.Position, ask bool, res *driver.ReceiveResult) error {
-	lv := levels[0]
-	if q.Spec.Priority {
-		lv = levels[1]
-	}
+	lv := levelsOf(q)
 	var exists bool
 	var next, now time.Time
 	if err := again(ctx, func() error {

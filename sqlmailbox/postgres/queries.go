@@ -280,10 +280,19 @@ const (
 		statement_timestamp()`
 
 	qExists = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = $1)`
+	// qCounts reads queue $1's counts: visible, in flight (received, its
+	// deadline ahead) and delayed (never received, visible later). It
+	// reads the receive's index one priority level at a time ($2, as
+	// qNext), in two ranges of it, the visible and the later, so that each
+	// message's entries are read once and the plan is a range of that
+	// index, not a scan of the primary key over every entry of the queue
+	// that an old snapshot keeps.
 	qCounts = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = $1),
-	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = $1 AND visible_at <= statement_timestamp()),
-	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = $1 AND visible_at > statement_timestamp() AND receive_count > 0),
-	(SELECT count(*) FROM sqsloop_messages WHERE queue_id = $1 AND visible_at > statement_timestamp() AND receive_count = 0)`
+	(SELECT coalesce(sum((SELECT count(*) FROM sqsloop_messages
+		WHERE queue_id = $1 AND priority = l.p AND visible_at <= statement_timestamp())), 0)::bigint FROM unnest($2::smallint[]) l(p)),
+	c.f, c.d FROM (SELECT coalesce(sum(x.f), 0)::bigint AS f, coalesce(sum(x.d), 0)::bigint AS d FROM unnest($2::smallint[]) l(p) CROSS JOIN LATERAL (
+		SELECT count(*) FILTER (WHERE receive_count > 0) AS f, count(*) FILTER (WHERE receive_count = 0) AS d FROM sqsloop_messages
+		WHERE queue_id = $1 AND priority = l.p AND visible_at > statement_timestamp()) x) c`
 
 	// qDelete deletes the messages of the refs ($2 ids, $3 receive
 	// counts) whose receive is the message's (qDeleting), locked in id
@@ -306,9 +315,12 @@ const (
 	)
 	SELECT id, receive_count, CASE WHEN $5::text IS NOT NULL THEN pg_notify('` + channel + `', $5) END FROM d`
 	// qDeleting locks, in id order, the messages a delete deletes: the keys
-	// bound the scan ($2 with = ANY: an index scan of the primary key
-	// however the table's statistics stand), the pairs pick the receives,
-	// checked again on the row's newest version once its lock is held.
+	// bound the scan ($2 with = ANY: an index scan of the primary key), the
+	// pairs pick the receives, checked again on the row's newest version
+	// once its lock is held. Statistics taken under an old snapshot, which
+	// count a queue's few live messages, can make the planner read the
+	// primary key's whole range for the queue instead, every dead entry
+	// the snapshot keeps (benchmarks/README.md, the idle transaction).
 	qDeleting = `SELECT m.id FROM sqsloop_messages m
 		WHERE m.queue_id = $1 AND m.id = ANY($2::bigint[]) AND (m.id, m.receive_count) IN (SELECT * FROM unnest($2::bigint[], $3::integer[]))
 			AND (NOT $4 OR m.visible_at > statement_timestamp())

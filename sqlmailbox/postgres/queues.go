@@ -94,7 +94,7 @@ func (d *pgDriver) Counts(ctx context.Context, q *driver.QueueRecord, _ time.Tim
 	var c driver.Counts
 	var exists bool
 	var visible, inFlight, delayed int64
-	if err := d.pool.QueryRow(ctx, qCounts, q.ID).Scan(&exists, &visible, &inFlight, &delayed); err != nil {
+	if err := d.pool.QueryRow(ctx, qCounts, q.ID, levelsOf(q)).Scan(&exists, &visible, &inFlight, &delayed); err != nil {
 		return c, d.classify(err)
 	}
 	if !exists {
