@@ -72,7 +72,7 @@ func receiveQuery(kind, dlq, skip, max int) string {
 // for an ack, rarely met; past it the receive fails, transient.
 const maxLockTimeouts = 3
 
-// levels are the priorities qNext looks at: 0 alone on a queue without
+// levels are the priorities qNext and qCounts look at: 0 alone on a queue without
 // priorities, else every priority.
 var levels = [2][]int16{{0}, func() (ps []int16) {
 	for p := sqsloop.MaxPriority; p >= sqsloop.MinPriority; p-- {
