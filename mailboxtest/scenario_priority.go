@@ -77,6 +77,19 @@ func testPriorityOrdersReceives(t *testing.T, h Harness) {
 		}
 	}
 	SendAll(ctx, t, q.Mailbox, prioritized("high-c", p(1), ""), prioritized("low-c", p(-9), ""))
+
+	// The counts take in every priority: visible none-a (0), low-a (-3),
+	// high-c (1) and low-c (-9); in flight top (9), high-a and high-b (5),
+	// zero-b (0) and low-b (-3).
+	if ar, ok := q.Mailbox.(sqsloop.AttributesReader); ok && h.Features().AttributesReader {
+		a, err := ar.QueueAttributes(ctx)
+		if err != nil {
+			t.Fatalf("QueueAttributes: %v", err)
+		}
+		if got := [3]int{a.ApproximateMessages, a.ApproximateMessagesInFlight, a.ApproximateMessagesDelayed}; got != [3]int{4, 5, 0} {
+			t.Errorf("counts (visible, in flight, delayed) of a queue with priorities -9 to 9 = %v, want [4 5 0]", got)
+		}
+	}
 	again := ReceiveN(ctx, t, q.Mailbox, 4, patience, longLease)
 	if b := bodies(again); b != "high-c none-a low-a low-c" {
 		t.Fatalf("after nacking low-a and none-a and sending high-c and low-c: received %s, want high-c none-a low-a low-c", b)
