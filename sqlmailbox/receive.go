@@ -123,6 +123,7 @@ func (m *Mailbox) ReceiveSkipping(ctx context.Context, req sqsloop.ReceiveReques
 		last := !start.Before(deadline)
 		from, next := m.s.looks.plan(m.q.ID, start, last, busy)
 		m.renewReceiver(ctx, start, true)
+		looked := time.Now()
 		res, answered, err := m.take(ctx, driver.ReceiveArgs{Now: start, Max: req.MaxMessages, Visibility: req.VisibilityTimeout,
 			Receiver: m.receiver.id, DeadLetterReason: m.deadLetter, From: from, Next: next, SkipGroups: skip})
 		if err != nil {
@@ -133,7 +134,7 @@ func (m *Mailbox) ReceiveSkipping(ctx context.Context, req sqsloop.ReceiveReques
 			return nil, m.fail(ctx, op, err)
 		}
 		if from.IsZero() {
-			m.s.looks.lookedWhole(m.q.ID, time.Since(start))
+			m.s.looks.lookedWhole(m.q.ID, time.Since(looked)) // the look alone, not the registry's write before it
 		}
 		m.s.looks.took(m.q.ID, res.From)
 		if res.DeadLettered > 0 {
