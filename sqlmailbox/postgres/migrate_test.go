@@ -93,6 +93,67 @@ func TestOpenRequiresAMigratedSchema(t *testing.T) {
 	}
 }
 
+// Migration 4 keys the messages by id alone and indexes a FIFO queue's
+// by queue in id order: messages a version-3 schema holds (a standard
+// queue's, a FIFO group's, one of them in flight) are all there after it,
+// the in-flight one still held, and the FIFO group delivers in its order.
+func TestMigrationKeysMessagesByID(t *testing.T) {
+	ctx := t.Context()
+	dsn := sqlharness.EmptyDatabase(t)
+	pool := newPool(t, dsn)
+	if err := postgres.MigrateTo(ctx, pool, 3); err != nil {
+		t.Fatal(err)
+	}
+	execSQL(t, dsn, `INSERT INTO sqsloop_queues
+		(name, fifo, content_based_dedup, visibility_timeout, delay, retention, max_message_size, max_receive_count, key)
+		VALUES ('jobs', false, false, 30, 0, 345600, 262144, 0, '\x00'), ('jobs.fifo', true, false, 30, 0, 345600, 262144, 0, '\x01')`)
+	execSQL(t, dsn, `INSERT INTO sqsloop_messages (queue_id, message_id, body, group_id, dedup_id, sent_at, visible_at)
+		SELECT q.id, q.name || n, q.name || n, CASE WHEN q.fifo THEN 'g' ELSE '' END, CASE WHEN q.fifo THEN 'd' || n ELSE '' END,
+			now(), now()
+		FROM sqsloop_queues q, generate_series(1, 4) n ORDER BY q.id, n`)
+	execSQL(t, dsn, `UPDATE sqsloop_messages SET receive_count = 1, received_at = now(), visible_at = now() + interval '1 hour', leased = true
+		WHERE message_id = 'jobs4'`)
+	if v, err := postgres.Migrate(ctx, pool); err != nil || v.Database != 3 {
+		t.Fatalf("Migrate of a version-3 schema: %+v, %v", v, err)
+	}
+	var key, fifo string
+	query(t, dsn, `SELECT pg_get_indexdef('sqsloop_messages_pkey'::regclass), pg_get_indexdef('sqsloop_messages_fifo'::regclass)`, &key, &fifo)
+	if !strings.HasSuffix(key, "(id)") || !strings.HasSuffix(fifo, "(queue_id, id) WHERE (dedup_id <> ''::text)") {
+		t.Fatalf("after the migration: the key %q, the FIFO index %q", key, fifo)
+	}
+
+	st, err := postgres.New(ctx, pool, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, c := range []struct {
+		queue string
+		want  []string
+	}{{"jobs", []string{"jobs1", "jobs2", "jobs3"}}, {"jobs.fifo", []string{"jobs.fifo1", "jobs.fifo2", "jobs.fifo3", "jobs.fifo4"}}} {
+		mb, err := st.Queue(ctx, c.queue)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := mailboxtest.ReceiveN(ctx, t, mb, len(c.want), 10*time.Second, time.Minute)
+		var bodies []string
+		for _, m := range got {
+			bodies = append(bodies, m.Body)
+		}
+		if strings.Join(bodies, " ") != strings.Join(c.want, " ") {
+			t.Errorf("%s delivered %q after the migration, want %q", c.queue, bodies, c.want)
+		}
+		mailboxtest.AckAll(ctx, t, mb, got...)
+		a, err := mb.QueueAttributes(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if held := map[string]int{"jobs": 1, "jobs.fifo": 0}[c.queue]; a.ApproximateMessages != 0 || a.ApproximateMessagesInFlight != held {
+			t.Errorf("%s after the acks: %d visible, %d in flight; want 0 and %d", c.queue, a.ApproximateMessages, a.ApproximateMessagesInFlight, held)
+		}
+	}
+}
+
 // mustVersion reads pool's schema version.
 func mustVersion(t *testing.T, pool *pgxpool.Pool) sqlmailbox.SchemaVersion {
 	t.Helper()

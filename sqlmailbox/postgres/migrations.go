@@ -9,10 +9,10 @@ package postgres
 // Migrate holds a transaction-scoped advisory lock (qLock) while it runs,
 // so processes migrating together migrate once.
 //
-// Messages are keyed by (queue_id, id): the receive's index and the FIFO
-// and retention scans all start with the queue. An identity never reuses a
-// value, so a receipt handle, which names a row by it, can never name a
-// newer message.
+// Messages are keyed by id, an identity: it never reuses a value, so a
+// receipt handle, which names a row by it, can never name a newer message.
+// The receive's index starts with the queue, and so does the FIFO
+// messages' index, in id order, for the FIFO receive's pick.
 var migrations = []string{
 	// 1: queues, messages, deduplication IDs, the audit and archive tables,
 	// the registry of receiving Mailboxes.
@@ -111,5 +111,15 @@ CREATE TABLE sqsloop_acked (
 	messages      bigint      NOT NULL,
 	PRIMARY KEY (queue_id, hour, receive_count)
 );
+`,
+	// 4: messages keyed by id alone, so that a statement naming messages
+	// by id has no index led by the queue to read instead of the key (see
+	// inQueue); the FIFO messages (those with a deduplication ID: only a
+	// FIFO queue's) indexed by queue in id order, for the FIFO receive's
+	// pick. Like 3's, the index builds hold off writes to the messages
+	// while they run.
+	`
+ALTER TABLE sqsloop_messages DROP CONSTRAINT sqsloop_messages_pkey, ADD PRIMARY KEY (id);
+CREATE INDEX sqsloop_messages_fifo ON sqsloop_messages (queue_id, id) WHERE dedup_id <> '';
 `,
 }

@@ -35,11 +35,23 @@ const (
 	qQueueIsDLQ  = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues s JOIN sqsloop_queues d ON s.dlq_id = d.id WHERE d.name = $1)`
 	qDeleteQueue = `DELETE FROM sqsloop_queues WHERE id = $1`
 	qQueueID     = `SELECT id FROM sqsloop_queues WHERE name = $1`
+	// inQueue is how a statement that names messages by id ($2, or ids a
+	// pick of queue $1 chose) checks that they are queue $1's: as an
+	// expression no index answers, so that the plan finds them by the
+	// primary key, one descent each, however the planner's statistics
+	// stand. Given queue_id = $1 there, statistics taken under an old
+	// snapshot, which count a queue's few live messages, make the planner
+	// read the queue's whole range of an index led by queue_id instead,
+	// every dead entry the snapshot keeps (measured: an ack 0.11 ms before
+	// the snapshot, 33.9 ms 40 s into it; benchmarks/README.md, the idle
+	// transaction). A statement that then writes the rows it locked names
+	// them by id alone.
+	inQueue = `queue_id + 0 = $1`
 	// qPurgeQueue deletes every message of queue $1, locked in id order
 	// first; qLockMessages locks them so, for a queue about to be
 	// deleted (its queue row locked before: the order of a FIFO receive).
 	qPurgeQueue = `WITH l AS MATERIALIZED (` + qLockMessages + `)
-	DELETE FROM sqsloop_messages m USING l WHERE m.queue_id = $1 AND m.id = l.id`
+	DELETE FROM sqsloop_messages m USING l WHERE m.id = l.id`
 	qLockMessages = `SELECT id FROM sqsloop_messages WHERE queue_id = $1 ORDER BY id FOR UPDATE`
 	qLockQueue    = `SELECT id FROM sqsloop_queues WHERE name = $1 FOR UPDATE`
 
@@ -185,8 +197,10 @@ const (
 	// within one. It picks {max} messages to deliver ({live}) and,
 	// before and among them, those to move to the DLQ, which take no place
 	// in the batch; it returns their ids only, which qWindowFIFO locks in
-	// id order. ($4, $6 and $7, unused, keep the parameters of every pick
-	// alike.)
+	// id order. Every message of a FIFO queue has a deduplication ID, so
+	// the prefix is a range of the FIFO messages' index (dedup_id <> '',
+	// the index's predicate). ($4, $6 and $7, unused, keep the parameters
+	// of every pick alike.)
 	qPickFIFO = `SELECT id FROM (
 			SELECT id, head, prio,
 				count(*) FILTER (WHERE {live}) OVER (ORDER BY prio DESC, head, id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
@@ -196,7 +210,7 @@ const (
 					first_value(priority) OVER (PARTITION BY group_id ORDER BY id) AS prio
 				FROM (
 					SELECT id, group_id, visible_at, priority, receive_count FROM sqsloop_messages
-					WHERE queue_id = $1 AND group_id NOT IN (
+					WHERE queue_id = $1 AND dedup_id <> '' AND group_id NOT IN (
 						SELECT group_id FROM sqsloop_messages
 						WHERE queue_id = $1 AND visible_at > {now} AND receive_count > 0
 					)
@@ -216,7 +230,7 @@ const (
 		SELECT id, row_number() OVER () AS n FROM ({pick}) c
 	), locked AS MATERIALIZED (
 		SELECT m.id, m.receive_count, m.visible_at AS was FROM sqsloop_messages m
-		WHERE m.queue_id = $1 AND m.id IN (SELECT id FROM cand)
+		WHERE m.id IN (SELECT id FROM cand) AND ` + inQueue + `
 		ORDER BY m.id FOR UPDATE
 	), missed AS MATERIALIZED (
 		SELECT id FROM cand WHERE id NOT IN (SELECT id FROM locked)
@@ -239,7 +253,7 @@ const (
 			received_at = {now}, first_received_at = coalesce(m.first_received_at, {now}),
 			extended_at = NULL, leased = true, leased_by = $3
 		FROM picked p
-		WHERE {live}m.queue_id = $1 AND m.id = p.id
+		WHERE {live}m.id = p.id
 		RETURNING p.n, p.was, m.id, m.message_id, m.body, m.attributes, m.group_id, m.dedup_id, m.sent_at, m.first_received_at, m.receive_count
 	)
 	SELECT 0, *, {now} FROM taken
@@ -253,7 +267,7 @@ const (
 	takeOrDeadLetter = `, dead AS (
 		UPDATE sqsloop_messages m SET queue_id = $9, visible_at = {now}, leased = false, leased_by = NULL
 		FROM picked p
-		WHERE p.receive_count >= $8 AND m.queue_id = $1 AND m.id = p.id
+		WHERE p.receive_count >= $8 AND m.id = p.id
 		RETURNING p.n, p.was, m.id, m.message_id, m.receive_count
 	), audit AS (
 		INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)
@@ -284,9 +298,8 @@ const (
 	// deadline ahead) and delayed (never received, visible later). It
 	// reads the receive's index one priority level at a time ($2, as
 	// qNext), in two ranges of it, the visible and the later, so that each
-	// message's entries are read once and the plan is a range of that
-	// index, not a scan of the primary key over every entry of the queue
-	// that an old snapshot keeps.
+	// message's entries are read once, and only those of the ranges
+	// counted.
 	qCounts = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues WHERE id = $1),
 	(SELECT coalesce(sum((SELECT count(*) FROM sqsloop_messages
 		WHERE queue_id = $1 AND priority = l.p AND visible_at <= statement_timestamp())), 0)::bigint FROM unnest($2::smallint[]) l(p)),
@@ -301,12 +314,12 @@ const (
 	// NOTIFY ($5: a FIFO queue's, whose delete may free a group) sends it
 	// if it deleted something.
 	qDelete = `WITH l AS MATERIALIZED (` + qDeleting + `)
-	DELETE FROM sqsloop_messages m USING l WHERE m.queue_id = $1 AND m.id = l.id
+	DELETE FROM sqsloop_messages m USING l WHERE m.id = l.id
 	RETURNING m.id, m.receive_count, CASE WHEN $5::text IS NOT NULL THEN pg_notify('` + channel + `', $5) END`
 	// qDeleteArchive is qDelete copying the deleted messages to the
 	// archive table, under the queue's name $6 (Config.Archive).
 	qDeleteArchive = `WITH l AS MATERIALIZED (` + qDeleting + `), d AS (
-		DELETE FROM sqsloop_messages m USING l WHERE m.queue_id = $1 AND m.id = l.id
+		DELETE FROM sqsloop_messages m USING l WHERE m.id = l.id
 		RETURNING m.id, m.message_id, m.body, m.attributes, m.group_id, m.receive_count, m.sent_at
 	), a AS (
 		INSERT INTO sqsloop_archive (queue, message_id, body, attributes, group_id, receive_count, sent_at, deleted_at)
@@ -315,14 +328,11 @@ const (
 	)
 	SELECT id, receive_count, CASE WHEN $5::text IS NOT NULL THEN pg_notify('` + channel + `', $5) END FROM d`
 	// qDeleting locks, in id order, the messages a delete deletes: the keys
-	// bound the scan ($2 with = ANY: an index scan of the primary key), the
-	// pairs pick the receives, checked again on the row's newest version
-	// once its lock is held. Statistics taken under an old snapshot, which
-	// count a queue's few live messages, can make the planner read the
-	// primary key's whole range for the queue instead, every dead entry
-	// the snapshot keeps (benchmarks/README.md, the idle transaction).
+	// bound the scan ($2 with = ANY: an index scan of the primary key; the
+	// queue is checked with inQueue), the pairs pick the receives, checked
+	// again on the row's newest version once its lock is held.
 	qDeleting = `SELECT m.id FROM sqsloop_messages m
-		WHERE m.queue_id = $1 AND m.id = ANY($2::bigint[]) AND (m.id, m.receive_count) IN (SELECT * FROM unnest($2::bigint[], $3::integer[]))
+		WHERE m.id = ANY($2::bigint[]) AND ` + inQueue + ` AND (m.id, m.receive_count) IN (SELECT * FROM unnest($2::bigint[], $3::integer[]))
 			AND (NOT $4 OR m.visible_at > statement_timestamp())
 		ORDER BY m.id FOR UPDATE`
 
@@ -349,7 +359,7 @@ const (
 		SELECT * FROM unnest($2::bigint[], $3::integer[], $4::integer[]) WITH ORDINALITY AS c(id, cnt, secs, n)
 	), cur AS MATERIALIZED (
 		SELECT m.id, m.receive_count, m.received_at, m.visible_at FROM sqsloop_messages m
-		WHERE m.queue_id = $1 AND m.id IN (SELECT id FROM c) AND m.visible_at > statement_timestamp()
+		WHERE m.id IN (SELECT id FROM c) AND ` + inQueue + ` AND m.visible_at > statement_timestamp()
 		ORDER BY m.id FOR UPDATE
 	), e AS MATERIALIZED (
 		SELECT c.n, c.id, c.secs, cur.visible_at AS was,
@@ -365,7 +375,7 @@ const (
 	), upd AS (
 		UPDATE sqsloop_messages m SET visible_at = statement_timestamp() + last.secs * interval '1 second', leased = last.secs > 0,
 			extended_at = CASE WHEN last.secs > 0 THEN statement_timestamp() END
-		FROM last WHERE m.queue_id = $1 AND m.id = last.id
+		FROM last WHERE m.id = last.id
 		RETURNING 1
 	), s AS (
 		SELECT EXISTS (SELECT 1 FROM last WHERE statement_timestamp() + last.secs * interval '1 second' < last.was) AS sooner
@@ -375,7 +385,7 @@ const (
 	FROM r, s ORDER BY r.n`
 
 	qRecordFailure = `WITH u AS (
-		UPDATE sqsloop_messages SET leased = false WHERE queue_id = $1 AND id = $2 AND receive_count = $3 RETURNING 1
+		UPDATE sqsloop_messages SET leased = false WHERE id = $2 AND ` + inQueue + ` AND receive_count = $3 RETURNING 1
 	)
 	INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)
 	VALUES ($4, $5, $6, $7, $8, statement_timestamp())`
@@ -406,12 +416,12 @@ const (
 		ORDER BY visible_at, id LIMIT $6
 	), l AS MATERIALIZED (
 		SELECT m.id, m.message_id, m.receive_count, ($7 <> 0 AND m.receive_count >= $8) AS dead FROM sqsloop_messages m
-		WHERE m.queue_id = $1 AND m.id IN (SELECT id FROM cand) AND m.leased AND m.visible_at <= $5
+		WHERE m.id IN (SELECT id FROM cand) AND ` + inQueue + ` AND m.leased AND m.visible_at <= $5
 		ORDER BY m.id FOR UPDATE
 	), upd AS (
 		UPDATE sqsloop_messages m SET leased = false, leased_by = NULL,
 			queue_id = CASE WHEN l.dead THEN $7 ELSE m.queue_id END
-		FROM l WHERE m.queue_id = $1 AND m.id = l.id
+		FROM l WHERE m.id = l.id
 		RETURNING 1
 	), audit AS (
 		INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)
@@ -434,13 +444,13 @@ const (
 	// order, the order they were sent, and the order it locks them in)
 	// sent before $2, auditing them (kind $5, reason $4).
 	qSweepRetention = `WITH old AS MATERIALIZED (
-		SELECT id FROM sqsloop_messages WHERE queue_id = $1 AND id IN (
+		SELECT id FROM sqsloop_messages WHERE id IN (
 			SELECT id FROM sqsloop_messages WHERE queue_id = $1 ORDER BY id LIMIT $6
-		) AND sent_at < $2
+		) AND ` + inQueue + ` AND sent_at < $2
 		ORDER BY id FOR UPDATE
 	), d AS (
 		DELETE FROM sqsloop_messages m USING old
-		WHERE m.queue_id = $1 AND m.id = old.id
+		WHERE m.id = old.id
 		RETURNING m.message_id, m.receive_count
 	), audit AS (
 		INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)
