@@ -43,7 +43,7 @@ const (
 		WHERE id = ANY($2::bigint[]) AND ` + inQueue + ` AND (visible_at <= statement_timestamp() OR receive_count = 0)
 		ORDER BY id FOR UPDATE SKIP LOCKED
 	), gone AS (
-		DELETE FROM sqsloop_messages m USING picked p WHERE m.id = p.id
+		DELETE FROM sqsloop_messages m WHERE m.id = ANY(ARRAY(SELECT id FROM picked))
 		RETURNING m.id, m.message_id, m.body, m.attributes, m.group_id, m.dedup_id, m.priority, m.receive_count
 	), audit AS (
 		INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)

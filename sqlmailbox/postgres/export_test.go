@@ -17,3 +17,12 @@ func MigrateTo(ctx context.Context, pool *pgxpool.Pool, to int) error {
 
 // NotifyWindow is notifyWindow, for the test that counts NOTIFYs.
 const NotifyWindow = notifyWindow
+
+// Statements by id, for the test of their plans under stale statistics:
+// a standard queue's receive of up to 10 with a dead-letter queue, a
+// visibility change, an ack.
+var (
+	QueryReceive = receiveQuery(receiveStandard, 1, 0, 10)
+	QueryChange  = qChange
+	QueryDelete  = qDelete
+)

@@ -12,7 +12,8 @@ package postgres
 // Messages are keyed by id, an identity: it never reuses a value, so a
 // receipt handle, which names a row by it, can never name a newer message.
 // The receive's index starts with the queue, and so does the FIFO
-// messages' index, in id order, for the FIFO receive's pick.
+// messages' index, in id order, for the FIFO receive's pick; a statement
+// that names messages by id reads neither (see inQueue).
 var migrations = []string{
 	// 1: queues, messages, deduplication IDs, the audit and archive tables,
 	// the registry of receiving Mailboxes.
@@ -112,14 +113,18 @@ CREATE TABLE sqsloop_acked (
 	PRIMARY KEY (queue_id, hour, receive_count)
 );
 `,
-	// 4: messages keyed by id alone, so that a statement naming messages
-	// by id has no index led by the queue to read instead of the key (see
-	// inQueue); the FIFO messages (those with a deduplication ID: only a
-	// FIFO queue's) indexed by queue in id order, for the FIFO receive's
-	// pick. Like 3's, the index builds hold off writes to the messages
-	// while they run.
+	// 4: messages keyed by id alone; the FIFO messages (those with a
+	// deduplication ID: only a FIFO queue's) indexed by queue in id order,
+	// for the FIFO receive's pick; the receive's index partial to
+	// queue_id IS NOT NULL (every message), which the statements that read
+	// a queue imply (queue_id = $1) and those that name messages by id do
+	// not (see inQueue), so that these have no index but the key to read.
+	// Like 3's, the index builds hold off writes to the messages while
+	// they run.
 	`
 ALTER TABLE sqsloop_messages DROP CONSTRAINT sqsloop_messages_pkey, ADD PRIMARY KEY (id);
+DROP INDEX sqsloop_messages_ready;
+CREATE INDEX sqsloop_messages_ready ON sqsloop_messages (queue_id, priority DESC, visible_at, id) WHERE queue_id IS NOT NULL;
 CREATE INDEX sqsloop_messages_fifo ON sqsloop_messages (queue_id, id) WHERE dedup_id <> '';
 `,
 }

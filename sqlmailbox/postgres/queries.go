@@ -35,23 +35,29 @@ const (
 	qQueueIsDLQ  = `SELECT EXISTS (SELECT 1 FROM sqsloop_queues s JOIN sqsloop_queues d ON s.dlq_id = d.id WHERE d.name = $1)`
 	qDeleteQueue = `DELETE FROM sqsloop_queues WHERE id = $1`
 	qQueueID     = `SELECT id FROM sqsloop_queues WHERE name = $1`
-	// inQueue is how a statement that names messages by id ($2, or ids a
-	// pick of queue $1 chose) checks that they are queue $1's: as an
-	// expression no index answers, so that the plan finds them by the
-	// primary key, one descent each, however the planner's statistics
-	// stand. Given queue_id = $1 there, statistics taken under an old
-	// snapshot, which count a queue's few live messages, make the planner
-	// read the queue's whole range of an index led by queue_id instead,
+	// Messages named by id. A statement that reads messages by id
+	// restricts them by id = ANY(an array: a parameter, or ARRAY(SELECT id
+	// FROM one of its CTEs)), a join by id beside it at most, and checks
+	// their queue with inQueue, which implies nothing of queue_id to the
+	// planner (it is not strict): the receive's index, partial to
+	// messages whose queue_id IS NOT NULL (all of them), is then no
+	// choice for it, nor is the FIFO messages' (dedup_id <> ''), and its
+	// plan can only descend the primary key to each id, or read the table
+	// (costed at its size on disk), however the planner's statistics
+	// stand. Statistics taken while the queue was empty (a queue that
+	// keeps up, analyzed under an old snapshot) cost the table at one
+	// row, and every path at about the same; the planner then reads a
+	// whole index, filtering as it goes (the primary key for a join by id
+	// alone, the receive's index for a condition on any of its columns),
 	// every dead entry the snapshot keeps (measured: an ack 0.11 ms before
 	// the snapshot, 33.9 ms 40 s into it; benchmarks/README.md, the idle
-	// transaction). A statement that then writes the rows it locked names
-	// them by id alone.
-	inQueue = `queue_id + 0 = $1`
+	// transaction; TestLookupsByIDReadTheKeyUnderStaleStatistics).
+	inQueue = `queue_id IS NOT DISTINCT FROM $1`
 	// qPurgeQueue deletes every message of queue $1, locked in id order
 	// first; qLockMessages locks them so, for a queue about to be
 	// deleted (its queue row locked before: the order of a FIFO receive).
 	qPurgeQueue = `WITH l AS MATERIALIZED (` + qLockMessages + `)
-	DELETE FROM sqsloop_messages m USING l WHERE m.id = l.id`
+	DELETE FROM sqsloop_messages m WHERE m.id = ANY(ARRAY(SELECT id FROM l))`
 	qLockMessages = `SELECT id FROM sqsloop_messages WHERE queue_id = $1 ORDER BY id FOR UPDATE`
 	qLockQueue    = `SELECT id FROM sqsloop_queues WHERE name = $1 FOR UPDATE`
 
@@ -230,7 +236,7 @@ const (
 		SELECT id, row_number() OVER () AS n FROM ({pick}) c
 	), locked AS MATERIALIZED (
 		SELECT m.id, m.receive_count, m.visible_at AS was FROM sqsloop_messages m
-		WHERE m.id IN (SELECT id FROM cand) AND ` + inQueue + `
+		WHERE m.id = ANY(ARRAY(SELECT id FROM cand)) AND ` + inQueue + `
 		ORDER BY m.id FOR UPDATE
 	), missed AS MATERIALIZED (
 		SELECT id FROM cand WHERE id NOT IN (SELECT id FROM locked)
@@ -253,7 +259,7 @@ const (
 			received_at = {now}, first_received_at = coalesce(m.first_received_at, {now}),
 			extended_at = NULL, leased = true, leased_by = $3
 		FROM picked p
-		WHERE {live}m.id = p.id
+		WHERE {live}m.id = p.id AND m.id = ANY(ARRAY(SELECT id FROM picked))
 		RETURNING p.n, p.was, m.id, m.message_id, m.body, m.attributes, m.group_id, m.dedup_id, m.sent_at, m.first_received_at, m.receive_count
 	)
 	SELECT 0, *, {now} FROM taken
@@ -267,7 +273,7 @@ const (
 	takeOrDeadLetter = `, dead AS (
 		UPDATE sqsloop_messages m SET queue_id = $9, visible_at = {now}, leased = false, leased_by = NULL
 		FROM picked p
-		WHERE p.receive_count >= $8 AND m.id = p.id
+		WHERE p.receive_count >= $8 AND m.id = p.id AND m.id = ANY(ARRAY(SELECT id FROM picked))
 		RETURNING p.n, p.was, m.id, m.message_id, m.receive_count
 	), audit AS (
 		INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)
@@ -314,12 +320,12 @@ const (
 	// NOTIFY ($5: a FIFO queue's, whose delete may free a group) sends it
 	// if it deleted something.
 	qDelete = `WITH l AS MATERIALIZED (` + qDeleting + `)
-	DELETE FROM sqsloop_messages m USING l WHERE m.id = l.id
+	DELETE FROM sqsloop_messages m WHERE m.id = ANY(ARRAY(SELECT id FROM l))
 	RETURNING m.id, m.receive_count, CASE WHEN $5::text IS NOT NULL THEN pg_notify('` + channel + `', $5) END`
 	// qDeleteArchive is qDelete copying the deleted messages to the
 	// archive table, under the queue's name $6 (Config.Archive).
 	qDeleteArchive = `WITH l AS MATERIALIZED (` + qDeleting + `), d AS (
-		DELETE FROM sqsloop_messages m USING l WHERE m.id = l.id
+		DELETE FROM sqsloop_messages m WHERE m.id = ANY(ARRAY(SELECT id FROM l))
 		RETURNING m.id, m.message_id, m.body, m.attributes, m.group_id, m.receive_count, m.sent_at
 	), a AS (
 		INSERT INTO sqsloop_archive (queue, message_id, body, attributes, group_id, receive_count, sent_at, deleted_at)
@@ -359,7 +365,7 @@ const (
 		SELECT * FROM unnest($2::bigint[], $3::integer[], $4::integer[]) WITH ORDINALITY AS c(id, cnt, secs, n)
 	), cur AS MATERIALIZED (
 		SELECT m.id, m.receive_count, m.received_at, m.visible_at FROM sqsloop_messages m
-		WHERE m.id IN (SELECT id FROM c) AND ` + inQueue + ` AND m.visible_at > statement_timestamp()
+		WHERE m.id = ANY($2::bigint[]) AND ` + inQueue + ` AND m.visible_at > statement_timestamp()
 		ORDER BY m.id FOR UPDATE
 	), e AS MATERIALIZED (
 		SELECT c.n, c.id, c.secs, cur.visible_at AS was,
@@ -375,7 +381,7 @@ const (
 	), upd AS (
 		UPDATE sqsloop_messages m SET visible_at = statement_timestamp() + last.secs * interval '1 second', leased = last.secs > 0,
 			extended_at = CASE WHEN last.secs > 0 THEN statement_timestamp() END
-		FROM last WHERE m.id = last.id
+		FROM last WHERE m.id = last.id AND m.id = ANY(ARRAY(SELECT id FROM last))
 		RETURNING 1
 	), s AS (
 		SELECT EXISTS (SELECT 1 FROM last WHERE statement_timestamp() + last.secs * interval '1 second' < last.was) AS sooner
@@ -416,12 +422,12 @@ const (
 		ORDER BY visible_at, id LIMIT $6
 	), l AS MATERIALIZED (
 		SELECT m.id, m.message_id, m.receive_count, ($7 <> 0 AND m.receive_count >= $8) AS dead FROM sqsloop_messages m
-		WHERE m.id IN (SELECT id FROM cand) AND ` + inQueue + ` AND m.leased AND m.visible_at <= $5
+		WHERE m.id = ANY(ARRAY(SELECT id FROM cand)) AND ` + inQueue + ` AND m.leased AND m.visible_at <= $5
 		ORDER BY m.id FOR UPDATE
 	), upd AS (
 		UPDATE sqsloop_messages m SET leased = false, leased_by = NULL,
 			queue_id = CASE WHEN l.dead THEN $7 ELSE m.queue_id END
-		FROM l WHERE m.id = l.id
+		FROM l WHERE m.id = l.id AND m.id = ANY(ARRAY(SELECT id FROM l))
 		RETURNING 1
 	), audit AS (
 		INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)
@@ -444,13 +450,12 @@ const (
 	// order, the order they were sent, and the order it locks them in)
 	// sent before $2, auditing them (kind $5, reason $4).
 	qSweepRetention = `WITH old AS MATERIALIZED (
-		SELECT id FROM sqsloop_messages WHERE id IN (
+		SELECT id FROM sqsloop_messages WHERE id = ANY(ARRAY(
 			SELECT id FROM sqsloop_messages WHERE queue_id = $1 ORDER BY id LIMIT $6
-		) AND ` + inQueue + ` AND sent_at < $2
+		)) AND ` + inQueue + ` AND sent_at < $2
 		ORDER BY id FOR UPDATE
 	), d AS (
-		DELETE FROM sqsloop_messages m USING old
-		WHERE m.id = old.id
+		DELETE FROM sqsloop_messages m WHERE m.id = ANY(ARRAY(SELECT id FROM old))
 		RETURNING m.message_id, m.receive_count
 	), audit AS (
 		INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)
