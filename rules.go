@@ -486,7 +486,8 @@ func isDecimal(s string) bool {
 // AcceptMessage applies the rules of the queue s describes to msgs[i] of a
 // Send, a message that passed ValidateSend (the rules of every queue), and
 // returns what the queue stores of it: its delay, and on a FIFO queue its
-// deduplication ID. The rules are SQS's: at most s.MaxMessageSize bytes,
+// deduplication ID, never empty there (a Mailbox may tell a FIFO queue's
+// messages by it, as sqlmailbox/postgres's FIFO index does). The rules are SQS's: at most s.MaxMessageSize bytes,
 // body and message attributes together (Size; 0 means MaxMessageSize); on a
 // FIFO queue a MessageGroupID, no per-message Delay (only the queue's), and
 // a DeduplicationID unless s.ContentBasedDeduplication, which makes the

@@ -93,8 +93,9 @@ func TestOpenRequiresAMigratedSchema(t *testing.T) {
 	}
 }
 
-// Migration 4 keys the messages by id alone and indexes a FIFO queue's
-// by queue in id order: messages a version-3 schema holds (a standard
+// Migration 4 keys the messages by id alone, makes the receive's index
+// partial (to every message) and indexes a FIFO queue's by queue in id
+// order: messages a version-3 schema holds (a standard
 // queue's, a FIFO group's, one of them in flight) are all there after it,
 // the in-flight one still held, and the FIFO group delivers in its order.
 func TestMigrationKeysMessagesByID(t *testing.T) {
@@ -116,10 +117,12 @@ func TestMigrationKeysMessagesByID(t *testing.T) {
 	if v, err := postgres.Migrate(ctx, pool); err != nil || v.Database != 3 {
 		t.Fatalf("Migrate of a version-3 schema: %+v, %v", v, err)
 	}
-	var key, fifo string
-	query(t, dsn, `SELECT pg_get_indexdef('sqsloop_messages_pkey'::regclass), pg_get_indexdef('sqsloop_messages_fifo'::regclass)`, &key, &fifo)
-	if !strings.HasSuffix(key, "(id)") || !strings.HasSuffix(fifo, "(queue_id, id) WHERE (dedup_id <> ''::text)") {
-		t.Fatalf("after the migration: the key %q, the FIFO index %q", key, fifo)
+	var key, ready, fifo string
+	query(t, dsn, `SELECT pg_get_indexdef('sqsloop_messages_pkey'::regclass), pg_get_indexdef('sqsloop_messages_ready'::regclass),
+		pg_get_indexdef('sqsloop_messages_fifo'::regclass)`, &key, &ready, &fifo)
+	if !strings.HasSuffix(key, "(id)") || !strings.HasSuffix(ready, "WHERE (queue_id IS NOT NULL)") ||
+		!strings.HasSuffix(fifo, "(queue_id, id) WHERE (dedup_id <> ''::text)") {
+		t.Fatalf("after the migration: the key %q, the receive's index %q, the FIFO index %q", key, ready, fifo)
 	}
 
 	st, err := postgres.New(ctx, pool, postgres.Options{})

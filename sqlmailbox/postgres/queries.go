@@ -36,8 +36,9 @@ const (
 	qDeleteQueue = `DELETE FROM sqsloop_queues WHERE id = $1`
 	qQueueID     = `SELECT id FROM sqsloop_queues WHERE name = $1`
 	// Messages named by id. A statement that reads messages by id
-	// restricts them by id = ANY(an array: a parameter, or ARRAY(SELECT id
-	// FROM one of its CTEs)), a join by id beside it at most, and checks
+	// restricts them by id = $n or id = ANY(an array: a parameter, or
+	// ARRAY(SELECT id FROM one of its CTEs)), a join by id beside it at
+	// most, and checks
 	// their queue with inQueue, which implies nothing of queue_id to the
 	// planner (it is not strict): the receive's index, partial to
 	// messages whose queue_id IS NOT NULL (all of them), is then no
@@ -51,7 +52,11 @@ const (
 	// alone, the receive's index for a condition on any of its columns),
 	// every dead entry the snapshot keeps (measured: an ack 0.11 ms before
 	// the snapshot, 33.9 ms 40 s into it; benchmarks/README.md, the idle
-	// transaction; TestLookupsByIDReadTheKeyUnderStaleStatistics).
+	// transaction; TestLookupsByIDReadTheKeyUnderStaleStatistics, which
+	// checks generic and custom plans on the server it runs on). The
+	// fence rests on the planner proving nothing from inQueue: PostgreSQL
+	// 19 is to rewrite IS NOT DISTINCT FROM between inputs it knows are not
+	// null as =, which a custom plan's (its $1 a constant) would then be.
 	inQueue = `queue_id IS NOT DISTINCT FROM $1`
 	// qPurgeQueue deletes every message of queue $1, locked in id order
 	// first; qLockMessages locks them so, for a queue about to be
