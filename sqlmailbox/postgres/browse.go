@@ -34,16 +34,17 @@ const (
 	coalesce(first_received_at, 'epoch'), visible_at, visible_at > statement_timestamp() AND receive_count > 0
 	FROM sqsloop_messages WHERE queue_id = $1 AND id > $2 {filter} ORDER BY id LIMIT $3`
 	qCountMatching = `SELECT count(*) FROM sqsloop_messages WHERE queue_id = $1 {filter}`
-	// qGone deletes those of the keys $2 that are queue $1's messages and
+	// qGone deletes those of the keys $2 that are queue $1's messages
+	// (checked on what it locked: see queries.go, messages named by id) and
 	// not held (a receive taking one now is skipped: it will hold it), and
 	// audits each under the name $3 with kind $4 and reason $5; qDeleteRows
 	// and qMoveRows start with it.
-	qGone = `WITH picked AS (
-		SELECT id FROM sqsloop_messages
-		WHERE id = ANY($2::bigint[]) AND ` + inQueue + ` AND (visible_at <= statement_timestamp() OR receive_count = 0)
+	qGone = `WITH picked AS MATERIALIZED (
+		SELECT id, queue_id FROM sqsloop_messages
+		WHERE id = ANY($2::bigint[]) AND (visible_at <= statement_timestamp() OR receive_count = 0)
 		ORDER BY id FOR UPDATE SKIP LOCKED
 	), gone AS (
-		DELETE FROM sqsloop_messages m WHERE m.id = ANY(ARRAY(SELECT id FROM picked))
+		DELETE FROM sqsloop_messages m WHERE m.id = ANY(ARRAY(SELECT id FROM picked WHERE queue_id = $1))
 		RETURNING m.id, m.message_id, m.body, m.attributes, m.group_id, m.dedup_id, m.priority, m.receive_count
 	), audit AS (
 		INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)

@@ -13,7 +13,8 @@ package postgres
 // receipt handle, which names a row by it, can never name a newer message.
 // The receive's index starts with the queue, and so does the FIFO
 // messages' index, in id order, for the FIFO receive's pick; a statement
-// that names messages by id reads neither (see inQueue).
+// that names messages by id reads neither (see queries.go, messages
+// named by id).
 var migrations = []string{
 	// 1: queues, messages, deduplication IDs, the audit and archive tables,
 	// the registry of receiving Mailboxes.
@@ -118,7 +119,8 @@ CREATE TABLE sqsloop_acked (
 	// for the FIFO receive's pick; the receive's index partial to
 	// queue_id IS NOT NULL (every message), which the statements that read
 	// a queue imply (queue_id = $1) and those that name messages by id do
-	// not (see inQueue), so that these have no index but the key to read.
+	// not (see queries.go, messages named by id), so that these have no
+	// index but the key to read.
 	// It holds the messages table locked until it commits, reads
 	// included: 0.9 s for a million messages, a tenth of them FIFO, on a
 	// 2-core machine.

@@ -38,26 +38,26 @@ const (
 	// Messages named by id. A statement that reads messages by id
 	// restricts them by id = $n or id = ANY(an array: a parameter, or
 	// ARRAY(SELECT id FROM one of its CTEs)), a join by id beside it at
-	// most, and checks
-	// their queue with inQueue, which implies nothing of queue_id to the
-	// planner (it is not strict): the receive's index, partial to
-	// messages whose queue_id IS NOT NULL (all of them), is then no
-	// choice for it, nor is the FIFO messages' (dedup_id <> ''), and its
-	// plan can only descend the primary key to each id, or read the table
-	// (costed at its size on disk), however the planner's statistics
-	// stand. Statistics taken while the queue was empty (a queue that
-	// keeps up, analyzed under an old snapshot) cost the table at one
-	// row, and every path at about the same; the planner then reads a
-	// whole index, filtering as it goes (the primary key for a join by id
-	// alone, the receive's index for a condition on any of its columns),
-	// every dead entry the snapshot keeps (measured: an ack 0.11 ms before
-	// the snapshot, 33.9 ms 40 s into it; benchmarks/README.md, the idle
-	// transaction; TestLookupsByIDReadTheKeyUnderStaleStatistics, which
-	// checks generic and custom plans on the server it runs on). The
-	// fence rests on the planner proving nothing from inQueue: PostgreSQL
-	// 19 is to rewrite IS NOT DISTINCT FROM between inputs it knows are not
-	// null as =, which a custom plan's (its $1 a constant) would then be.
-	inQueue = `queue_id IS NOT DISTINCT FROM $1`
+	// most, and names no other column of an index led by the queue but
+	// id and visible_at: it locks the rows so found, returning their
+	// queue_id, and keeps those of its queue (queue_id = $1 on what it
+	// locked, not on the table). The receive's index, partial to messages
+	// whose queue_id IS NOT NULL (all of them), is then no choice for it
+	// (nothing in it implies that predicate), nor is the FIFO messages'
+	// (dedup_id <> ''), and its plan can only descend the primary key to
+	// each id, or read the table (costed at its size on disk), however
+	// the planner's statistics stand. Statistics taken while the queue was
+	// empty (a queue that keeps up, analyzed under an old snapshot) cost
+	// the table at one row, and every path at about the same; the planner
+	// then reads a whole index, filtering as it goes (the primary key for
+	// a join by id alone, the receive's index for a condition on any of
+	// its columns), every dead entry the snapshot keeps (measured: an ack
+	// 0.11 ms before the snapshot, 33.9 ms 40 s into it;
+	// benchmarks/README.md, the idle transaction;
+	// TestLookupsByIDReadTheKeyUnderStaleStatistics, generic and custom
+	// plans). A row of another queue so locked (a handle's message since
+	// moved to the DLQ) is held until the statement's transaction ends
+	// and left as it is.
 	// qPurgeQueue deletes every message of queue $1, locked in id order
 	// first; qLockMessages locks them so, for a queue about to be
 	// deleted (its queue row locked before: the order of a FIFO receive).
@@ -240,13 +240,15 @@ const (
 	qWindowFIFO = `WITH cand AS MATERIALIZED (
 		SELECT id, row_number() OVER () AS n FROM ({pick}) c
 	), locked AS MATERIALIZED (
-		SELECT m.id, m.receive_count, m.visible_at AS was FROM sqsloop_messages m
-		WHERE m.id = ANY(ARRAY(SELECT id FROM cand)) AND ` + inQueue + `
+		SELECT m.id, m.queue_id, m.receive_count, m.visible_at AS was FROM sqsloop_messages m
+		WHERE m.id = ANY(ARRAY(SELECT id FROM cand))
 		ORDER BY m.id FOR UPDATE
+	), mine AS MATERIALIZED (
+		SELECT id, receive_count, was FROM locked WHERE queue_id = $1
 	), missed AS MATERIALIZED (
-		SELECT id FROM cand WHERE id NOT IN (SELECT id FROM locked)
+		SELECT id FROM cand WHERE id NOT IN (SELECT id FROM mine)
 	), picked AS MATERIALIZED (
-		SELECT l.id, l.receive_count, l.was, c.n FROM locked l JOIN cand c ON c.id = l.id
+		SELECT l.id, l.receive_count, l.was, c.n FROM mine l JOIN cand c ON c.id = l.id
 	){take}`
 	// takeLive takes every picked message: one more receive count, a lease
 	// of $2 seconds, its receive time, its first receive time if it had
@@ -324,12 +326,12 @@ const (
 	// the lease. A ref given twice deletes once. A delete that carries the
 	// NOTIFY ($5: a FIFO queue's, whose delete may free a group) sends it
 	// if it deleted something.
-	qDelete = `WITH l AS MATERIALIZED (` + qDeleting + `)
+	qDelete = `WITH lk AS MATERIALIZED (` + qDeleting + `), l AS (SELECT id FROM lk WHERE queue_id = $1)
 	DELETE FROM sqsloop_messages m WHERE m.id = ANY(ARRAY(SELECT id FROM l))
 	RETURNING m.id, m.receive_count, CASE WHEN $5::text IS NOT NULL THEN pg_notify('` + channel + `', $5) END`
 	// qDeleteArchive is qDelete copying the deleted messages to the
 	// archive table, under the queue's name $6 (Config.Archive).
-	qDeleteArchive = `WITH l AS MATERIALIZED (` + qDeleting + `), d AS (
+	qDeleteArchive = `WITH lk AS MATERIALIZED (` + qDeleting + `), l AS (SELECT id FROM lk WHERE queue_id = $1), d AS (
 		DELETE FROM sqsloop_messages m WHERE m.id = ANY(ARRAY(SELECT id FROM l))
 		RETURNING m.id, m.message_id, m.body, m.attributes, m.group_id, m.receive_count, m.sent_at
 	), a AS (
@@ -338,12 +340,12 @@ const (
 		RETURNING 1
 	)
 	SELECT id, receive_count, CASE WHEN $5::text IS NOT NULL THEN pg_notify('` + channel + `', $5) END FROM d`
-	// qDeleting locks, in id order, the messages a delete deletes: the keys
-	// bound the scan ($2 with = ANY: an index scan of the primary key; the
-	// queue is checked with inQueue), the pairs pick the receives, checked
-	// again on the row's newest version once its lock is held.
-	qDeleting = `SELECT m.id FROM sqsloop_messages m
-		WHERE m.id = ANY($2::bigint[]) AND ` + inQueue + ` AND (m.id, m.receive_count) IN (SELECT * FROM unnest($2::bigint[], $3::integer[]))
+	// qDeleting locks, in id order, the messages a delete deletes, with
+	// their queue (l keeps queue $1's): the keys bound the scan ($2 with =
+	// ANY: an index scan of the primary key), the pairs pick the receives,
+	// checked again on the row's newest version once its lock is held.
+	qDeleting = `SELECT m.id, m.queue_id FROM sqsloop_messages m
+		WHERE m.id = ANY($2::bigint[]) AND (m.id, m.receive_count) IN (SELECT * FROM unnest($2::bigint[], $3::integer[]))
 			AND (NOT $4 OR m.visible_at > statement_timestamp())
 		ORDER BY m.id FOR UPDATE`
 
@@ -369,14 +371,14 @@ const (
 	qChange = `WITH c AS (
 		SELECT * FROM unnest($2::bigint[], $3::integer[], $4::integer[]) WITH ORDINALITY AS c(id, cnt, secs, n)
 	), cur AS MATERIALIZED (
-		SELECT m.id, m.receive_count, m.received_at, m.visible_at FROM sqsloop_messages m
-		WHERE m.id = ANY($2::bigint[]) AND ` + inQueue + ` AND m.visible_at > statement_timestamp()
+		SELECT m.id, m.queue_id, m.receive_count, m.received_at, m.visible_at FROM sqsloop_messages m
+		WHERE m.id = ANY($2::bigint[]) AND m.visible_at > statement_timestamp()
 		ORDER BY m.id FOR UPDATE
 	), e AS MATERIALIZED (
 		SELECT c.n, c.id, c.secs, cur.visible_at AS was,
 			coalesce(cur.receive_count = c.cnt, false) AS live,
 			coalesce(statement_timestamp() + c.secs * interval '1 second' <= cur.received_at + $5::integer * interval '1 second', false) AS within
-		FROM c LEFT JOIN cur ON cur.id = c.id
+		FROM c LEFT JOIN cur ON cur.id = c.id AND cur.queue_id = $1
 	), r AS MATERIALIZED (
 		SELECT e.n, e.id, e.secs, e.was, e.within,
 			e.live AND NOT EXISTS (SELECT 1 FROM e z WHERE z.id = e.id AND z.n < e.n AND z.live AND z.within AND z.secs = 0) AS inflight
@@ -395,8 +397,10 @@ const (
 		CASE WHEN $6::text IS NOT NULL AND s.sooner THEN pg_notify('` + channel + `', $6) END
 	FROM r, s ORDER BY r.n`
 
-	qRecordFailure = `WITH u AS (
-		UPDATE sqsloop_messages SET leased = false WHERE id = $2 AND ` + inQueue + ` AND receive_count = $3 RETURNING 1
+	qRecordFailure = `WITH l AS MATERIALIZED (
+		SELECT id, queue_id FROM sqsloop_messages WHERE id = $2 AND receive_count = $3 FOR UPDATE
+	), u AS (
+		UPDATE sqsloop_messages SET leased = false WHERE id = ANY(ARRAY(SELECT id FROM l WHERE queue_id = $1)) RETURNING 1
 	)
 	INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)
 	VALUES ($4, $5, $6, $7, $8, statement_timestamp())`
@@ -425,10 +429,12 @@ const (
 		SELECT id, visible_at FROM sqsloop_messages
 		WHERE queue_id = $1 AND priority = $2 AND (visible_at, id) > ($3, $4) AND visible_at <= $5 AND leased
 		ORDER BY visible_at, id LIMIT $6
-	), l AS MATERIALIZED (
-		SELECT m.id, m.message_id, m.receive_count, ($7 <> 0 AND m.receive_count >= $8) AS dead FROM sqsloop_messages m
-		WHERE m.id = ANY(ARRAY(SELECT id FROM cand)) AND ` + inQueue + ` AND m.leased AND m.visible_at <= $5
+	), lk AS MATERIALIZED (
+		SELECT m.id, m.queue_id, m.message_id, m.receive_count, ($7 <> 0 AND m.receive_count >= $8) AS dead FROM sqsloop_messages m
+		WHERE m.id = ANY(ARRAY(SELECT id FROM cand)) AND m.leased AND m.visible_at <= $5
 		ORDER BY m.id FOR UPDATE
+	), l AS MATERIALIZED (
+		SELECT id, message_id, receive_count, dead FROM lk WHERE queue_id = $1
 	), upd AS (
 		UPDATE sqsloop_messages m SET leased = false, leased_by = NULL,
 			queue_id = CASE WHEN l.dead THEN $7 ELSE m.queue_id END
@@ -455,12 +461,12 @@ const (
 	// order, the order they were sent, and the order it locks them in)
 	// sent before $2, auditing them (kind $5, reason $4).
 	qSweepRetention = `WITH old AS MATERIALIZED (
-		SELECT id FROM sqsloop_messages WHERE id = ANY(ARRAY(
+		SELECT id, queue_id FROM sqsloop_messages WHERE id = ANY(ARRAY(
 			SELECT id FROM sqsloop_messages WHERE queue_id = $1 ORDER BY id LIMIT $6
-		)) AND ` + inQueue + ` AND sent_at < $2
+		)) AND sent_at < $2
 		ORDER BY id FOR UPDATE
 	), d AS (
-		DELETE FROM sqsloop_messages m WHERE m.id = ANY(ARRAY(SELECT id FROM old))
+		DELETE FROM sqsloop_messages m WHERE m.id = ANY(ARRAY(SELECT id FROM old WHERE queue_id = $1))
 		RETURNING m.message_id, m.receive_count
 	), audit AS (
 		INSERT INTO sqsloop_audit (queue, message_id, receive_count, kind, reason, at)
