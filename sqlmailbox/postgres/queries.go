@@ -38,13 +38,12 @@ const (
 	// Messages named by id. A statement that reads messages by id
 	// restricts them by id = $n or id = ANY(an array: a parameter, or
 	// ARRAY(SELECT id FROM one of its CTEs)), a join by id beside it at
-	// most, and names no other column of an index led by the queue but
-	// id and visible_at: it locks the rows so found, returning their
-	// queue_id, and keeps those of its queue (queue_id = $1 on what it
-	// locked, not on the table). The receive's index, partial to messages
-	// whose queue_id IS NOT NULL (all of them), is then no choice for it
-	// (nothing in it implies that predicate), nor is the FIFO messages'
-	// (dedup_id <> ''), and its plan can only descend the primary key to
+	// most, and never compares the table's queue_id: it locks the rows so
+	// found, returning their queue_id, and keeps those of its queue
+	// (queue_id = $1 on what it locked). The receive's index, partial to
+	// messages whose queue_id IS NOT NULL (all of them), is then no choice
+	// for it (nothing in it implies that predicate), nor is the FIFO
+	// messages' (dedup_id <> ''), and its plan can only descend the primary key to
 	// each id, or read the table (costed at its size on disk), however
 	// the planner's statistics stand. Statistics taken while the queue was
 	// empty (a queue that keeps up, analyzed under an old snapshot) cost
@@ -58,6 +57,7 @@ const (
 	// plans). A row of another queue so locked (a handle's message since
 	// moved to the DLQ) is held until the statement's transaction ends
 	// and left as it is.
+
 	// qPurgeQueue deletes every message of queue $1, locked in id order
 	// first; qLockMessages locks them so, for a queue about to be
 	// deleted (its queue row locked before: the order of a FIFO receive).
